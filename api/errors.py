@@ -1,0 +1,54 @@
+"""The one table from Workbench errors to HTTP statuses, and the JSON error responses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quart import Response
+
+from workbench.errors import WorkbenchError
+
+#: HTTP status of every error code of `API.md`.
+STATUS: dict[str, int] = {
+    "bad_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "payload_too_large": 413,
+    "invalid_request": 422,
+    "idempotency_key_reused": 422,
+    "unknown_image": 422,
+    "image_unavailable": 422,
+    "unsupported_language": 422,
+    "too_many_executions": 429,
+    "unavailable": 503,
+    "internal": 500,
+}
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response; `body` may be a ready JSON text."""
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    response = Response(text, status=status, content_type="application/json", headers=headers)
+    return response
+
+
+def error_response(
+    code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+) -> Response:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return json_response({"error": body}, STATUS.get(code, 500), headers)
+
+
+def from_exception(exc: WorkbenchError) -> Response:
+    headers = None
+    if exc.code == "unauthorized":
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif exc.code == "payload_too_large":
+        # The body was not read: the connection cannot carry another request.
+        headers = {"Connection": "close"}
+    return error_response(exc.code, exc.message, exc.details, headers)

@@ -1,0 +1,256 @@
+"""The routes of `API.md`. Each handler parses, makes one service call, and serialises."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import trio
+from quart import Response, request
+from quart_trio import QuartTrio
+
+from api import sse
+from api.app import authenticate, parse_body, query_int
+from api.errors import json_response
+from workbench.auth import EXECUTE, READ
+from workbench.daemon import Daemon
+from workbench.errors import BadRequest, NotFound
+from workbench.models import (
+    CancelRequest,
+    StartBashRequest,
+    StartCodeRequest,
+    StartRequest,
+    WaitRequest,
+)
+
+KINDS = "<any(workbench_bash, workbench_code):kind>"
+_CHUNK = 256 * 1024
+
+
+def register(app: QuartTrio, daemon: Daemon) -> None:
+    """Add every route to `app`."""
+    svc = daemon.service
+    settings = daemon.settings
+
+    def per_execution(
+        suffix: str, methods: list[str], name: str
+    ) -> Callable[[Callable[..., Awaitable[Response]]], None]:
+        """Register a handler at `/v1/executions/{kind}/{id}<suffix>` and `/v1/executions/{id}<suffix>`."""
+
+        def decorate(handler: Callable[..., Awaitable[Response]]) -> None:
+            async def with_kind(kind: str, execution_id: str, **kw: Any) -> Response:
+                return await handler(kind, execution_id, **kw)
+
+            async def without_kind(execution_id: str, **kw: Any) -> Response:
+                return await handler(None, execution_id, **kw)
+
+            app.add_url_rule(
+                f"/v1/executions/{KINDS}/<execution_id>{suffix}", f"{name}_kind", with_kind, methods=methods
+            )
+            app.add_url_rule(f"/v1/executions/<execution_id>{suffix}", name, without_kind, methods=methods)
+
+        return decorate
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return json_response({"status": "ok"})
+
+    @app.post(f"/v1/executions/{KINDS}")
+    async def start(kind: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        model: type[StartRequest] = StartBashRequest if kind == "workbench_bash" else StartCodeRequest
+        body = await parse_body(model)
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and (not key or len(key) > 255 or not key.isprintable()):
+            raise BadRequest("Idempotency-Key must be 1 to 255 printable characters")
+        started = await svc.start(principal, body, key)
+        execution = started.execution
+        if started.wait_ms is not None and not execution.terminal:
+            with trio.move_on_after(started.wait_ms / 1000):
+                await svc.wait_terminal(execution.execution_id)
+            execution = await svc.get(principal, execution.execution_id)
+        headers = {"Idempotent-Replayed": "true"} if started.replayed else None
+        status = 200 if started.replayed else (202 if body.background else 201)
+        return json_response(execution.wire(), status, headers)
+
+    @app.get("/v1/executions")
+    async def list_executions() -> Response:
+        principal = authenticate(daemon, READ)
+        args = request.args
+        unknown = set(args) - {"status", "kind", "sessionId", "limit", "cursor"}
+        if unknown:
+            raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+        page, cursor = await svc.list(
+            principal,
+            status=args.get("status"),
+            kind=args.get("kind"),
+            session_id=args.get("sessionId"),
+            limit=query_int("limit", 50, minimum=1, maximum=1000),
+            cursor=args.get("cursor"),
+        )
+        return json_response({"executions": [e.wire() for e in page], "nextCursor": cursor})
+
+    @per_execution("", ["GET"], "get_execution")
+    async def get_execution(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        return json_response((await svc.get(principal, execution_id, kind)).wire())
+
+    @per_execution("", ["DELETE"], "delete_execution")
+    async def delete_execution(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        await svc.delete(principal, execution_id, kind)
+        return Response("", status=204)
+
+    @per_execution("/wait", ["POST"], "wait")
+    async def wait(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        body = await parse_body(WaitRequest, allow_empty=True)
+        wait_ms = (
+            body.wait_timeout_ms if body.wait_timeout_ms is not None else settings.default_wait_timeout_ms
+        )
+        if wait_ms > settings.max_wait_timeout_ms:
+            raise BadRequest(f"waitTimeoutMs must be at most {settings.max_wait_timeout_ms}")
+        execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
+        return json_response({"execution": execution.wire(), "waitTimedOut": timed_out})
+
+    @per_execution("/cancel", ["POST"], "cancel")
+    async def cancel(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        body = await parse_body(CancelRequest, allow_empty=True)
+        cancelled, execution = await svc.cancel(principal, execution_id, kind, body.reason, body.grace_ms)
+        return json_response(
+            {"cancelled": cancelled, "execution": execution.wire()}, 202 if cancelled else 200
+        )
+
+    @per_execution("/detach", ["POST"], "detach")
+    async def detach(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        detached, execution = await svc.detach(principal, execution_id, kind)
+        if detached:
+            return json_response({"detached": True})
+        return json_response({"detached": False, "execution": execution.wire()})
+
+    @per_execution("/events", ["GET"], "events")
+    async def events(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        unknown = set(request.args) - {"after", "limit"}
+        if unknown:
+            raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+        page = await svc.events(
+            principal,
+            execution_id,
+            kind,
+            query_int("after", 0, minimum=0),
+            query_int("limit", 1000, minimum=1, maximum=10000),
+        )
+        text = (
+            '{"events": [' + ", ".join(page.bodies) + f'], "nextAfter": {page.next_after}, '
+            f'"terminal": {"true" if page.terminal else "false"}}}'
+        )
+        return json_response(text)
+
+    @per_execution("/events/stream", ["GET"], "events_stream")
+    async def events_stream(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        return await sse.stream(daemon, principal, execution_id, kind)
+
+    @per_execution("/artifacts", ["GET"], "artifacts")
+    async def artifacts(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        execution = await svc.get(principal, execution_id, kind)
+        return json_response({"artifacts": [a.wire() for a in execution.artifacts]})
+
+    @per_execution("/artifacts/<name>", ["GET"], "artifact")
+    async def artifact(kind: str | None, execution_id: str, name: str) -> Response:
+        principal = authenticate(daemon, READ)
+        path, size, content_type = await svc.artifact_file(principal, execution_id, kind, name)
+        return await _file_response(path, size, content_type, name)
+
+    @app.get("/v1/images")
+    async def images() -> Response:
+        authenticate(daemon, READ)
+        return json_response({"images": [_image_json(i) for i in daemon.images.values()]})
+
+
+def _image_json(image: Any) -> dict[str, Any]:
+    return {
+        "name": image.name,
+        "description": image.description,
+        "languages": image.available_languages,
+        "isolation": {
+            "filesystem": image.filesystem,
+            "network": image.network,
+            "pidNamespace": image.filesystem == "sandbox",
+        },
+        "available": image.available,
+        "unavailableReason": image.unavailable_reason,
+    }
+
+
+async def _file_response(path: os.PathLike[str] | str, size: int, content_type: str, name: str) -> Response:
+    """The file's bytes; a single `Range: bytes=a-b` gets 206 (416 when it cannot be met)."""
+    start, end = 0, size - 1
+    status = 200
+    headers = {
+        "Accept-Ranges": "bytes",
+        "Content-Disposition": f'attachment; filename="{name}"',
+    }
+    header = request.headers.get("Range")
+    if header:
+        parsed = _parse_range(header, size)
+        if parsed is None:
+            headers["Content-Range"] = f"bytes */{size}"
+            return Response(
+                '{"error": {"code": "bad_request", "message": "the Range cannot be satisfied"}}',
+                status=416,
+                content_type="application/json",
+                headers=headers,
+            )
+        start, end = parsed
+        status = 206
+        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+    length = max(0, end - start + 1)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise NotFound(f"artifact {name} is gone") from None
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            offset, remaining = start, length
+            while remaining > 0:
+                chunk = await trio.to_thread.run_sync(os.pread, fd, min(_CHUNK, remaining), offset)
+                if not chunk:
+                    break
+                offset += len(chunk)
+                remaining -= len(chunk)
+                yield chunk
+        finally:
+            os.close(fd)
+
+    headers["Content-Length"] = str(length)
+    response = Response(body(), status=status, content_type=content_type, headers=headers)
+    response.timeout = None
+    return response
+
+
+def _parse_range(header: str, size: int) -> tuple[int, int] | None:
+    """`bytes=a-b`, `bytes=a-` or `bytes=-n` → (first, last) inclusive; None if unsatisfiable."""
+    unit, _, spec = header.partition("=")
+    if unit.strip() != "bytes" or "," in spec:
+        return None
+    first, _, last = spec.strip().partition("-")
+    try:
+        if first == "":
+            n = int(last)
+            if n <= 0:
+                return None
+            return max(0, size - n), size - 1
+        a = int(first)
+        b = int(last) if last else size - 1
+    except ValueError:
+        return None
+    if a < 0 or a >= size or b < a:
+        return None
+    return a, min(b, size - 1)

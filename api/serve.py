@@ -1,0 +1,115 @@
+"""Serving: the daemon core plus its HTTP face on hypercorn's trio worker, until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from functools import partial
+from typing import Any
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import wrap_app
+
+from api.app import create_app
+from workbench.daemon import Daemon, open_daemon
+from workbench.settings import Settings, is_loopback, split_bind
+
+log = logging.getLogger("workbench.serve")
+
+#: How long in-flight responses get to finish after a stop signal.
+GRACEFUL_S = 5.0
+
+
+def hypercorn_config(settings: Settings) -> Config:
+    config = Config()
+    config.bind = [settings.bind]
+    if settings.unix_socket is not None:
+        config.bind.append(f"unix:{settings.unix_socket}")
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.graceful_timeout = GRACEFUL_S
+    config.keep_alive_timeout = 75
+    # Clients (and benchmarks) may send many requests on one connection.
+    config.keep_alive_max_requests = 100_000
+    config.h11_max_incomplete_size = 64 * 1024
+    return config
+
+
+async def serve(
+    settings: Settings,
+    *,
+    shutdown: trio.Event | None = None,
+    handle_signals: bool = False,
+    task_status: trio.TaskStatus[tuple[Daemon, list[str]]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the daemon until `shutdown` is set (or, with `handle_signals`, SIGTERM/SIGINT arrives).
+
+    Reports (daemon, bound addresses) through `task_status` once it accepts requests.
+    """
+    shutdown = shutdown if shutdown is not None else trio.Event()
+    async with open_daemon(settings) as daemon:
+        app = create_app(daemon)
+        config = hypercorn_config(settings)
+        if settings.unix_socket is not None and settings.unix_socket.exists():
+            settings.unix_socket.unlink()
+        old = os.umask(0o177)  # the Unix socket is 0600
+        try:
+            sockets = config.create_sockets()
+        finally:
+            os.umask(old)
+        for sock in sockets.insecure_sockets:
+            sock.listen(config.backlog)
+        host, _port = split_bind(settings.bind)
+        if not is_loopback(host):
+            log.warning(
+                "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
+            )
+
+        async def stop_on_signal() -> None:
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    shutdown.set()
+                    return
+
+        async def trigger() -> None:
+            await shutdown.wait()
+            # Streams end and new work is refused before hypercorn waits for in-flight responses.
+            daemon.begin_stop()
+
+        async with trio.open_nursery() as nursery:
+            if handle_signals:
+                nursery.start_soon(stop_on_signal)
+            binds: list[str] = await nursery.start(
+                _serve_app, wrap_app(app, config.wsgi_max_body_size, "asgi"), config, sockets, trigger
+            )
+            task_status.started((daemon, binds))
+            await shutdown.wait()
+        if settings.unix_socket is not None:
+            settings.unix_socket.unlink(missing_ok=True)
+
+
+async def _serve_app(
+    app: Any, config: Config, sockets: Any, trigger: Any, *, task_status: trio.TaskStatus[list[str]]
+) -> None:
+    await worker_serve(app, config, sockets=sockets, shutdown_trigger=trigger, task_status=task_status)
+
+
+def run(settings: Settings) -> int:
+    """`workbench serve`: serve until stopped; returns the process exit status."""
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            daemon, binds = await nursery.start(partial(serve, settings, handle_signals=True))
+            where = ", ".join(binds)
+            print(f"workbench: listening on {where}", file=sys.stderr, flush=True)
+            print(f"workbench: data dir {settings.data_dir}", file=sys.stderr, flush=True)
+            if settings.token is None:
+                state = "generated" if daemon.token_created else "stored"
+                print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
+
+    trio.run(main)
+    return 0

@@ -1,0 +1,147 @@
+"""The SSE stream of an execution's events: a tail of the journal, plus the live display.
+
+A stream replays the committed events after `Last-Event-ID` (or `?after=`, or from the start),
+then sleeps on the execution's wake-up and sends what each commit added, and ends after the
+terminal event. Every pending event goes out in one write. The stream reads the journal only as
+fast as the client takes its bytes, so a slow client holds nothing but its own page of events and
+never slows the execution or other readers. Past the output budget, output that is no longer
+journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
+client missed some). A `: keepalive` comment goes out after 15 s of quiet; the stream ends at
+once when the daemon begins to stop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import trio
+from quart import Response, request
+
+from workbench.daemon import Daemon
+from workbench.display import DisplayFollower, split_text
+from workbench.errors import BadRequest
+from workbench.journal import Watch
+from workbench.records import format_time, now_ms
+from workbench.service import Principal
+
+KEEPALIVE_S = 15.0
+#: Events read per journal query, and the most bytes of events held for one client at once.
+PAGE_EVENTS = 512
+PAGE_BYTES = 1024 * 1024
+
+
+def parse_after(last_event_id: str | None, after: str | None) -> int:
+    """The sequence to resume after: `Last-Event-ID` wins over `?after=`; 400 when not a number."""
+    for name, raw in (("Last-Event-ID", last_event_id), ("after", after)):
+        if raw is None:
+            continue
+        text = raw.strip()
+        if not text.isdigit():
+            raise BadRequest(f"{name} must be an event sequence number (a non-negative integer), not {raw!r}")
+        return int(text)
+    return 0
+
+
+def display_frames(follower: DisplayFollower, delta_max: int) -> str:
+    """The follower's buffered display text as id-less `output` events, after a `gap` if it missed some."""
+    pending, missed = follower.take()
+    out = []
+    if missed:
+        out.append(f"event: gap\ndata: {json.dumps({'missedBytes': missed})}\n\n")
+    stamp = format_time(now_ms())
+    for stream, text in pending:
+        for piece in split_text(text, delta_max):
+            body = {
+                "sequence": None,
+                "eventType": "output",
+                "status": "running",
+                "timestamp": stamp,
+                "stream": stream,
+                "outputDelta": piece,
+                "message": None,
+                "progress": None,
+                "total": None,
+                "exitCode": None,
+                "signal": None,
+                "error": None,
+            }
+            out.append(f"event: output\ndata: {json.dumps(body, ensure_ascii=False)}\n\n")
+    return "".join(out)
+
+
+async def stream(daemon: Daemon, principal: Principal, execution_id: str, kind: str | None) -> Response:
+    """The `text/event-stream` response (or a JSON error before it starts)."""
+    svc = daemon.service
+    after = parse_after(request.headers.get("Last-Event-ID"), request.args.get("after"))
+    unknown = set(request.args) - {"after"}
+    if unknown:
+        raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+    await svc.get(principal, execution_id, kind)  # 404 before the stream starts
+    delta_max = daemon.settings.execution_event_delta_max_bytes
+
+    async def events() -> AsyncIterator[bytes]:
+        cursor = after
+        display_open = False
+        with (
+            svc.journal.watch(execution_id) as watch,
+            daemon.executor.displays.follow(execution_id) as display,
+        ):
+            while not daemon.stopping.is_set():
+                seen, display_seen = watch.version, display.version
+                page = await svc.stream_page(
+                    execution_id, cursor, PAGE_EVENTS, PAGE_BYTES, find_truncation=not display_open
+                )
+                # Display text taken after the read: all of it was written before what the read saw.
+                frames = display_frames(display, delta_max) if display_open else ""
+                frames += page.frames
+                cursor = page.next_after
+                if not display_open and page.truncated_at is not None and cursor >= page.truncated_at:
+                    display_open = True
+                    display_seen = -1  # what waited for the truncation event goes out next
+                if frames:
+                    yield frames.encode("utf-8")
+                if page.terminal:
+                    return
+                if page.more or (display_open and display.version != display_seen):
+                    continue
+                with trio.move_on_after(KEEPALIVE_S) as quiet:
+                    await _wait_any(
+                        watch, seen, display if display_open else None, display_seen, daemon.stopping
+                    )
+                if quiet.cancelled_caught:
+                    yield b": keepalive\n\n"
+
+    response = Response(
+        events(),
+        status=200,
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+    response.timeout = None
+    return response
+
+
+async def _wait_any(
+    watch: Watch, seen: int, display: DisplayFollower | None, display_seen: int, stopping: trio.Event
+) -> None:
+    """Return when the journal moved, the display has text, or the daemon began to stop."""
+    async with trio.open_nursery() as nursery:
+
+        async def journal() -> None:
+            await watch.wait_changed(seen)
+            nursery.cancel_scope.cancel()
+
+        async def shown() -> None:
+            assert display is not None
+            await display.wait_changed(display_seen)
+            nursery.cancel_scope.cancel()
+
+        async def stop() -> None:
+            await stopping.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(journal)
+        if display is not None:
+            nursery.start_soon(shown)
+        nursery.start_soon(stop)

@@ -1,0 +1,1 @@
+"""Benchmarks: each figure as a ratio to a baseline measured in the same run."""

@@ -1,0 +1,112 @@
+"""Start, contain, watch and kill process trees. Imports only the stdlib and trio.
+
+Knows nothing of SQLite, HTTP, events or executions' meaning: an execution here is a named
+process tree. One long-lived helper per run dir, the *shim* (``python -m sandbox.shim``), starts
+every tree, is its parent and child subreaper, reaps it and records its leader's exit, and
+outlives a crash of the daemon, which reconnects to it and learns what happened meanwhile.
+The shim speaks newline-delimited JSON on RUN_DIR/shim.sock (see `sandbox._protocol`), serves
+one daemon at a time, and exits once no daemon is connected and nothing it holds is alive.
+Each execution's directory gets ``proc.json`` (its ChildInfo) before spawn() returns and
+``status.json`` (its ExitStatus) when its leader is reaped.
+
+Usage (the daemon side, in trio)::
+
+    caps = detect()                                        # what this machine allows
+    async with open_supervisor(run_dir) as sup:            # connect to, or start, the shim
+        info = await sup.spawn(SpawnSpec(name, argv, env, cwd, dir, stdout_path, stderr_path))
+        status = await sup.wait_exited(name)               # ExitStatus of the leader
+        await sup.signal(name, signal.SIGKILL)             # the whole tree, hard
+        await sup.wait_empty(name)                         # nothing of the tree is alive
+        await sup.release(name)                            # forget it, remove its cgroups
+        sup.known()                                        # everything held, after a reconnect
+        await sup.adopt(info)                              # recovery after the shim died
+        await sup.shutdown()                               # once everything is dead
+
+Containment (`Containment`; AUTO picks the strongest available, recorded in ChildInfo):
+
+- ``cgroup``: a cgroup v2 per execution; kill = ``cgroup.kill``; empty = ``populated 0``.
+- ``pidns``: a pid namespace per execution; kill = SIGKILL to its init. As init, the leader
+  ignores signals it has no handler for (a SIGTERM reaches the others), and its exit
+  kills the rest of the tree.
+- ``pgroup``: session, process group and an environment tag, swept through /proc; kill =
+  SIGSTOP then SIGKILL every member, until a sweep finds none.
+
+Limits (`Limits`) use the memory and pids cgroup controllers (v2, else v1) where available,
+and rlimits always. `ExitStatus.limit` names the limit that killed the leader.
+
+Recovery without a shim: `read_proc_file` and `read_status_file` read what the shim wrote in
+the execution's directory; `process_alive` checks a (pid, start time) identity.
+
+Errors: see `SandboxError` and its subclasses.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._detect import Capabilities, detect
+from ._errors import (
+    ContainmentUnavailable,
+    NotEmpty,
+    SandboxError,
+    ShimRefused,
+    SpawnError,
+    SupervisorLost,
+    UnknownExecution,
+)
+from ._files import read_proc_file, read_status_file
+from ._model import (
+    LIMIT_CPU,
+    LIMIT_FILE_SIZE,
+    LIMIT_OOM,
+    UNKNOWN_EXIT,
+    ChildInfo,
+    Containment,
+    ExitStatus,
+    KnownChild,
+    Limits,
+    SpawnSpec,
+    validate_name,
+)
+from ._procfs import process_alive
+
+if TYPE_CHECKING:
+    from ._client import Supervisor, open_supervisor
+
+__all__ = [
+    "LIMIT_CPU",
+    "LIMIT_FILE_SIZE",
+    "LIMIT_OOM",
+    "UNKNOWN_EXIT",
+    "Capabilities",
+    "ChildInfo",
+    "Containment",
+    "ContainmentUnavailable",
+    "ExitStatus",
+    "KnownChild",
+    "Limits",
+    "NotEmpty",
+    "SandboxError",
+    "ShimRefused",
+    "SpawnError",
+    "SpawnSpec",
+    "Supervisor",
+    "SupervisorLost",
+    "UnknownExecution",
+    "detect",
+    "open_supervisor",
+    "process_alive",
+    "read_proc_file",
+    "read_status_file",
+    "validate_name",
+]
+
+
+def __getattr__(name: str) -> object:
+    # The client needs trio; the shim process imports this package too and must stay lean
+    # (importing trio doubles the cost of every fork it makes), so the client loads on use.
+    if name in ("Supervisor", "open_supervisor"):
+        from . import _client
+
+        return getattr(_client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,221 @@
+"""Cgroup file-system plumbing for both layouts: pure v2, and hybrid (v2 beside v1 controllers).
+
+Everything here works on absolute cgroupfs directories. Where the hierarchies are mounted
+comes from /proc/self/mountinfo, and where this process sits in them from /proc/self/cgroup,
+so nothing depends on one machine's paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import zlib
+from dataclasses import dataclass
+
+V2 = "v2"
+V1 = "v1"
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A mounted cgroup hierarchy: where it is mounted, and which of its paths is mounted there."""
+
+    mountpoint: str
+    root: str
+
+
+def _unescape(field: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as \ooo.
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def find_hierarchies(mountinfo: str) -> tuple[Hierarchy | None, dict[str, Hierarchy]]:
+    """The cgroup v2 mount and the v1 mounts by controller name, from /proc/self/mountinfo text."""
+    v2: Hierarchy | None = None
+    v1: dict[str, Hierarchy] = {}
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        hierarchy = Hierarchy(mountpoint=_unescape(fields[4]), root=_unescape(fields[3]))
+        if tail[0] == "cgroup2" and v2 is None:
+            v2 = hierarchy
+        elif tail[0] == "cgroup":
+            for option in tail[2].split(","):
+                v1.setdefault(option, hierarchy)
+    return v2, v1
+
+
+def own_cgroups(proc_cgroup: str) -> tuple[str | None, dict[str, str]]:
+    """This process's v2 cgroup path and its v1 paths by controller, from /proc/self/cgroup."""
+    v2: str | None = None
+    v1: dict[str, str] = {}
+    for line in proc_cgroup.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            v2 = parts[2]
+        else:
+            for controller in parts[1].split(","):
+                v1[controller] = parts[2]
+    return v2, v1
+
+
+def directory(hierarchy: Hierarchy, path: str) -> str | None:
+    """The cgroupfs directory of cgroup `path`, or None if that mount does not show it."""
+    root = hierarchy.root.rstrip("/")
+    if path != root and not path.startswith(root + "/"):
+        return None
+    return os.path.normpath(hierarchy.mountpoint + "/" + path[len(root) :])
+
+
+def base_name(run_dir: str) -> str:
+    """The name of the per-run-dir parent cgroup, so that two data dirs never share one."""
+    # Two checksums (64 bits) rather than hashlib: OpenSSL would add megabytes to the shim,
+    # and every fork it makes copies their page tables.
+    path = os.path.realpath(run_dir).encode()
+    return f"workbench-{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
+
+
+def read_file(path: str) -> str | None:
+    """The content of a cgroup file, or None when it (or its cgroup) does not exist."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ENODEV:  # the cgroup was removed while open
+            return None
+        raise
+
+
+def read_keyed(path: str) -> dict[str, int]:
+    """A flat-keyed cgroup file (``key value`` lines) as a dict; empty when missing."""
+    result: dict[str, int] = {}
+    for line in (read_file(path) or "").splitlines():
+        key, _, value = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            result[key] = int(value)
+    return result
+
+
+def write_file(path: str, value: str) -> None:
+    """Write `value` to a cgroup file (one write, as the kernel expects)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def make(path: str) -> None:
+    """Create a cgroup directory (an existing one is an error: names must not be reused)."""
+    os.mkdir(path, 0o755)
+
+
+def ensure(path: str) -> None:
+    """Create a cgroup directory if it does not exist."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o755)
+
+
+def remove_tree(path: str) -> bool:
+    """Remove a cgroup and the cgroups below it, deepest first; True if it is gone.
+
+    A cgroup that still holds processes stays (EBUSY) and makes this return False.
+    """
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        return True
+    ok = True
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            ok = remove_tree(entry.path) and ok
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return ok
+
+
+def populated(path: str) -> bool | None:
+    """Whether the v2 cgroup (or one below it) holds a process; None if it is gone."""
+    events = read_file(os.path.join(path, "cgroup.events"))
+    if events is None:
+        return None
+    for line in events.splitlines():
+        if line.startswith("populated "):
+            return line.split()[1] != "0"
+    return None
+
+
+def kill(path: str) -> None:
+    """SIGKILL every process of the v2 cgroup and of the cgroups below it, at once."""
+    with contextlib.suppress(FileNotFoundError):
+        write_file(os.path.join(path, "cgroup.kill"), "1")
+
+
+def procs(path: str) -> list[int]:
+    """The pids in the cgroup and in the cgroups below it."""
+    result: list[int] = []
+    for top, dirs, _files in os.walk(path):
+        text = read_file(os.path.join(top, "cgroup.procs")) or ""
+        result.extend(int(pid) for pid in text.split())
+        dirs.sort()
+    return result
+
+
+def set_memory_limit(kind: str, path: str, limit: int) -> None:
+    """Cap the memory (and forbid swap where the kernel accounts it) of a cgroup."""
+    if kind == V2:
+        write_file(os.path.join(path, "memory.max"), str(limit))
+        swap = os.path.join(path, "memory.swap.max")
+        if os.path.exists(swap):
+            write_file(swap, "0")
+    else:
+        # memsw (memory + swap) must never be below the memory limit: set memory first.
+        write_file(os.path.join(path, "memory.limit_in_bytes"), str(limit))
+        memsw = os.path.join(path, "memory.memsw.limit_in_bytes")
+        if os.path.exists(memsw):
+            write_file(memsw, str(limit))
+
+
+def set_pids_limit(path: str, limit: int) -> None:
+    """Cap the number of tasks of a cgroup (v1 and v2 share the file)."""
+    write_file(os.path.join(path, "pids.max"), str(limit))
+
+
+def oom_kills(kind: str, path: str) -> int | None:
+    """How many processes the OOM killer killed in the memory cgroup, or None if unknown."""
+    if kind == V2:
+        counters = read_keyed(os.path.join(path, "memory.events"))
+    else:
+        counters = read_keyed(os.path.join(path, "memory.oom_control"))
+    return counters.get("oom_kill")
+
+
+def memory_peak(kind: str, path: str) -> int | None:
+    """The peak memory use of the memory cgroup in bytes, or None where not measured."""
+    name = "memory.peak" if kind == V2 else "memory.max_usage_in_bytes"
+    text = read_file(os.path.join(path, name))
+    try:
+        return int(text) if text else None
+    except ValueError:
+        return None

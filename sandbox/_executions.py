@@ -1,0 +1,237 @@
+"""The executions a shim holds: starting them in their cgroups, and forgetting them cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+
+from . import _cgroups as cg
+from ._detect import Capabilities
+from ._errors import NotEmpty, SandboxError, SpawnError, UnknownExecution
+from ._files import PROC_FILE, write_json_atomic
+from ._launch import abort, apply_rlimits, launch, make_plan
+from ._model import ChildInfo, Containment, KnownChild, Limits, SpawnSpec
+from ._tracking import Host, Tracked, make_tracked
+
+
+class Executions:
+    """Every execution the shim started or adopted, by name, with the cgroups made for them.
+
+    Cgroups live under one parent per run dir and hierarchy (``workbench-<hash>``), itself
+    under the shim's own cgroup there.
+    """
+
+    def __init__(self, host: Host, run_dir: str, caps: Capabilities) -> None:
+        self.host = host
+        self.caps = caps
+        self.children: dict[str, Tracked] = {}
+        self.leaders: dict[int, Tracked] = {}  # the shim's children not yet reaped, by pid
+        self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
+        self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
+        self.bases = self._prepare_bases(cg.base_name(run_dir))
+
+    def get(self, name: str) -> Tracked:
+        """The execution named `name`; raises UnknownExecution."""
+        tracked = self.children.get(name)
+        if tracked is None:
+            raise UnknownExecution(f"no execution named {name!r}")
+        return tracked
+
+    def alive(self) -> list[str]:
+        """The names of the executions whose leader or tree still runs."""
+        return [t.name for t in self.children.values() if not t.finished]
+
+    def spawn(self, spec: SpawnSpec) -> KnownChild:
+        """Start `spec`; once this returns, its leader runs and proc.json is written.
+
+        Raises:
+            SpawnError: it did not start, and nothing of it is left.
+        """
+        if spec.name in self.children:
+            raise SpawnError(f"an execution named {spec.name!r} already exists")
+        containment = self.caps.resolve(spec.containment)
+        if not os.path.isdir(spec.dir):
+            raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
+        dirs = self._make_cgroups(spec.name, containment, spec.limits)
+        joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
+        use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
+        plan = make_plan(spec, containment, joins, use_rlimit_as)
+        try:
+            pid, started = launch(plan)
+        except BaseException:
+            _remove_cgroups(dirs)
+            raise
+        v2, v1_memory, v1_pids = dirs
+        info = ChildInfo(spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag)
+        tracked = make_tracked(self.host, info, spec.limits, adopted=False)
+        try:
+            apply_rlimits(pid, plan.rlimits)
+            self._apply_limits(dirs, spec.limits)
+            tracked.start()
+        except (OSError, ValueError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            # Started, but not as asked: kill what may already be there (microseconds old).
+            if v2:
+                cg.kill(v2)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)  # its fresh group; not reaped, so not reused
+            abort(pid)
+            _remove_cgroups(dirs)
+            raise SpawnError(f"cannot set up the containment of {spec.name!r}: {why}") from None
+        self.children[spec.name] = tracked
+        self.leaders[pid] = tracked
+        try:
+            write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
+        except OSError as e:
+            tracked.signal(signal.SIGKILL)
+            self.discard.add(spec.name)
+            raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
+        return tracked.known()
+
+    def reaped(self, pid: int, wait_status: int, usage: resource.struct_rusage) -> None:
+        """A child of the shim was reaped (a leader, or an escapee it adopted as subreaper)."""
+        tracked = self.leaders.pop(pid, None)
+        if tracked is not None:
+            tracked.reaped(wait_status, usage)
+
+    def signal(self, name: str, sig: int) -> None:
+        """Send `sig` to the whole tree of `name` (SIGKILL: the containment's hard kill)."""
+        if sig not in signal.valid_signals():
+            raise SandboxError(f"invalid signal {sig}")
+        self.get(name).signal(sig)
+
+    def release(self, name: str) -> None:
+        """Forget a finished execution and remove its cgroups; raises NotEmpty otherwise."""
+        tracked = self.get(name)
+        if not tracked.finished:
+            alive = "its leader still runs" if tracked.status is None else "processes of its tree still run"
+            raise NotEmpty(f"cannot release {name!r}: {alive}")
+        self._forget(tracked)
+
+    def release_discarded(self) -> None:
+        """Forget the executions whose spawn failed late, once they are dead."""
+        for name in list(self.discard):
+            tracked = self.children.get(name)
+            if tracked is not None and tracked.finished:
+                self._forget(tracked)
+
+    def adopt(self, info: ChildInfo) -> KnownChild | None:
+        """Hold a tree started by an earlier shim; None if nothing of it is alive."""
+        held = self.children.get(info.name)
+        if held is not None:
+            if (held.info.pid, held.info.start_time) != (info.pid, info.start_time):
+                raise SandboxError(f"another execution named {info.name!r} is held")
+            return held.known()
+        tracked = make_tracked(self.host, info, Limits(), adopted=True)
+        if not tracked.start():
+            return None
+        self.children[info.name] = tracked
+        return tracked.known()
+
+    def close(self) -> None:
+        """Stop watching everything, and remove every cgroup no live tree needs (shim exit)."""
+        for tracked in self.children.values():
+            tracked.close()
+            if tracked.finished:
+                tracked.remove_cgroups()
+        for base in self.bases:
+            if base is not None:
+                _remove_stale(base)
+                with contextlib.suppress(OSError):  # a live tree stays, for a later shim
+                    os.rmdir(base)
+
+    def _forget(self, tracked: Tracked) -> None:
+        tracked.close()
+        left = tracked.remove_cgroups()
+        if left:
+            self.host.log(f"could not remove the cgroups {left} of {tracked.name}")
+        del self.children[tracked.name]
+        self.discard.discard(tracked.name)
+
+    def _prepare_bases(self, name: str) -> list[str | None]:
+        """The per-run-dir parent cgroups [v2, v1 memory, v1 pids], created (None: unusable)."""
+        bases: list[str | None] = []
+        for home in self.homes:
+            base = os.path.join(home, name) if home else None
+            if base is not None:
+                try:
+                    cg.ensure(base)
+                    _remove_stale(base)
+                except OSError as e:
+                    self.host.log(f"cannot prepare {base}: {e}")
+                    base = None
+            bases.append(base)
+        enable = [c for c, kind in (("memory", self.caps.memory), ("pids", self.caps.pids)) if kind == cg.V2]
+        if bases[0] and enable:
+            try:
+                controllers = " ".join(f"+{c}" for c in enable)
+                cg.write_file(os.path.join(bases[0], "cgroup.subtree_control"), controllers)
+            except OSError as e:
+                self.host.log(f"cannot enable {enable} in {bases[0]}: {e}")
+        return bases
+
+    def _make_cgroups(self, name: str, containment: Containment, limits: Limits) -> list[str | None]:
+        """Create the execution's [v2, v1 memory, v1 pids] cgroups (their limits come later)."""
+        caps = self.caps
+        memory, pids = limits.memory_bytes is not None, limits.max_processes is not None
+        wanted = [
+            containment is Containment.CGROUP
+            or (memory and caps.memory == cg.V2)
+            or (pids and caps.pids == cg.V2),
+            memory and caps.memory == cg.V1,
+            pids and caps.pids == cg.V1,
+        ]
+        dirs: list[str | None] = [None, None, None]
+        try:
+            for i, (want, base) in enumerate(zip(wanted, self.bases, strict=True)):
+                if want:
+                    if base is None:
+                        raise SpawnError("the shim could not prepare its parent cgroup (see shim.log)")
+                    directory = dirs[i] = os.path.join(base, name)
+                    cg.make(directory)
+        except BaseException as e:
+            _remove_cgroups(dirs)
+            if isinstance(e, FileExistsError):
+                raise SpawnError(f"a cgroup named {name!r} already exists (a tree still running?)") from None
+            if isinstance(e, OSError):
+                raise SpawnError(f"cannot create the cgroups of {name!r}: {e}") from None
+            raise
+        return dirs
+
+    def _apply_limits(self, dirs: list[str | None], limits: Limits) -> None:
+        """Write the memory and pids limits, once the shim is out of these cgroups.
+
+        Written after the spawn so that the shim, in them for an instant, never counts against
+        them nor can be chosen by their OOM killer.
+        """
+        v2, v1_memory, v1_pids = dirs
+        memory, pids = limits.memory_bytes, limits.max_processes
+        try:
+            if memory is not None and v1_memory:
+                cg.set_memory_limit(cg.V1, v1_memory, memory)
+            elif memory is not None and v2 and self.caps.memory == cg.V2:
+                cg.set_memory_limit(cg.V2, v2, memory)
+        except OSError as e:
+            # cgroup v1 refuses a limit below what the tree already uses (EBUSY).
+            raise OSError(e.errno, f"cannot set the memory limit to {memory} bytes: {e.strerror}") from None
+        target = v1_pids or (v2 if self.caps.pids == cg.V2 else None)
+        if pids is not None and target:
+            try:
+                cg.set_pids_limit(target, pids)
+            except OSError as e:
+                raise OSError(e.errno, f"cannot set the process limit to {pids}: {e.strerror}") from None
+
+
+def _remove_cgroups(dirs: list[str | None]) -> None:
+    for directory in dirs:
+        if directory:
+            cg.remove_tree(directory)
+
+
+def _remove_stale(base: str) -> None:
+    """Remove the empty cgroups left under `base` (a populated one holds a live tree: kept)."""
+    for entry in os.scandir(base):
+        if entry.is_dir(follow_symlinks=False):
+            cg.remove_tree(entry.path)

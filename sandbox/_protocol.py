@@ -1,0 +1,82 @@
+"""The shim's wire protocol: newline-delimited JSON objects over a Unix stream socket.
+
+Requests (client to shim) carry an ``id`` chosen by the client and an ``op``::
+
+    {"id": 1, "op": "hello", "protocol": 1}
+        -> {"id": 1, "ok": true, "protocol": 1, "shimPid": 42, "capabilities": {...},
+            "children": [KnownChild, ...]}
+    {"id": 2, "op": "spawn", "spec": SpawnSpec}       -> {"id": 2, "ok": true, "child": KnownChild}
+    {"id": 3, "op": "signal", "name": "ex_1", "signal": 15}             -> {"id": 3, "ok": true}
+    {"id": 4, "op": "release", "name": "ex_1"}                          -> {"id": 4, "ok": true}
+    {"id": 5, "op": "adopt", "info": ChildInfo}
+        -> {"id": 5, "ok": true, "adopted": true, "child": KnownChild}
+    {"id": 6, "op": "shutdown"}                                         -> {"id": 6, "ok": true}
+
+A failed request is answered ``{"id": N, "ok": false, "error": {"type": T, "message": M}}``
+(types: see ERROR_TYPES). The shim also pushes events, which have no id::
+
+    {"event": "exited", "name": "ex_1", "status": ExitStatus, "empty": true}
+    {"event": "empty", "name": "ex_1"}
+    {"event": "refused", "error": {...}}      (then closes: it serves one client at a time)
+
+``empty`` follows ``exited`` only when the tree outlived its leader. ``hello`` must come first;
+a client that speaks another protocol version gets a ``refused`` error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+#: A line longer than this is a protocol error (a spec with a huge env is still far below).
+MAX_LINE = 16 * 1024 * 1024
+
+#: Exit codes of the process that `python -m sandbox.shim` starts (it forks the shim proper).
+EXIT_READY = 0  # the shim runs and its socket listens
+EXIT_FAILED = 1  # see shim.log
+EXIT_LOCKED = 3  # another shim holds the run dir's lock: connect to it
+
+SOCKET_NAME = "shim.sock"
+LOCK_NAME = "shim.lock"
+PID_NAME = "shim.pid"
+LOG_NAME = "shim.log"
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not this protocol."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as a line of JSON (non-ASCII escaped, so any byte string round-trips)."""
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """One line as a message; raises ProtocolError when it is not a JSON object."""
+    try:
+        message = json.loads(line)
+    except ValueError as e:
+        raise ProtocolError(f"not JSON: {e}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a message must be a JSON object")
+    return message
+
+
+class LineBuffer:
+    """Cuts a byte stream into lines."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes | bytearray) -> list[bytes]:
+        """Add received bytes; returns the complete lines (without their newline)."""
+        self._buffer += data
+        if b"\n" not in data:
+            if len(self._buffer) > MAX_LINE:
+                raise ProtocolError("line too long")
+            return []
+        *lines, rest = self._buffer.split(b"\n")
+        self._buffer = bytearray(rest)
+        return [bytes(line) for line in lines]

@@ -1,0 +1,57 @@
+# Shared set-up for scripts/serve and scripts/test: sourced, not run.
+# Creates .venv when needed, installs the project (and system packages it needs), then returns.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+PY="${PYTHON:-python3}"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+        echo "setup: need root (or sudo) to run: $*" >&2; return 1; fi
+}
+
+apt_install() {
+    # apt-get update once per set-up, only when something is missing.
+    if [ -z "${_WB_APT_UPDATED:-}" ]; then as_root apt-get update -qq; _WB_APT_UPDATED=1; fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+need_system_packages() {
+    local missing=()
+    command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+    if [ ${#missing[@]} -gt 0 ]; then
+        if command -v apt-get >/dev/null 2>&1; then
+            echo "setup: installing ${missing[*]}" >&2
+            apt_install "${missing[@]}"
+        else
+            echo "setup: ${missing[*]} missing and no apt-get: the sandbox image will be unavailable" >&2
+        fi
+    fi
+}
+
+make_venv() {
+    if [ -x "$VENV/bin/python" ]; then return; fi
+    if ! "$PY" -m venv "$VENV" 2>/dev/null; then
+        # Debian splits ensurepip into python3-venv.
+        rm -rf "$VENV"
+        echo "setup: installing python3-venv" >&2
+        apt_install python3-venv
+        "$PY" -m venv "$VENV"
+    fi
+}
+
+install_project() {
+    # Reinstall only when the dependency list changed.
+    local stamp="$VENV/.workbench-installed" want
+    want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
+    echo "setup: installing workbench into $VENV" >&2
+    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
+    echo "$want" > "$stamp"
+}
+
+need_system_packages
+make_venv
+install_project

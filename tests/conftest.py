@@ -1,0 +1,126 @@
+"""Shared fixtures: a real daemon on 127.0.0.1:0, its HTTP client, and the leak check."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from tests import procs
+
+TOKEN = "test-token-0123456789abcdef"
+
+
+@dataclass
+class DaemonHandle:
+    """A running in-process daemon, as a test sees it."""
+
+    url: str
+    data_dir: Path
+    client: httpx.AsyncClient
+    shutdown: trio.Event
+    daemon: Any
+    settings: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def start(self, command: str, **body: Any) -> dict[str, Any]:
+        """Start a bash execution in the background and return its record."""
+        response = await self.client.post(
+            "/v1/executions/workbench_bash", json={"command": command, "background": True, **body}
+        )
+        assert response.status_code == 202, response.text
+        record: dict[str, Any] = response.json()
+        return record
+
+    async def run(self, command: str, **body: Any) -> dict[str, Any]:
+        """Run a bash execution in the foreground and return its (terminal) record."""
+        response = await self.client.post(
+            "/v1/executions/workbench_bash", json={"command": command, "waitTimeoutMs": 60_000, **body}
+        )
+        assert response.status_code == 201, response.text
+        record: dict[str, Any] = response.json()
+        return record
+
+    async def wait(self, execution_id: str, wait_ms: int = 60_000) -> dict[str, Any]:
+        response = await self.client.post(
+            f"/v1/executions/{execution_id}/wait", json={"waitTimeoutMs": wait_ms}
+        )
+        assert response.status_code == 200, response.text
+        record: dict[str, Any] = response.json()["execution"]
+        return record
+
+    async def events(self, execution_id: str, after: int = 0) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        while True:
+            response = await self.client.get(f"/v1/executions/{execution_id}/events", params={"after": after})
+            assert response.status_code == 200, response.text
+            page = response.json()
+            out.extend(page["events"])
+            if page["nextAfter"] == after:
+                return out
+            after = page["nextAfter"]
+
+
+def daemon_settings(data_dir: Path, **overrides: Any) -> Any:
+    from workbench.settings import Settings
+
+    values: dict[str, Any] = {"data_dir": data_dir, "bind": "127.0.0.1:0", "token": TOKEN}
+    values.update(overrides)
+    return Settings.load(environ={}, **values)
+
+
+@pytest.fixture
+async def make_daemon(tmp_path: Path) -> AsyncIterator[Any]:
+    """A factory of in-process daemons (real hypercorn on 127.0.0.1:0), stopped at teardown."""
+    from api.serve import serve
+
+    handles: list[DaemonHandle] = []
+    async with trio.open_nursery() as nursery:
+
+        async def make(data_dir: Path | None = None, **overrides: Any) -> DaemonHandle:
+            settings = daemon_settings(data_dir or tmp_path / "data", **overrides)
+            shutdown = trio.Event()
+            daemon, binds = await nursery.start(partial(serve, settings, shutdown=shutdown))
+            url = next(b for b in binds if b.startswith("http://"))
+            client = httpx.AsyncClient(
+                base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
+            )
+            handle = DaemonHandle(url, settings.data_dir, client, shutdown, daemon, settings)
+            handles.append(handle)
+            return handle
+
+        yield make
+        for handle in handles:
+            await handle.client.aclose()
+            handle.shutdown.set()
+
+
+@pytest.fixture
+async def wb(make_daemon: Any) -> DaemonHandle:
+    """One daemon with default settings."""
+    handle: DaemonHandle = await make_daemon()
+    return handle
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes(tmp_path: Path) -> Iterator[None]:
+    """Every test leaves no process behind: no execution tree and no supervisor of its data dirs."""
+    before = procs.workbench_processes(tmp_path)
+    yield
+    leftover = [p for p in procs.workbench_processes(tmp_path) if p not in before]
+    if leftover:
+        described = procs.describe(leftover)
+        for pid in leftover:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        pytest.fail(f"the test left processes alive: {described}")

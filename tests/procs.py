@@ -1,0 +1,61 @@
+"""Finding the processes a test started (execution trees and supervisors), to prove none is left."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _zombie(pid: int) -> bool:
+    stat = _read(f"/proc/{pid}/stat")
+    end = stat.rfind(b")")
+    return end < 0 or stat[end + 2 : end + 3] in (b"Z", b"X", b"")
+
+
+def processes_mentioning(marker: str) -> list[int]:
+    """Live processes whose command line or environment mentions `marker`."""
+    needle = marker.encode()
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == me:
+            continue
+        mentions = needle in _read(f"/proc/{pid}/cmdline") or needle in _read(f"/proc/{pid}/environ")
+        if mentions and not _zombie(pid):
+            found.append(pid)
+    return found
+
+
+def workbench_processes(root: Path, settle_s: float = 3.0) -> list[int]:
+    """Processes of executions and supervisors under `root`, after letting exiting ones finish."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        found = processes_mentioning(str(root))
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
+
+
+def describe(pids: list[int]) -> str:
+    parts = []
+    for pid in pids:
+        cmd = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace").strip()
+        parts.append(f"{pid} ({cmd[:120]})")
+    return ", ".join(parts)
+
+
+def alive(pid: int) -> bool:
+    """True if `pid` names a process that is not a zombie."""
+    return os.path.exists(f"/proc/{pid}") and not _zombie(pid)

@@ -1,0 +1,1 @@
+"""Tests of the sandbox package: real processes, each containment, the shim."""

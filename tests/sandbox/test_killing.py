@@ -1,0 +1,89 @@
+"""Killing whole trees under each containment, escapees included, and the SIGTERM grace."""
+
+from __future__ import annotations
+
+import signal
+from typing import TYPE_CHECKING
+
+import trio
+
+from sandbox import Containment, ExitStatus, Supervisor
+
+if TYPE_CHECKING:
+    from tests.sandbox.conftest import Kit
+
+# Each process records its own pid (one line each) in the file "pids" of the cwd, then sleeps.
+# /proc/self/stat gives the pid as the host sees it, also inside a pid namespace (where $$ is 1).
+RECORD = 'read -r me _ < /proc/self/stat; echo "$me" >> pids; exec "$@"\n'
+ESCAPEES = {
+    "background child": "bash record sleep 300 &",
+    "setsid child": "setsid bash record sleep 300 &",
+    "double fork": "bash -c 'bash record sleep 300 &' &",
+    "ignores SIGTERM": "bash -c 'trap \"\" TERM; exec bash record sleep 300' &",
+    "python setsid": (
+        '{python} -c \'import os, time; os.setsid(); me = open("/proc/self/stat").read().split()[0]; '
+        'open("pids", "a").write(me + "\\n"); time.sleep(300)\' &'
+    ),
+}
+
+
+def tree_script(python: str) -> str:
+    lines = [line.format(python=python) for line in ESCAPEES.values()]
+    leader = 'read -r me _ < /proc/self/stat; echo "$me" >> pids'
+    return "\n".join([*lines, leader, "wait"])
+
+
+async def test_sigkill_kills_every_escapee(sup: Supervisor, kit: Kit, containment: Containment) -> None:
+    """Cancel is hard: setsid, double fork, SIGTERM-ignoring and python setsid children all die."""
+    spec = kit.spec("ex", ["bash", "-c", tree_script(kit.python)], containment)
+    (kit.root / "ex" / "record").write_text(RECORD)
+    await sup.spawn(spec)
+    pids = [int(p) for p in await kit.wait_lines(kit.root / "ex" / "pids", len(ESCAPEES) + 1)]
+    assert all(kit.alive(pid) for pid in pids)
+    await sup.signal("ex", signal.SIGKILL)
+    with trio.fail_after(10):
+        status = await sup.wait_exited("ex")
+        await sup.wait_empty("ex")
+    assert status.signal == signal.SIGKILL
+    assert [pid for pid in pids if kit.alive(pid)] == []
+    assert sup.known()["ex"].empty
+    await sup.release("ex")
+    assert "ex" not in sup.known()
+
+
+async def test_sigterm_grace_runs_the_trap(sup: Supervisor, kit: Kit, containment: Containment) -> None:
+    """Cancel with grace: SIGTERM reaches the leader first and its trap runs, then it exits 0."""
+    script = "trap 'echo bye >> log; exit 0' TERM; echo ready >> log; sleep 300 & wait"
+    await sup.spawn(kit.spec("ex", ["bash", "-c", script], containment))
+    await kit.wait_lines(kit.root / "ex" / "log", 1)
+    await sup.signal("ex", signal.SIGTERM)
+    with trio.fail_after(10):
+        status = await sup.wait_exited("ex")
+        await sup.wait_empty("ex")
+    assert status == ExitStatus(0, None)
+    assert (kit.root / "ex" / "log").read_text() == "ready\nbye\n"
+
+
+async def test_tree_outliving_its_leader_is_waited(sup: Supervisor, kit: Kit) -> None:
+    """Dead is judged by the containment: the leader's exit alone does not make the tree empty."""
+    script = "setsid bash -c 'echo $$ >> pids; exec sleep 300' & sleep 0.05; echo $$ >> pids"
+    await sup.spawn(kit.spec("ex", ["bash", "-c", script]))
+    with trio.fail_after(10):
+        assert await sup.wait_exited("ex") == ExitStatus(0, None)
+    assert not sup.known()["ex"].empty
+    escapee = int((await kit.wait_lines(kit.root / "ex" / "pids", 2))[0])
+    assert kit.alive(escapee)
+    await sup.signal("ex", signal.SIGKILL)
+    with trio.fail_after(10):
+        await sup.wait_empty("ex")
+    assert not kit.alive(escapee)
+
+
+async def test_signal_after_the_end_is_harmless(sup: Supervisor, kit: Kit, containment: Containment) -> None:
+    """Terminal is final: signalling a finished tree changes nothing."""
+    await sup.spawn(kit.spec("ex", ["true"], containment))
+    with trio.fail_after(10):
+        await sup.wait_empty("ex")
+    await sup.signal("ex", signal.SIGKILL)
+    await sup.signal("ex", signal.SIGTERM)
+    assert sup.known()["ex"].status == ExitStatus(0, None)

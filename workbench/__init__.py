@@ -1,0 +1,1 @@
+"""Workbench: durable, contained, streamable executions of bash commands and code."""

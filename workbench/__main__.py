@@ -1,0 +1,5 @@
+"""`python -m workbench`: the same as the `workbench` command."""
+
+from workbench.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""The execution status enum and its transition table (`API.md`, "Statuses")."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExecutionStatus(enum.StrEnum):
+    """Where an execution is in its life. Status is apart from outcome (exit code, signal, error)."""
+
+    #: Accepted; waiting for a concurrency slot.
+    QUEUED = "queued"
+    #: The process tree has been started.
+    RUNNING = "running"
+    #: A cancel was recorded; the tree is being killed.
+    CANCEL_REQUESTED = "cancel_requested"
+    #: Exited with code 0.
+    COMPLETED = "completed"
+    #: Non-zero exit, an unrequested signal, could not start, or lost.
+    FAILED = "failed"
+    #: Cancelled on request; the whole tree is dead.
+    CANCELLED = "cancelled"
+    #: Its deadline (or idle timeout) passed; the whole tree is dead.
+    TIMED_OUT = "timed_out"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL: frozenset[ExecutionStatus] = frozenset(
+    {
+        ExecutionStatus.COMPLETED,
+        ExecutionStatus.FAILED,
+        ExecutionStatus.CANCELLED,
+        ExecutionStatus.TIMED_OUT,
+    }
+)
+
+S = ExecutionStatus
+
+#: Allowed moves. A terminal status has none: nothing moves it again (fencing).
+TRANSITIONS: dict[ExecutionStatus, frozenset[ExecutionStatus]] = {
+    S.QUEUED: frozenset({S.RUNNING, S.CANCELLED, S.TIMED_OUT, S.FAILED}),
+    S.RUNNING: frozenset({S.CANCEL_REQUESTED, S.COMPLETED, S.FAILED, S.TIMED_OUT}),
+    # completed/failed only when the process had already exited before the kill.
+    S.CANCEL_REQUESTED: frozenset({S.CANCELLED, S.COMPLETED, S.FAILED}),
+    S.COMPLETED: frozenset(),
+    S.FAILED: frozenset(),
+    S.CANCELLED: frozenset(),
+    S.TIMED_OUT: frozenset(),
+}
+
+
+def can_move(source: ExecutionStatus, target: ExecutionStatus) -> bool:
+    """True when `source → target` is an allowed move."""
+    return target in TRANSITIONS[source]
+
+
+def sources_of(target: ExecutionStatus) -> frozenset[ExecutionStatus]:
+    """The statuses from which `target` may be reached (the guard of a transition's UPDATE)."""
+    return frozenset(s for s, targets in TRANSITIONS.items() if target in targets)
