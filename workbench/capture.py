@@ -26,7 +26,7 @@ from workbench.output import STREAMS, Delta, OutputCapture, OutputTruncated, Str
 from workbench.records import EventBuilder, event_builder
 
 _CHUNK = 1024 * 1024
-_BIG_CHUNK = 8 * 1024 * 1024
+_BIG_CHUNK = 1024 * 1024
 #: Most event bytes gathered before they are appended, so memory stays bounded.
 _APPEND_AT = 1024 * 1024
 #: Counters alone (past the budget) are written at most this often.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-FOLLOWER_BUFFER_BYTES = 1024 * 1024
+FOLLOWER_BUFFER_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(eq=False)
@@ -31,9 +31,14 @@ class DisplayFollower:
     _lot: trio.lowlevel.ParkingLot = field(default_factory=trio.lowlevel.ParkingLot)
 
     def offer(self, stream: str, text: str, raw_bytes: int) -> None:
-        if self.pending_bytes + raw_bytes > FOLLOWER_BUFFER_BYTES:
-            self.missed_bytes += raw_bytes
-        else:
+        """Buffer what fits of `text` (which stands for `raw_bytes` of output); count the rest missed."""
+        room = FOLLOWER_BUFFER_BYTES - self.pending_bytes
+        if raw_bytes > room:
+            kept = split_text(text, room)[0] if room >= 4 else ""
+            kept_raw = len(kept.encode("utf-8")) if kept else 0
+            self.missed_bytes += raw_bytes - kept_raw
+            text, raw_bytes = kept, kept_raw
+        if text:
             if self.pending and self.pending[-1][0] == stream:
                 self.pending[-1] = (stream, self.pending[-1][1] + text)
             else:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import sandbox
-from workbench.errors import ImageUnavailable, UnknownImage, UnsupportedLanguage
+from workbench.errors import ImageUnavailable, InvalidRequest, UnknownImage, UnsupportedLanguage
 from workbench.images import EXECUTION_PATH, Image, ImageLimits
 
 #: Files of an execution's directory besides the spool files.
@@ -57,6 +57,27 @@ def resolve_language(image: Image, language: str) -> None:
             f"image {image.name!r} cannot run {language!r}; languages: {', '.join(have) or 'none'}",
             details={"languages": have},
         )
+
+
+def resolve_cwd(image: Image, workspace: Path, cwd: str | None) -> str:
+    """The working directory of a new execution: the session's workspace unless `cwd` is given.
+
+    The workspace is made on first use. Raises InvalidRequest for a `cwd` that is not an
+    accessible directory.
+    """
+    if cwd is None:
+        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return str(workspace)
+    path = Path(cwd)
+    if not path.is_dir():
+        raise _cwd_error(f"{cwd} does not exist or is not a directory")
+    if not os.access(path, os.X_OK):
+        raise _cwd_error(f"{cwd} is not accessible")
+    return os.path.normpath(cwd)
+
+
+def _cwd_error(message: str) -> InvalidRequest:
+    return InvalidRequest(f"cwd {message}", details=[{"field": "cwd", "message": message}])
 
 
 def code_file_name(image: Image, language: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,7 +176,7 @@ class Service:
             metadata_json = json.dumps(req.metadata, ensure_ascii=False, separators=(",", ":"))
             if len(metadata_json.encode("utf-8")) > settings.max_metadata_bytes:
                 raise _field_error("metadata", f"must be at most {settings.max_metadata_bytes} bytes of JSON")
-        cwd = self._cwd(req)
+        cwd = launch.resolve_cwd(image, self.settings.workspaces_dir / req.session_id, req.cwd)
         now = now_ms()
         return {
             "id": new_execution_id(),
@@ -202,18 +201,6 @@ class Service:
             "budget_bytes": settings.execution_event_output_budget_bytes,
             "detached": int(req.detached),
         }
-
-    def _cwd(self, req: StartRequest) -> str:
-        workspace = self.settings.workspaces_dir / req.session_id
-        if req.cwd is None:
-            workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
-            return str(workspace)
-        path = Path(req.cwd)
-        if not path.is_dir():
-            raise _field_error("cwd", f"{req.cwd} does not exist or is not a directory")
-        if not os.access(path, os.X_OK):
-            raise _field_error("cwd", f"{req.cwd} is not accessible")
-        return os.path.normpath(req.cwd)
 
     # -- reading -----------------------------------------------------------------------------
 
