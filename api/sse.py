@@ -77,11 +77,12 @@ async def stream(daemon: Daemon, principal: Principal, execution_id: str, kind: 
     unknown = set(request.args) - {"after"}
     if unknown:
         raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
-    await svc.get(principal, execution_id, kind)  # 404 before the stream starts
+    execution = await svc.get(principal, execution_id, kind)  # 404 before the stream starts
     delta_max = daemon.settings.execution_event_delta_max_bytes
 
     async def events() -> AsyncIterator[bytes]:
-        cursor = after
+        # An id beyond the last event: nothing to replay; follow live from here.
+        cursor = min(after, execution.last_sequence)
         display_open = False
         with (
             svc.journal.watch(execution_id) as watch,

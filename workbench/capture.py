@@ -328,6 +328,10 @@ def _hash_file(path: Path, size: int) -> Any:
     return hasher
 
 
+def _number(text: str) -> float:
+    return float(text) if "." in text else int(text)
+
+
 def parse_progress(line: bytes) -> tuple[float, float, str | None] | None:
     """`DONE/TOTAL message` → (done, total, message); None for a line that is not one."""
     try:
@@ -337,7 +341,7 @@ def parse_progress(line: bytes) -> tuple[float, float, str | None] | None:
     found = _PROGRESS.fullmatch(text)
     if found is None:
         return None
-    done, total = float(found.group(1)), float(found.group(2))
+    done, total = _number(found.group(1)), _number(found.group(2))
     if total <= 0 or done < 0:
         return None
     message = found.group(3) or None

@@ -1,0 +1,58 @@
+"""A minimal SSE reader for tests: frames as (id, event, data) with comments kept apart."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+
+@dataclass
+class Frame:
+    id: int | None
+    event: str
+    data: str
+    comment: str | None = None
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.data)
+
+
+async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
+    """Parse a `text/event-stream` response into frames (a comment is a frame with `comment`)."""
+    fields: dict[str, str] = {}
+    async for line in response.aiter_lines():
+        if line == "":
+            if fields:
+                raw_id = fields.get("id")
+                yield Frame(
+                    int(raw_id) if raw_id is not None else None,
+                    fields.get("event", "message"),
+                    fields.get("data", ""),
+                )
+                fields = {}
+            continue
+        if line.startswith(":"):
+            yield Frame(None, "", "", comment=line[1:].strip())
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
+
+
+async def collect(
+    client: httpx.AsyncClient, execution_id: str, headers: dict[str, str] | None = None, params: Any = None
+) -> list[Frame]:
+    """Every frame of a stream until the server ends it."""
+    out = []
+    async with client.stream(
+        "GET", f"/v1/executions/{execution_id}/events/stream", headers=headers, params=params
+    ) as response:
+        assert response.status_code == 200, await response.aread()
+        async for frame in frames(response):
+            out.append(frame)
+    return out
