@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import trio
 
 
 def _read(path: str) -> bytes:
@@ -59,3 +62,10 @@ def describe(pids: list[int]) -> str:
 def alive(pid: int) -> bool:
     """True if `pid` names a process that is not a zombie."""
     return os.path.exists(f"/proc/{pid}") and not _zombie(pid)
+
+
+async def eventually(predicate: Callable[[], bool], within_s: float = 30.0) -> None:
+    """Wait until `predicate()` holds: for what a child process does, which nothing announces."""
+    with trio.fail_after(within_s):
+        while not predicate():  # noqa: ASYNC110 - the condition is another process's file or state
+            await trio.sleep(0.02)

@@ -80,6 +80,15 @@ class Settings:
     #: Grace between SIGTERM and SIGKILL when a deadline passes.
     deadline_grace_ms: int = 2 * SECONDS
 
+    def __post_init__(self) -> None:
+        # Flags and tests may pass plain strings; hold the real types.
+        object.__setattr__(self, "containment", ContainmentSetting(self.containment))
+        object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
+        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+
     @property
     def store_path(self) -> Path:
         return self.data_dir / "workbench.db"
