@@ -16,6 +16,7 @@ from hypercorn.utils import wrap_app
 
 from api.app import create_app
 from workbench.daemon import Daemon, open_daemon
+from workbench.errors import ConfigError
 from workbench.settings import Settings, is_loopback, split_bind
 
 log = logging.getLogger("workbench.serve")
@@ -75,27 +76,58 @@ async def serve(
                     shutdown.set()
                     return
 
-        async def trigger() -> None:
-            await shutdown.wait()
-            # Streams end and new work is refused before hypercorn waits for in-flight responses.
-            daemon.begin_stop()
-
+        tracked = InFlight(app)
         async with trio.open_nursery() as nursery:
             if handle_signals:
                 nursery.start_soon(stop_on_signal)
             binds: list[str] = await nursery.start(
-                _serve_app, wrap_app(app, config.wsgi_max_body_size, "asgi"), config, sockets, trigger
+                _serve_app, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets
             )
             task_status.started((daemon, binds))
             await shutdown.wait()
+            # Streams and long-polls end, and new work is refused; in-flight responses get up to
+            # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
+            # would otherwise hold it for the whole graceful period.
+            daemon.begin_stop()
+            with trio.move_on_after(GRACEFUL_S):
+                await tracked.wait_idle()
+            nursery.cancel_scope.cancel()
         if settings.unix_socket is not None:
             settings.unix_socket.unlink(missing_ok=True)
 
 
 async def _serve_app(
-    app: Any, config: Config, sockets: Any, trigger: Any, *, task_status: trio.TaskStatus[list[str]]
+    app: Any, config: Config, sockets: Any, *, task_status: trio.TaskStatus[list[str]]
 ) -> None:
-    await worker_serve(app, config, sockets=sockets, shutdown_trigger=trigger, task_status=task_status)
+    await worker_serve(app, config, sockets=sockets, task_status=task_status)
+
+
+class InFlight:
+    """An ASGI wrapper that counts the HTTP requests being answered (bodies still streaming included)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.active = 0
+        self._idle = trio.Event()
+        self._idle.set()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.active += 1
+        self._idle = trio.Event() if self._idle.is_set() else self._idle
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
+            if self.active == 0:
+                self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Return once no request is being answered."""
+        while self.active:
+            await self._idle.wait()
 
 
 def run(settings: Settings) -> int:
@@ -111,5 +143,17 @@ def run(settings: Settings) -> int:
                 state = "generated" if daemon.token_created else "stored"
                 print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
 
-    trio.run(main)
+    try:
+        trio.run(main)
+    except BaseExceptionGroup as group:
+        # A setting, image, lock or store problem at start is one clear error, not a traceback.
+        config_errors = group.subgroup(ConfigError)
+        if config_errors is None:
+            raise
+        raise _first(config_errors) from None
     return 0
+
+
+def _first(group: BaseExceptionGroup[ConfigError]) -> ConfigError:
+    exc = group.exceptions[0]
+    return _first(exc) if isinstance(exc, BaseExceptionGroup) else exc

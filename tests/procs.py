@@ -59,6 +59,14 @@ def describe(pids: list[int]) -> str:
     return ", ".join(parts)
 
 
+def kill(pid: int) -> None:
+    """SIGKILL `pid` if it still exists."""
+    try:
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass
+
+
 def alive(pid: int) -> bool:
     """True if `pid` names a process that is not a zombie."""
     return os.path.exists(f"/proc/{pid}") and not _zombie(pid)

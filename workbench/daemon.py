@@ -49,6 +49,7 @@ class Daemon:
     def begin_stop(self) -> None:
         self.executor.accepting = False
         self.stopping.set()
+        self.service.stopping.set()
 
 
 def choose_containment(setting: ContainmentSetting, caps: sandbox.Capabilities) -> sandbox.Containment:

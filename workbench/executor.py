@@ -109,6 +109,12 @@ class Executor:
         if live is None:
             live = Live(row["id"], row, S(row["status"]))
         self.live[live.id] = live
+        if live.adopted is not None:
+            # Already running: it holds a slot from now on (released when it ends).
+            self.slots.take()
+        elif live.status is S.QUEUED and live.reason is None:
+            # Queue now, in submission order: tasks start in no guaranteed order.
+            self.slots.request(live)
         self._nursery.start_soon(self._supervise, live, name=f"execution {live.id}")
         return live
 
@@ -164,7 +170,7 @@ class Executor:
         if sequence is None and not force:
             log.warning("execution %s: terminal transition to %s refused", execution_id, status)
         run.live.status = status
-        if run.child is not None:
+        if run.child is not None and run.live.held:
             try:
                 await self.supervisor.release(run.child.name)
             except sandbox.SandboxError as exc:

@@ -17,13 +17,25 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import trio
+
 import sandbox
 from workbench import store
 from workbench.executor import Executor
+from workbench.records import event_builder
 from workbench.runner import Live
 from workbench.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.recovery")
+
+
+def adoption_note(live: Live) -> str:
+    """What the journal says of an execution picked up after a restart."""
+    if live.adopted_exit is not None:
+        return "finished while the daemon was down; recorded after its restart"
+    if not live.adopted_known:
+        return "adopted after a daemon restart (its supervisor had died: the exit status will not be known)"
+    return "adopted after a daemon restart"
 
 
 def _child_info(row: dict[str, Any], directory: Path) -> sandbox.ChildInfo | None:
@@ -34,39 +46,52 @@ def _child_info(row: dict[str, Any], directory: Path) -> sandbox.ChildInfo | Non
 
 
 async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Supervisor) -> None:
-    """Submit every non-terminal execution of the store to the executor, adopted or queued."""
+    """Submit every non-terminal execution of the store to the executor, adopted or queued.
+
+    Adopted executions are journaled (an event saying so) before this returns, and they take
+    their concurrency slots before any queued execution is granted one.
+    """
     rows = await db.read(store.live_executions)
     known = supervisor.known()
-    adopted = queued = lost = 0
+    queued: list[dict[str, Any]] = []
+    found: list[Live] = []
     for row in rows:
         directory = executor.settings.executions_dir / row["id"]
         status = S(row["status"])
         info = _child_info(row, directory)
         if status is S.QUEUED and info is None:
-            executor.submit(row)
-            queued += 1
+            queued.append(row)
             continue
         live = Live(row["id"], row, status)
         child = known.get(row["id"])
         if child is not None:
+            # The supervisor outlived the daemon and still holds the tree (or its exit status).
             live.adopted, live.adopted_exit = child.info, child.status
+        elif info is not None and await supervisor.adopt(info):
+            # The supervisor died too, but the tree lives on: held again by its identity. Its exit
+            # status is the one the old supervisor recorded, if it did, else unknowable.
+            live.adopted, live.adopted_known = info, False
+        elif info is not None and (exit_status := sandbox.read_status_file(str(directory), info)) is not None:
+            # Ended, nothing of it is left, and its status file says how.
+            live.adopted, live.adopted_exit, live.held = info, exit_status, False
         elif info is not None:
-            exit_status = sandbox.read_status_file(str(directory), info)
-            if exit_status is not None:
-                live.adopted, live.adopted_exit = info, exit_status
-            elif await supervisor.adopt(info):
-                live.adopted, live.adopted_known = info, False
-            else:
-                live.reason = (
-                    "lost: the process tree was gone after a daemon restart and no exit status was "
-                    "recorded (the process supervisor had died too)"
-                )
+            live.reason = (
+                "lost: the process tree was gone after a daemon restart and no exit status was "
+                "recorded (the process supervisor had died too)"
+            )
         else:
             live.reason = "lost: the execution was being started when the daemon died"
-        if live.adopted is None:
-            lost += 1
-        else:
-            adopted += 1
-        executor.submit(row, live)
+        found.append(live)
+    # Recovery is a record too, committed before the daemon accepts work (one group commit).
+    async with trio.open_nursery() as nursery:
+        for live in found:
+            if live.adopted is not None and live.status is not S.QUEUED:
+                note = [("status", event_builder("status", message=adoption_note(live)))]
+                nursery.start_soon(executor.journal.append, live.id, note)
+    for live in found:
+        executor.submit(live.row, live)
+    for row in queued:
+        executor.submit(row)
     if rows:
-        log.info("recovery: %d adopted, %d queued, %d lost", adopted, queued, lost)
+        adopted = sum(1 for live in found if live.adopted is not None)
+        log.info("recovery: %d adopted, %d queued, %d lost", adopted, len(queued), len(found) - adopted)

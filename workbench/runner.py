@@ -21,7 +21,7 @@ import sandbox
 from workbench import launch
 from workbench.capture import Capture
 from workbench.output import OutputCapture
-from workbench.records import event_builder, now_ms
+from workbench.records import now_ms
 from workbench.status import ExecutionStatus as S
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ class Live:
     adopted: sandbox.ChildInfo | None = None
     adopted_exit: sandbox.ExitStatus | None = None
     adopted_known: bool = True
+    #: Whether the sandbox supervisor holds the tree (false: it ended and nothing of it is left).
+    held: bool = True
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:
@@ -113,7 +115,6 @@ class Run:
     async def _queued(self) -> bool:
         """Wait for a slot; True once spawned and `running`, False if it ended while queued."""
         live = self.live
-        self.ex.slots.request(live)
         with trio.move_on_at(self.deadline) as timer:
             await _wait_any(live.granted, live.kick)
         if live.stop is not None or timer.cancelled_caught:
@@ -210,7 +211,8 @@ class Run:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(capture.run)
                 async with trio.open_nursery() as watchers:
-                    watchers.start_soon(self._watch_exit)
+                    if self.live.held:
+                        watchers.start_soon(self._watch_exit)
                     if self.row["idle_timeout_ms"]:
                         watchers.start_soon(self._watch_idle, self.row["idle_timeout_ms"] / 1000)
                     why = await self._wait_stop()
@@ -244,10 +246,11 @@ class Run:
         live = self.live
         with trio.move_on_at(self.deadline):
             while True:
-                if live.stop is not None:
-                    return live.stop
+                # An exit already seen wins over a stop asked for after it: the outcome stands.
                 if self.exit_status is not None:
                     return Stop.EXITED
+                if live.stop is not None:
+                    return live.stop
                 if self.idle_fired:
                     return Stop.IDLE
                 await live.kick.wait()
@@ -264,7 +267,7 @@ class Run:
             )
             live.status = S.CANCEL_REQUESTED
             live.cancel_handled.set()
-        if why is Stop.EXITED and self._empty(name):
+        if why is Stop.EXITED and (not live.held or self._empty(name)):
             return
         else:
             grace = live.grace_ms / 1000 if why is Stop.CANCEL else 0.0
@@ -334,9 +337,11 @@ class Run:
                 await self.ex.finish(self, S.FAILED, *self._lost(live.reason or "the process tree was gone"))
             return
         if live.status is S.QUEUED:
+            # Spawned just before the previous daemon died, never recorded as running.
             await self.ex.journal.transition(
                 live.id,
                 S.RUNNING,
+                message="adopted after a daemon restart",
                 fields={
                     "started_at": now_ms(),
                     "containment": self.child.containment.value,
@@ -344,13 +349,6 @@ class Run:
                 },
             )
             live.status = S.RUNNING
-        message = "adopted after a daemon restart"
-        if self.exit_status is not None:
-            message = "finished while the daemon was down; recorded after its restart"
-        elif not live.adopted_known:
-            message += " (its supervisor had died: the exit status will not be known)"
-        await self.ex.journal.append(live.id, [("status", event_builder("status", message=message))])
-        self.ex.slots.take()
         if live.status is S.CANCEL_REQUESTED and live.stop is None:
             live.request_stop(Stop.CANCEL, row["cancel_reason"], 0)
         await self._running(offsets)

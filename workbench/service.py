@@ -27,7 +27,7 @@ from workbench.errors import (
 )
 from workbench.executor import Executor
 from workbench.ids import new_execution_id
-from workbench.journal import Journal
+from workbench.journal import Journal, Watch
 from workbench.models import (
     EXECUTION_ID,
     EXECUTION_KINDS,
@@ -92,6 +92,8 @@ class Service:
         self.db = db
         self.journal = journal
         self.executor = executor
+        #: Set when the daemon begins to stop: long-polls return what they have.
+        self.stopping = trio.Event()
 
     # -- start -------------------------------------------------------------------------------
 
@@ -268,14 +270,15 @@ class Service:
         return execution, not execution.terminal
 
     async def wait_terminal(self, execution_id: str) -> None:
-        """Return once the execution is terminal (woken by its commits, never by a timer)."""
+        """Return once the execution is terminal (woken by its commits, never by a timer), or
+        once the daemon begins to stop."""
         with self.journal.watch(execution_id) as watch:
-            while True:
+            while not self.stopping.is_set():
                 seen = watch.version
                 row = await self.db.read(lambda conn: store.get_execution(conn, execution_id))
                 if row is None or ExecutionStatus(row["status"]).terminal:
                     return
-                await watch.wait_changed(seen)
+                await wait_either(watch, seen, self.stopping)
 
     async def events(
         self, principal: Principal, execution_id: str, kind: str | None, after: int, limit: int
@@ -392,3 +395,21 @@ def _request_hash(kind: str, req: StartRequest) -> str:
 
 def visible(principal: Principal, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if principal.sees_all or r["principal"] == principal.name]
+
+
+async def wait_either(watch: Watch, seen: int, event: trio.Event) -> None:
+    """Return when the watch moved past `seen` or `event` is set."""
+    if event.is_set():
+        return
+    async with trio.open_nursery() as nursery:
+
+        async def changed() -> None:
+            await watch.wait_changed(seen)
+            nursery.cancel_scope.cancel()
+
+        async def happened() -> None:
+            await event.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(changed)
+        nursery.start_soon(happened)

@@ -1,0 +1,248 @@
+"""Promise 6, a restart is not a failure: SIGKILL the daemon, start it again, check every promise."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import procs
+from tests.conftest import TOKEN
+from tests.reliability.conftest import DaemonProcess, kill_supervisor
+
+Factory = Any
+
+
+def wait_for(predicate: Any, within_s: float = 30.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def numbered(record_lines: str) -> list[int]:
+    return [int(line) for line in record_lines.split()]
+
+
+def test_a_running_command_is_adopted_and_its_output_continues(
+    daemon_process: Factory, tmp_path: Path
+) -> None:
+    """Promise 6 (adopted): every line once, in order, and the real exit code."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    started = d.start_bash("for i in $(seq 1 30); do echo $i; sleep 0.1; done")
+    eid = started["executionId"]
+    wait_for(lambda: len(d.output(eid).split()) >= 5)
+    d.kill9()
+    time.sleep(0.5)  # it goes on writing while the daemon is down
+    d.start()
+    final = d.wait(eid)
+    assert final["status"] == "completed" and final["exitCode"] == 0
+    assert numbered(d.output(eid)) == list(range(1, 31))
+    events = d.events(eid)
+    assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
+    assert any("adopted after a daemon restart" in (e["message"] or "") for e in events)
+    assert events[-1]["status"] == "completed"
+
+
+def test_a_command_that_ends_while_the_daemon_is_down_gets_its_real_exit_code(
+    daemon_process: Factory,
+) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    started = d.start_bash("echo before; sleep 1; echo after; exit 7")
+    eid = started["executionId"]
+    wait_for(lambda: "before" in d.output(eid))
+    d.kill9()
+    time.sleep(1.5)
+    d.start()
+    final = d.wait(eid)
+    assert final["status"] == "failed" and final["exitCode"] == 7
+    assert d.output(eid) == "before\nafter\n"
+
+
+def test_one_past_its_deadline_while_the_daemon_is_down_is_killed(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    started = d.start_bash("sleep 300", timeoutMs=1500)
+    eid = started["executionId"]
+    wait_for(lambda: d.get(eid)["status"] == "running")
+    pids = procs.processes_mentioning(eid)
+    assert pids
+    d.kill9()
+    time.sleep(2)
+    d.start()
+    final = d.wait(eid)
+    assert final["status"] == "timed_out"
+    assert [p for p in pids if procs.alive(p)] == []
+
+
+def test_queued_executions_stay_queued_and_run_in_order(daemon_process: Factory, tmp_path: Path) -> None:
+    d: DaemonProcess = daemon_process(WORKBENCH_MAX_CONCURRENT_EXECUTIONS="1")
+    d.start()
+    order = tmp_path / "order"
+    ids = [d.start_bash(f"sleep 0.3; echo {i} >> {order}")["executionId"] for i in range(4)]
+    assert [d.get(i)["status"] for i in ids[1:]] == ["queued"] * 3
+    d.kill9()
+    d.start()
+    finals = [d.wait(i) for i in ids]
+    assert [f["status"] for f in finals] == ["completed"] * 4
+    assert order.read_text().split() == ["0", "1", "2", "3"]
+
+
+def test_heavy_output_across_a_crash_loses_nothing_and_duplicates_nothing(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    count = 150_000
+    started = d.start_bash(f"for i in $(seq 1 {count}); do echo $i; done; sleep 0.5")
+    eid = started["executionId"]
+    wait_for(lambda: d.get(eid)["output"]["stdoutBytes"] > 100_000)
+    d.kill9()
+    d.start()
+    final = d.wait(eid)
+    assert final["status"] == "completed"
+    assert numbered(d.output(eid)) == list(range(1, count + 1))
+
+
+def test_two_crashes_in_a_row(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("for i in $(seq 1 25); do echo $i; sleep 0.08; done")["executionId"]
+    for _ in range(2):
+        seen = len(d.output(eid).split())
+        wait_for(lambda seen=seen: len(d.output(eid).split()) >= seen + 3)
+        d.kill9()
+        time.sleep(0.3)
+        d.start()
+    final = d.wait(eid)
+    assert final["status"] == "completed"
+    assert numbered(d.output(eid)) == list(range(1, 26))
+    adopted = [e for e in d.events(eid) if "adopted" in (e["message"] or "")]
+    assert len(adopted) == 2
+
+
+def test_a_reused_pid_is_not_adopted(daemon_process: Factory, tmp_path: Path) -> None:
+    """An unrelated process with the recorded pid is neither adopted nor killed: the run is lost."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("sleep 300")["executionId"]
+    wait_for(lambda: d.get(eid)["status"] == "running")
+    tree = procs.processes_mentioning(eid)
+    d.kill9()
+    kill_supervisor(d.data_dir)
+    for pid in tree:
+        procs.kill(pid)
+    stranger = subprocess.Popen(["sleep", "300"])
+    try:
+        # Make the record point at the stranger's pid, as if the pid had been reused.
+        db = sqlite3.connect(d.data_dir / "workbench.db")
+        (child_json,) = db.execute("SELECT child_json FROM executions WHERE id = ?", (eid,)).fetchone()
+        child = json.loads(child_json)
+        child["pid"] = stranger.pid
+        with db:
+            db.execute("UPDATE executions SET child_json = ? WHERE id = ?", (json.dumps(child), eid))
+        db.close()
+        d.start()
+        final = d.wait(eid)
+        assert final["status"] == "failed"
+        assert final["error"]["code"] == "lost"
+        assert stranger.poll() is None, "the unrelated process must not be touched"
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_idempotency_keys_and_detached_state_survive_a_restart(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    body = {"command": "sleep 0.5", "background": True, "detached": True}
+    first = d.client.post("/v1/executions/workbench_bash", json=body, headers={"Idempotency-Key": "k"})
+    d.kill9()
+    d.start()
+    again = d.client.post("/v1/executions/workbench_bash", json=body, headers={"Idempotency-Key": "k"})
+    assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["executionId"] == first.json()["executionId"]
+    final = d.wait(first.json()["executionId"])
+    assert final["status"] == "completed" and final["detached"] is True
+
+
+def test_a_second_daemon_on_the_same_data_dir_is_refused(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    second = DaemonProcess(d.data_dir)
+    proc = second.start(wait=False)
+    assert proc.wait(timeout=30) == 2
+    assert "another Workbench daemon" in second.log_text()
+    second.client.close()
+    assert d.client.get("/healthz").status_code == 200
+
+
+def test_graceful_stop_kill_mode_cancels_running_executions(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("sleep 300")["executionId"]
+    wait_for(lambda: d.get(eid)["status"] == "running")
+    assert d.stop() == 0
+    assert procs.processes_mentioning(eid) == []
+    d.start()
+    final = d.get(eid)
+    assert final["status"] == "cancelled" and final["cancelReason"] == "daemon shutdown"
+
+
+def test_graceful_stop_keep_mode_leaves_them_running_for_the_next_start(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process(WORKBENCH_SHUTDOWN_MODE="keep")
+    d.start()
+    eid = d.start_bash("for i in $(seq 1 15); do echo $i; sleep 0.1; done")["executionId"]
+    wait_for(lambda: len(d.output(eid).split()) >= 2)
+    assert d.stop() == 0
+    assert procs.processes_mentioning(eid), "keep mode leaves the tree running"
+    d.env["WORKBENCH_SHUTDOWN_MODE"] = "kill"
+    d.start()
+    final = d.wait(eid)
+    assert final["status"] == "completed"
+    assert numbered(d.output(eid)) == list(range(1, 16))
+
+
+def test_a_damaged_store_is_a_clear_error(daemon_process: Factory, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    d: DaemonProcess = daemon_process(data)
+    d.start()
+    d.wait(d.start_bash("true")["executionId"])
+    d.stop()
+    with open(data / "workbench.db", "r+b") as db:
+        db.seek(0)
+        db.write(b"this is not a database" * 10)
+    for extra in ("workbench.db-wal", "workbench.db-shm"):
+        (data / extra).unlink(missing_ok=True)
+    proc = d.start(wait=False)
+    assert proc.wait(timeout=30) == 2
+    assert "damaged" in d.log_text() or "cannot be opened" in d.log_text()
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_signals_stop_the_daemon_cleanly(daemon_process: Factory, how: str) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    assert d.proc is not None
+    d.proc.send_signal(getattr(signal, how))
+    assert d.proc.wait(timeout=30) == 0
+
+
+def test_serve_rejects_a_bad_setting_naming_it(tmp_path: Path) -> None:
+    env = {
+        "WORKBENCH_DATA_DIR": str(tmp_path / "d"),
+        "WORKBENCH_TOKEN": TOKEN,
+        "WORKBENCH_MAX_CONCURENT": "3",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "serve"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "WORKBENCH_MAX_CONCURENT" in result.stderr
