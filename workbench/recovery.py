@@ -81,6 +81,8 @@ async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Super
             )
         else:
             live.reason = "lost: the execution was being started when the daemon died"
+        if live.reason is not None:
+            log.warning("recovery: execution %s %s", live.id, live.reason)
         found.append(live)
     # Recovery is a record too, committed before the daemon accepts work (one group commit).
     async with trio.open_nursery() as nursery:
