@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from workbench.models import (
 )
 
 KINDS = "<any(workbench_bash, workbench_code):kind>"
+DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 _CHUNK = 256 * 1024
 
 
@@ -166,6 +168,28 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         path, size, content_type = await svc.artifact_file(principal, execution_id, kind, name)
         return await _file_response(path, size, content_type, name)
+
+    @app.get("/v1/exits")
+    async def exits() -> Response:
+        principal = authenticate(daemon, READ)
+        unknown = set(request.args) - {"limit", "waitTimeoutMs", "leaseMs"}
+        if unknown:
+            raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+        handed = await daemon.exits.poll(
+            principal,
+            query_int("limit", 100, minimum=1, maximum=1000),
+            query_int("waitTimeoutMs", 30_000, minimum=0, maximum=settings.max_wait_timeout_ms),
+            query_int("leaseMs", 30_000, minimum=1_000, maximum=3_600_000),
+        )
+        return json_response({"exits": handed})
+
+    @app.post("/v1/exits/<delivery_id>/ack")
+    async def ack_exit(delivery_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        if not DELIVERY_ID.fullmatch(delivery_id):
+            raise NotFound(f"no exit {delivery_id!r}")
+        await daemon.exits.ack(principal, delivery_id)
+        return Response("", status=204)
 
     @app.get("/v1/images")
     async def images() -> Response:

@@ -22,6 +22,7 @@ import sandbox
 from workbench import auth, store
 from workbench.errors import ConfigError
 from workbench.executor import Executor
+from workbench.exits import ExitsFeed, Webhook
 from workbench.follow import Inotify
 from workbench.images import Image, default_images_dir, load_images
 from workbench.journal import Journal
@@ -43,6 +44,7 @@ class Daemon:
     images: dict[str, Image]
     capabilities: sandbox.Capabilities
     token_created: bool
+    exits: ExitsFeed
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -124,7 +126,10 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             nursery=executions,
                         )
                         service = Service(settings=settings, db=db, journal=journal, executor=executor)
+                        exits = ExitsFeed(db, journal, service.stopping)
                         await recover(executor, db, supervisor)
+                        if settings.exit_webhook_url is not None:
+                            outer.start_soon(Webhook(settings.exit_webhook_url, exits, db).run)
                         daemon = Daemon(
                             settings=settings,
                             service=service,
@@ -133,6 +138,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             images=images,
                             capabilities=caps,
                             token_created=created,
+                            exits=exits,
                         )
                         try:
                             yield daemon

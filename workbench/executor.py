@@ -24,7 +24,7 @@ from workbench.follow import Inotify
 from workbench.ids import new_delivery_id
 from workbench.images import Image
 from workbench.journal import Journal
-from workbench.records import event_builder, now_ms
+from workbench.records import event_builder, format_time, now_ms
 from workbench.runner import Live, Outcome, Run, Stop
 from workbench.settings import Settings
 from workbench.status import ExecutionStatus as S
@@ -207,11 +207,8 @@ class Executor:
         execution_id = run.live.id
 
         def save(conn: sqlite3.Connection) -> None:
-            detached = conn.execute(
-                "SELECT detached, metadata_json FROM executions WHERE id = ?", (execution_id,)
-            )
-            found = detached.fetchone()
-            if found is None or not found[0]:
+            found = store.detached_metadata(conn, execution_id)
+            if found is None:
                 return
             # Read only for a detached execution, inside the transaction that decides it.
             tails = {name: _tail(directory / name) for name in ("stdout", "stderr")}
@@ -222,10 +219,10 @@ class Executor:
                 "exitCode": outcome.exit_code,
                 "signal": outcome.signal,
                 "error": outcome.error,
-                "metadata": json.loads(found[1]) if found[1] is not None else None,
+                "metadata": json.loads(found) if found else None,
                 "stdoutTail": tails["stdout"],
                 "stderrTail": tails["stderr"],
-                "finishedAt": fields.get("finished_at"),
+                "finishedAt": format_time(fields.get("finished_at")),
             }
             store.insert_exit(conn, new_delivery_id(), execution_id, row["principal"], body, now_ms())
 

@@ -46,8 +46,9 @@ class Journal:
     def __init__(self, db: Store) -> None:
         self._db = db
         self._watches: dict[str, Watch] = {}
-        #: Woken after every terminal transition (the exits feed and `wait` on many listen here).
-        self.terminal_watch = Watch()
+        #: Woken after every terminal transition (which may save an exit) and whenever an exit's
+        #: lease changes: the exits feed's long-polls sleep on it.
+        self.exits_watch = Watch()
 
     @contextlib.contextmanager
     def watch(self, execution_id: str) -> Iterator[Watch]:
@@ -63,17 +64,15 @@ class Journal:
             if w.users == 0 and self._watches.get(execution_id) is w:
                 del self._watches[execution_id]
 
-    def _notify(self, execution_id: str) -> None:
+    def notify(self, execution_id: str) -> None:
+        """Wake the watchers of an execution (after a commit that touched it)."""
         w = self._watches.get(execution_id)
         if w is not None:
             w._bump()
 
-    async def create(self, row: dict[str, Any], *, message: str | None = None) -> None:
-        """Insert a new execution row and its first status event (sequence 1) in one transaction."""
-        build = event_builder("status", timestamp=row["created_at"], message=message)
-        await self._db.write(
-            lambda conn: store.insert_execution(conn, row, build), lambda _: self._notify(row["id"])
-        )
+    def notify_exits(self) -> None:
+        """Wake the exits feed's long-polls (an exit's lease changed)."""
+        self.exits_watch._bump()
 
     async def transition(
         self,
@@ -105,9 +104,9 @@ class Journal:
 
         def committed(sequence: int | None) -> None:
             if sequence is not None:
-                self._notify(execution_id)
+                self.notify(execution_id)
                 if target.terminal:
-                    self.terminal_watch._bump()
+                    self.exits_watch._bump()
 
         return await self._db.write(job, committed)
 
@@ -137,7 +136,7 @@ class Journal:
             return last
 
         return await self._db.write(
-            job, lambda last: self._notify(execution_id) if last is not None else None
+            job, lambda last: self.notify(execution_id) if last is not None else None
         )
 
     async def update(self, execution_id: str, fields: Mapping[str, Any]) -> None:

@@ -126,7 +126,7 @@ class Service:
             store.insert_execution(conn, row, _first_event(row))
             return row, True
 
-        created_row, created = await self.db.write(create, lambda r: self.journal._notify(r[0]["id"]))
+        created_row, created = await self.db.write(create, lambda r: self.journal.notify(r[0]["id"]))
         if not created:
             return await self._replay(created_row, request_hash, wait_ms)
         self.executor.submit(created_row)

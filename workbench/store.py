@@ -392,6 +392,16 @@ def set_detached(conn: sqlite3.Connection, execution_id: str) -> bool:
     return cur.rowcount == 1
 
 
+def detached_metadata(conn: sqlite3.Connection, execution_id: str) -> str | None:
+    """The metadata JSON of a detached execution ("" when it has none); None if not detached."""
+    found = conn.execute(
+        "SELECT detached, metadata_json FROM executions WHERE id = ?", (execution_id,)
+    ).fetchone()
+    if found is None or not found[0]:
+        return None
+    return found[1] or ""
+
+
 def get_execution(conn: sqlite3.Connection, execution_id: str) -> Row | None:
     found = conn.execute("SELECT * FROM executions WHERE id = ?", (execution_id,)).fetchone()
     return dict(found) if found is not None else None
@@ -562,6 +572,13 @@ def next_exit_lease_end(conn: sqlite3.Connection, principal: str | None) -> int 
     found = conn.execute(f"SELECT min(lease_until) FROM exits WHERE {where}", args).fetchone()
     value: int | None = found[0]
     return value
+
+
+def extend_exit_lease(conn: sqlite3.Connection, delivery_id: str, until: int) -> None:
+    """Hide an unacked exit until `until` (ms): when a failed delivery is tried again."""
+    conn.execute(
+        "UPDATE exits SET lease_until = ? WHERE delivery_id = ? AND acked_at IS NULL", (until, delivery_id)
+    )
 
 
 def ack_exit(conn: sqlite3.Connection, delivery_id: str, principal: str | None, now: int) -> bool:

@@ -266,3 +266,37 @@ def test_when_the_supervisor_dies_too_the_tree_is_adopted_by_identity(daemon_pro
     assert "exit status" in final["error"]["message"]
     assert numbered(d.output(eid)) == list(range(1, 41))
     assert procs.processes_mentioning(eid) == []
+
+
+def poll_exits(d: DaemonProcess, wait_ms: int = 0, lease_ms: int = 1000) -> list[dict[str, Any]]:
+    response = d.client.get("/v1/exits", params={"waitTimeoutMs": wait_ms, "leaseMs": lease_ms})
+    assert response.status_code == 200, response.text
+    exits: list[dict[str, Any]] = response.json()["exits"]
+    return exits
+
+
+def test_an_exit_handed_out_but_not_acked_is_delivered_again_after_a_crash(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("echo done", detached=True)["executionId"]
+    first = poll_exits(d, wait_ms=10_000)
+    assert [(e["executionId"], e["attempt"]) for e in first] == [(eid, 1)]
+    d.kill9()
+    d.start()
+    again = poll_exits(d, wait_ms=10_000)
+    assert [(e["deliveryId"], e["attempt"]) for e in again] == [(first[0]["deliveryId"], 2)]
+    assert d.client.post(f"/v1/exits/{again[0]['deliveryId']}/ack").status_code == 204
+    assert poll_exits(d, wait_ms=1500) == []
+
+
+def test_an_exit_that_happens_while_the_daemon_is_down_is_delivered(daemon_process: Factory) -> None:
+    """The daemon dies between the process's exit and the terminal commit: recovery saves the exit."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("sleep 0.5; exit 5", detached=True)["executionId"]
+    wait_for(lambda: d.get(eid)["status"] == "running")
+    d.kill9()
+    time.sleep(1)
+    d.start()
+    exits = poll_exits(d, wait_ms=10_000)
+    assert [(e["executionId"], e["status"], e["exitCode"]) for e in exits] == [(eid, "failed", 5)]
