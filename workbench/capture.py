@@ -211,7 +211,8 @@ class Capture:
             events.append(self._event(item))
         events.extend(self._progress_events(final=final))
         now = trio.current_time()
-        if events or final or (self._counters_dirty and now - self._counters_at >= _COUNTERS_EVERY):
+        # At the end, counters go with the terminal status (see `fields`); no write of their own.
+        if events or (not final and self._counters_dirty and now - self._counters_at >= _COUNTERS_EVERY):
             await self._append(events)
 
     async def _read_past_budget(self, s: _Stream) -> int:

@@ -19,7 +19,7 @@ import trio
 from workbench import store
 from workbench.records import EventBuilder, event_builder, now_ms
 from workbench.status import ExecutionStatus, sources_of
-from workbench.store import Store
+from workbench.store import Pending, Store
 
 
 @dataclass(eq=False)
@@ -92,6 +92,31 @@ class Journal:
         Returns the event's sequence, or None when the execution was not in a status from which
         `target` may be reached: then nothing at all was written (terminal is final).
         """
+        pending = self.begin_transition(
+            execution_id,
+            target,
+            fields=fields,
+            message=message,
+            exit_code=exit_code,
+            signal=signal,
+            error=error,
+            also=also,
+        )
+        return await pending.result()
+
+    def begin_transition(
+        self,
+        execution_id: str,
+        target: ExecutionStatus,
+        *,
+        fields: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        exit_code: int | None = None,
+        signal: str | None = None,
+        error: dict[str, str] | None = None,
+        also: Callable[[sqlite3.Connection, int], None] | None = None,
+    ) -> Pending[int | None]:
+        """`transition`, queued now and awaited later: later writes commit after it."""
         columns: dict[str, Any] = dict(fields or {})
         build = event_builder("status", message=message, exit_code=exit_code, signal=signal, error=error)
         sources = sources_of(target)
@@ -108,7 +133,7 @@ class Journal:
                 if target.terminal:
                     self.exits_watch._bump()
 
-        return await self._db.write(job, committed)
+        return self._db.submit(job, committed)
 
     async def append(
         self,
@@ -135,9 +160,7 @@ class Journal:
                 also(conn)
             return last
 
-        return await self._db.write(
-            job, lambda last: self.notify(execution_id) if last is not None else None
-        )
+        return await self._db.write(job, lambda last: self.notify(execution_id) if last is not None else None)
 
     async def update(self, execution_id: str, fields: Mapping[str, Any]) -> None:
         """Set non-status columns (counters, child info); wakes nobody."""

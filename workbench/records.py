@@ -65,6 +65,29 @@ def event_builder(
     return build
 
 
+#: The columns a new execution row gets from the schema's defaults (see sql/0001_initial.sql).
+_NEW_ROW_DEFAULTS: dict[str, Any] = {
+    "started_at": None,
+    "finished_at": None,
+    "exit_code": None,
+    "signal": None,
+    "error_code": None,
+    "error_message": None,
+    "cancel_reason": None,
+    "stdout_bytes": 0,
+    "stderr_bytes": 0,
+    "event_bytes": 0,
+    "truncated": 0,
+    "last_sequence": 1,
+    "containment": None,
+}
+
+
+def new_row_defaults(row: dict[str, Any]) -> dict[str, Any]:
+    """A just-inserted row with the columns the store filled in, to render it without a read."""
+    return {**_NEW_ROW_DEFAULTS, **row}
+
+
 def execution_from_row(row: dict[str, Any], artifacts: list[dict[str, Any]]) -> Execution:
     """The wire record of a store row and its artifact rows."""
     error = None

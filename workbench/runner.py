@@ -162,16 +162,18 @@ class Run:
                     Outcome(S.FAILED, error=error),
                 )
             return False
-        with trio.CancelScope(shield=True):
-            await self.ex.journal.transition(
-                self.live.id,
-                S.RUNNING,
-                fields={
-                    "started_at": now_ms(),
-                    "containment": self.child.containment.value,
-                    "child_json": json.dumps(self.child.to_dict()),
-                },
-            )
+        # Queued, not awaited: it commits before anything this execution writes later (often in
+        # the same transaction as its end, for a short command), and a crash before it commits
+        # is recovered from the supervisor's proc file.
+        self.ex.journal.begin_transition(
+            self.live.id,
+            S.RUNNING,
+            fields={
+                "started_at": now_ms(),
+                "containment": self.child.containment.value,
+                "child_json": json.dumps(self.child.to_dict()),
+            },
+        )
         self.live.status = S.RUNNING
         return True
 

@@ -36,7 +36,7 @@ from workbench.models import (
     StartCodeRequest,
     StartRequest,
 )
-from workbench.records import execution_from_row, now_ms
+from workbench.records import execution_from_row, new_row_defaults, now_ms
 from workbench.settings import Settings
 from workbench.status import ExecutionStatus
 
@@ -130,7 +130,8 @@ class Service:
         if not created:
             return await self._replay(created_row, request_hash, wait_ms)
         self.executor.submit(created_row)
-        execution = await self.get(principal, created_row["id"])
+        # Rendered from the row just written: the execution is new, queued, without artifacts.
+        execution = execution_from_row(new_row_defaults(created_row), [])
         return Started(execution, replayed=False, wait_ms=wait_ms)
 
     async def _replay(self, row: dict[str, Any], request_hash: str, wait_ms: int | None) -> Started:

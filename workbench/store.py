@@ -49,6 +49,22 @@ class _Job(Generic[T]):
 _STOP = object()
 
 
+class Pending(Generic[T]):
+    """A submitted write."""
+
+    def __init__(self, job: _Job[T]) -> None:
+        self._job = job
+
+    async def result(self) -> T:
+        """Wait (shielded) until it is committed; its result, or what it raised."""
+        with trio.CancelScope(shield=True):
+            await self._job.done.wait()
+        if self._job.error is not None:
+            raise self._job.error
+        result: T = self._job.result
+        return result
+
+
 def migrations() -> list[tuple[int, str, str]]:
     """The numbered migration files, in order: (version, name, sql)."""
     found = []
@@ -173,16 +189,21 @@ class Store:
             Unavailable: the store failed (for example the disk is full).
             Exception: whatever `fn` raised; its changes are rolled back, other jobs' are not.
         """
+        return await self.submit(fn, on_commit).result()
+
+    def submit(
+        self, fn: Callable[[sqlite3.Connection], T], on_commit: Callable[[T], None] | None = None
+    ) -> Pending[T]:
+        """Queue a write now (writes commit in the order they are submitted); await it later.
+
+        Raises:
+            Unavailable: the store failed (for example the disk is full).
+        """
         if self.failed is not None:
             raise Unavailable(f"the store failed: {self.failed}")
         job: _Job[T] = _Job(fn, on_commit)
         self._writes.put(job)
-        with trio.CancelScope(shield=True):
-            await job.done.wait()
-        if job.error is not None:
-            raise job.error
-        result: T = job.result
-        return result
+        return Pending(job)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on a reader connection (a consistent snapshot) and return its result."""
