@@ -81,22 +81,33 @@ class DisplayHub:
 
 
 class Displays:
-    """Every execution's display hub, created when a follower arrives, dropped when the last leaves."""
+    """Every execution's display hub, created when a follower arrives, dropped when the last leaves.
+
+    It also counts the bytes each execution published past its budget, so that a follower who
+    arrives late is told (as missed bytes, hence a `gap`) that the display does not continue
+    where the journal ends.
+    """
 
     def __init__(self) -> None:
         self._hubs: dict[str, DisplayHub] = {}
+        self._published: dict[str, int] = {}
 
     def publish(self, execution_id: str, stream: str, data: bytes) -> None:
+        self._published[execution_id] = self._published.get(execution_id, 0) + len(data)
         hub = self._hubs.get(execution_id)
         if hub is not None:
             hub.publish(stream, data)
+
+    def forget(self, execution_id: str) -> None:
+        """The execution ended: nothing more will be published for it."""
+        self._published.pop(execution_id, None)
 
     @contextlib.contextmanager
     def follow(self, execution_id: str) -> Iterator[DisplayFollower]:
         hub = self._hubs.get(execution_id)
         if hub is None:
             hub = self._hubs[execution_id] = DisplayHub()
-        follower = DisplayFollower()
+        follower = DisplayFollower(missed_bytes=self._published.get(execution_id, 0))
         hub.followers.add(follower)
         try:
             yield follower

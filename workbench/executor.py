@@ -170,6 +170,7 @@ class Executor:
         if sequence is None and not force:
             log.warning("execution %s: terminal transition to %s refused", execution_id, status)
         run.live.status = status
+        self.displays.forget(execution_id)
         if run.child is not None and run.live.held:
             try:
                 await self.supervisor.release(run.child.name)

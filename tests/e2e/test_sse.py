@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import trio
 
+from tests import procs
 from tests.conftest import TOKEN, DaemonHandle, daemon_settings
 from tests.sse import Frame, collect, frames
 
@@ -220,3 +221,28 @@ async def test_live_followers_see_the_output_past_the_budget(make_daemon: Any) -
     assert journaled + displayed + missed == total
     assert stream[-1].id == final["lastSequence"] and stream[-1].json["status"] == "completed"
     assert [f.event for f in stream if f.id is not None].count("output_truncated") == 1
+
+
+async def test_a_follower_who_arrives_past_the_budget_is_told_what_it_missed(
+    make_daemon: Any, tmp_path: Path
+) -> None:
+    """A late follower's display does not continue the journal: its first display frame is a gap."""
+    wb: DaemonHandle = await make_daemon(execution_event_output_budget_bytes=10_000)
+    started = await wb.start(
+        "head -c 50000 /dev/zero | tr '\\0' x; echo; while [ ! -e go ]; do sleep 0.02; done; echo tail",
+        cwd=str(tmp_path),
+    )
+    eid = started["executionId"]
+    await procs.eventually(lambda: (wb.data_dir / "executions" / eid / "stdout").exists())
+    record = await wb.wait(eid, wait_ms=0)
+    while not record["output"]["truncated"] or record["output"]["stdoutBytes"] < 50_001:
+        record = await wb.wait(eid, wait_ms=50)
+    got: list[Frame] = []
+    async with wb.client.stream("GET", f"/v1/executions/{eid}/events/stream") as response:
+        (tmp_path / "go").touch()
+        async for frame in frames(response):
+            got.append(frame)
+    display = [f for f in got if f.id is None and f.event in {"output", "gap"}]
+    assert display[0].event == "gap"
+    assert json.loads(display[0].data)["missedBytes"] >= 50_001 - 10_000
+    assert [f.json["outputDelta"] for f in display[1:]] == ["tail\n"]
