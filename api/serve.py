@@ -6,7 +6,6 @@ import logging
 import os
 import signal
 import sys
-from functools import partial
 from typing import Any
 
 import trio
@@ -44,14 +43,15 @@ async def serve(
     settings: Settings,
     *,
     shutdown: trio.Event | None = None,
-    handle_signals: bool = False,
+    hurry: trio.Event | None = None,
     task_status: trio.TaskStatus[tuple[Daemon, list[str]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the daemon until `shutdown` is set (or, with `handle_signals`, SIGTERM/SIGINT arrives).
+    """Run the daemon until `shutdown` is set; `hurry` cuts the wait for in-flight responses.
 
     Reports (daemon, bound addresses) through `task_status` once it accepts requests.
     """
     shutdown = shutdown if shutdown is not None else trio.Event()
+    hurry = hurry if hurry is not None else trio.Event()
     async with open_daemon(settings) as daemon:
         app = create_app(daemon)
         config = hypercorn_config(settings)
@@ -70,16 +70,8 @@ async def serve(
                 "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
             )
 
-        async def stop_on_signal() -> None:
-            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    shutdown.set()
-                    return
-
         tracked = InFlight(app)
         async with trio.open_nursery() as nursery:
-            if handle_signals:
-                nursery.start_soon(stop_on_signal)
             binds: list[str] = await nursery.start(
                 _serve_app, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets
             )
@@ -90,7 +82,7 @@ async def serve(
             # would otherwise hold it for the whole graceful period.
             daemon.begin_stop()
             with trio.move_on_after(GRACEFUL_S):
-                await tracked.wait_idle()
+                await _first_of(tracked.wait_idle, hurry.wait)
             nursery.cancel_scope.cancel()
         if settings.unix_socket is not None:
             settings.unix_socket.unlink(missing_ok=True)
@@ -134,14 +126,35 @@ def run(settings: Settings) -> int:
     """`workbench serve`: serve until stopped; returns the process exit status."""
 
     async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            daemon, binds = await nursery.start(partial(serve, settings, handle_signals=True))
-            where = ", ".join(binds)
-            print(f"workbench: listening on {where}", file=sys.stderr, flush=True)
-            print(f"workbench: data dir {settings.data_dir}", file=sys.stderr, flush=True)
-            if settings.token is None:
-                state = "generated" if daemon.token_created else "stored"
-                print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
+        shutdown, hurry = trio.Event(), trio.Event()
+        # Signals stay caught until the very end: a second one must not kill the daemon while it
+        # stops its executions (it only cuts the wait for in-flight responses).
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def on_signals() -> None:
+                    async for signum in signals:
+                        name = signal.Signals(signum).name
+                        if shutdown.is_set():
+                            log.warning("%s again: not waiting for in-flight requests", name)
+                            hurry.set()
+                        else:
+                            log.info("%s: stopping", name)
+                            shutdown.set()
+
+                async def serve_until_stopped(
+                    *, task_status: trio.TaskStatus[tuple[Daemon, list[str]]]
+                ) -> None:
+                    await serve(settings, shutdown=shutdown, hurry=hurry, task_status=task_status)
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(on_signals)
+                daemon, binds = await nursery.start(serve_until_stopped)
+                print(f"workbench: listening on {', '.join(binds)}", file=sys.stderr, flush=True)
+                print(f"workbench: data dir {settings.data_dir}", file=sys.stderr, flush=True)
+                if settings.token is None:
+                    state = "generated" if daemon.token_created else "stored"
+                    print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
 
     try:
         trio.run(main)
@@ -152,6 +165,18 @@ def run(settings: Settings) -> int:
             raise
         raise _first(config_errors) from None
     return 0
+
+
+async def _first_of(*waits: Any) -> None:
+    """Return when the first of `waits` returns."""
+    async with trio.open_nursery() as nursery:
+
+        async def one(wait: Any) -> None:
+            await wait()
+            nursery.cancel_scope.cancel()
+
+        for wait in waits:
+            nursery.start_soon(one, wait)
 
 
 def _first(group: BaseExceptionGroup[ConfigError]) -> ConfigError:

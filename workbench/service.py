@@ -221,10 +221,11 @@ class Service:
         if found is None:
             raise NotFound(f"no execution {execution_id}")
         row, artifacts = found
-        if (kind is not None and row["kind"] != kind) or not (
-            principal.sees_all or row["principal"] == principal.name
-        ):
-            raise NotFound(f"no execution {execution_id}" + (f" of kind {kind}" if kind else ""))
+        if not (principal.sees_all or row["principal"] == principal.name):
+            # Exactly what an id that was never made gets: existence does not leak.
+            raise NotFound(f"no execution {execution_id}")
+        if kind is not None and row["kind"] != kind:
+            raise NotFound(f"no execution {execution_id} of kind {kind}")
         return row, artifacts
 
     async def list(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -100,6 +101,10 @@ def prepare(path: Path) -> None:
         ConfigError: the file is damaged, not a database, or newer than this Workbench.
     """
     try:
+        # The store holds every principal's commands and output: only this user may read it.
+        # SQLite gives its -wal and -shm files the database file's mode.
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        os.chmod(path, 0o600)
         conn = connect(path)
         try:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]

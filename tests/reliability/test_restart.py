@@ -300,3 +300,16 @@ def test_an_exit_that_happens_while_the_daemon_is_down_is_delivered(daemon_proce
     d.start()
     exits = poll_exits(d, wait_ms=10_000)
     assert [(e["executionId"], e["status"], e["exitCode"]) for e in exits] == [(eid, "failed", 5)]
+
+
+def test_a_second_signal_during_the_stop_does_not_abandon_the_executions(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    ids = [d.start_bash("sleep 300")["executionId"] for _ in range(12)]
+    wait_for(lambda: all(d.get(i)["status"] == "running" for i in ids))
+    assert d.proc is not None
+    d.proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    d.proc.send_signal(signal.SIGTERM)
+    assert d.proc.wait(timeout=30) == 0
+    assert [i for i in ids if procs.processes_mentioning(i)] == []
