@@ -20,13 +20,13 @@ from typing import Any
 
 import trio
 
-from workbench.follow import FileWatch, Inotify
+from workbench.follow import IN_CREATE, Inotify
 from workbench.journal import Journal
 from workbench.output import STREAMS, Delta, OutputCapture, OutputTruncated, Stream
 from workbench.records import EventBuilder, event_builder
 
 _CHUNK = 1024 * 1024
-_BIG_CHUNK = 1024 * 1024
+_BIG_CHUNK = 4 * 1024 * 1024
 #: Most event bytes gathered before they are appended, so memory stays bounded.
 _APPEND_AT = 1024 * 1024
 #: Counters alone (past the budget) are written at most this often.
@@ -43,7 +43,6 @@ class _Stream:
     #: Bytes read (and fed, hashed) so far.
     offset: int = 0
     hasher: Any = None  # hashlib sha256 object, or None when the prefix was not hashed here
-    watch: FileWatch | None = None
 
 
 @dataclass
@@ -68,10 +67,9 @@ class Capture:
         flush_ms: int,
         offsets: dict[str, int] | None = None,
         progress_offset: int = 0,
-        on_display: Callable[[str, bytes], None] | None = None,
+        on_display: Callable[[str, bytes | memoryview], None] | None = None,
     ) -> None:
         self._journal = journal
-        self._inotify = inotify
         self._id = execution_id
         self._dir = directory
         self.output = output
@@ -82,10 +80,11 @@ class Capture:
             s.hasher = hashlib.sha256() if s.offset == 0 else None
         self._progress_path = directory / "progress"
         self._progress_offset = progress_offset
-        self._progress_watch: FileWatch | None = None
         self._progress_fd = -1
         self._finish = trio.Event()
+        self._watches = inotify.group()
         self._on_display = on_display
+        self._buffer: memoryview | None = None
         self._counters_at = 0.0
         self._counters_dirty = False
         #: trio time of the last output seen; the idle timeout watches it.
@@ -99,6 +98,7 @@ class Capture:
     def finish(self) -> None:
         """Ask `run` to read everything that is left, journal it, and return (the tree is dead)."""
         self._finish.set()
+        self._watches.interrupt()
 
     async def run(self) -> None:
         """Follow until `finish()`; then drain to the end of the files and return."""
@@ -106,13 +106,16 @@ class Capture:
             self._open()
             while True:
                 finishing = self._finish.is_set()
-                seen = self._versions()
+                seen = self._watches.version
+                # Re-armed before the files are read: a write from now on wakes us.
+                self._watches.arm()
                 await self._pump(final=finishing)
                 if finishing:
                     break
                 flushed_at = trio.current_time()
-                await self._wait_changed(seen)
-                # Coalesce: a chatty process is journaled at most once per flush interval.
+                await self._watches.wait(seen)
+                # Coalesce: a chatty process is journaled at most once per flush interval (and,
+                # its one-shot watch spent meanwhile, raises no event per write).
                 if not self._finish.is_set():
                     with trio.move_on_at(flushed_at + self._flush_s):
                         await self._finish.wait()
@@ -126,58 +129,28 @@ class Capture:
         for s in self._streams:
             s.path.touch(mode=0o600, exist_ok=True)
             s.fd = os.open(s.path, os.O_RDONLY | os.O_CLOEXEC)
-            s.watch = self._inotify.add(str(s.path))
-        if self._progress_path.exists():
-            self._open_progress()
-        else:
+            self._watches.add(str(s.path))
+        if not self._open_progress():
             # The process may create it later: watch the directory for its creation.
-            self._progress_watch = self._inotify.add(str(self._dir), mask=0x100)  # IN_CREATE
+            self._watches.add(str(self._dir), IN_CREATE)
 
-    def _open_progress(self) -> None:
-        if self._progress_watch is not None:
-            self._inotify.remove(self._progress_watch)
+    def _open_progress(self) -> bool:
         try:
             self._progress_fd = os.open(self._progress_path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
-            self._progress_watch = None
-            return
-        self._progress_watch = self._inotify.add(str(self._progress_path))
+            return False
+        self._watches.add(str(self._progress_path))
+        return True
 
     def _close(self) -> None:
         for s in self._streams:
-            if s.watch is not None:
-                self._inotify.remove(s.watch)
-                s.watch = None
             if s.fd >= 0:
                 os.close(s.fd)
                 s.fd = -1
-        if self._progress_watch is not None:
-            self._inotify.remove(self._progress_watch)
-            self._progress_watch = None
         if self._progress_fd >= 0:
             os.close(self._progress_fd)
             self._progress_fd = -1
-
-    def _versions(self) -> tuple[int, ...]:
-        watches = [s.watch for s in self._streams] + [self._progress_watch]
-        return tuple(w.version if w is not None else -1 for w in watches)
-
-    async def _wait_changed(self, seen: tuple[int, ...]) -> None:
-        async with trio.open_nursery() as nursery:
-
-            async def waiter(watch: FileWatch, version: int) -> None:
-                await watch.wait_changed(version)
-                nursery.cancel_scope.cancel()
-
-            async def finisher() -> None:
-                await self._finish.wait()
-                nursery.cancel_scope.cancel()
-
-            watches = [s.watch for s in self._streams] + [self._progress_watch]
-            for watch, version in zip(watches, seen, strict=True):
-                if watch is not None:
-                    nursery.start_soon(waiter, watch, version)
-            nursery.start_soon(finisher)
+        self._watches.close()
 
     async def _pump(self, *, final: bool) -> None:
         """Read what is new in every file, journal it (flushing partial deltas), update counters."""
@@ -216,26 +189,33 @@ class Capture:
             await self._append(events)
 
     async def _read_past_budget(self, s: _Stream) -> int:
-        """Past the budget nothing more is journaled; bytes are hashed (off the trio thread)."""
+        """Past the budget nothing more is journaled; bytes are hashed (off the trio thread).
+
+        Reads go into one reused buffer: a fresh megabyte object per read would cost the
+        allocator a mapping and the kernel a page fault per page, at gigabytes of output.
+        """
         size = os.fstat(s.fd).st_size
         if size <= s.offset:
             return 0
-        count = min(size - s.offset, _BIG_CHUNK)
+        if self._buffer is None:
+            self._buffer = memoryview(bytearray(_BIG_CHUNK))
+        view = self._buffer[: min(size - s.offset, _BIG_CHUNK)]
         hasher, fd, offset = s.hasher, s.fd, s.offset
 
-        def work() -> bytes:
-            data = os.pread(fd, count, offset)
+        def work() -> int:
+            got = os.preadv(fd, [view], offset)
             if hasher is not None:
-                hasher.update(data)
-            return data
+                hasher.update(view[:got])
+            return got
 
-        data = await trio.to_thread.run_sync(work)
-        s.offset += len(data)
+        got = await trio.to_thread.run_sync(work)
+        data = view[:got]
+        s.offset += got
         self.last_output = trio.current_time()
         self.output.feed(s.name, data)  # past the budget this only counts the bytes
         if self._on_display is not None:
             self._on_display(s.name, data)
-        return len(data)
+        return got
 
     def _display_unjournaled(self) -> None:
         """At the budget's edge: bytes already read but not journaled go to the live display."""
@@ -259,11 +239,8 @@ class Capture:
         )
 
     def _progress_events(self, *, final: bool) -> list[tuple[str, EventBuilder]]:
-        if self._progress_fd < 0:
-            if self._progress_watch is not None and self._progress_path.exists():
-                self._open_progress()
-            if self._progress_fd < 0:
-                return []
+        if self._progress_fd < 0 and not self._open_progress():
+            return []
         events: list[tuple[str, EventBuilder]] = []
         while True:
             data = os.pread(self._progress_fd, 64 * 1024, self._progress_offset)

@@ -65,7 +65,7 @@ class DisplayHub:
     followers: set[DisplayFollower] = field(default_factory=set)
     _decoders: dict[str, codecs.IncrementalDecoder] = field(default_factory=dict)
 
-    def publish(self, stream: str, data: bytes) -> None:
+    def publish(self, stream: str, data: bytes | memoryview) -> None:
         """Hand `data` (bytes of `stream`, in order) to every follower."""
         decoder = self._decoders.get(stream)
         if decoder is None:
@@ -92,7 +92,7 @@ class Displays:
         self._hubs: dict[str, DisplayHub] = {}
         self._published: dict[str, int] = {}
 
-    def publish(self, execution_id: str, stream: str, data: bytes) -> None:
+    def publish(self, execution_id: str, stream: str, data: bytes | memoryview) -> None:
         self._published[execution_id] = self._published.get(execution_id, 0) + len(data)
         hub = self._hubs.get(execution_id)
         if hub is not None:

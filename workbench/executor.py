@@ -231,10 +231,10 @@ class Executor:
 
     # -- live display past the budget (SSE followers) -------------------------------------------
 
-    def display_sink(self, execution_id: str) -> Callable[[str, bytes], None]:
+    def display_sink(self, execution_id: str) -> Callable[[str, bytes | memoryview], None]:
         displays = self.displays
 
-        def publish(stream: str, data: bytes) -> None:
+        def publish(stream: str, data: bytes | memoryview) -> None:
             displays.publish(execution_id, stream, data)
 
         return publish
