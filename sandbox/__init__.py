@@ -34,6 +34,11 @@ Containment (`Containment`; AUTO picks the strongest available, recorded in Chil
 Limits (`Limits`) use the memory and pids cgroup controllers (v2, else v1) where available,
 and rlimits always. `ExitStatus.limit` names the limit that killed the leader.
 
+Bubblewrap (`Bubblewrap`, `SandboxLayout`, `sandboxed_argv`, `probe_bubblewrap`): the command
+line that runs an argv isolated (read-only host root, private /tmp, no network but a loopback,
+its own pid namespace, no capabilities); it is an ordinary argv for `SpawnSpec`, contained and
+killed like any other tree.
+
 Recovery without a shim: `read_proc_file` and `read_status_file` read what the shim wrote in
 the execution's directory; `process_alive` checks a (pid, start time) identity.
 
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, probe_bubblewrap, sandboxed_argv
 from ._detect import Capabilities, detect
 from ._errors import (
     ContainmentUnavailable,
@@ -77,7 +83,9 @@ __all__ = [
     "LIMIT_CPU",
     "LIMIT_FILE_SIZE",
     "LIMIT_OOM",
+    "PRIVATE_DIRS",
     "UNKNOWN_EXIT",
+    "Bubblewrap",
     "Capabilities",
     "ChildInfo",
     "Containment",
@@ -87,6 +95,7 @@ __all__ = [
     "Limits",
     "NotEmpty",
     "SandboxError",
+    "SandboxLayout",
     "ShimRefused",
     "SpawnError",
     "SpawnSpec",
@@ -95,9 +104,11 @@ __all__ = [
     "UnknownExecution",
     "detect",
     "open_supervisor",
+    "probe_bubblewrap",
     "process_alive",
     "read_proc_file",
     "read_status_file",
+    "sandboxed_argv",
     "validate_name",
 ]
 

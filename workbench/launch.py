@@ -6,6 +6,7 @@ import json
 import os
 import pwd
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,22 +63,46 @@ def resolve_language(image: Image, language: str) -> None:
 def resolve_cwd(image: Image, workspace: Path, cwd: str | None) -> str:
     """The working directory of a new execution: the session's workspace unless `cwd` is given.
 
-    The workspace is made on first use. Raises InvalidRequest for a `cwd` that is not an
-    accessible directory.
+    Creates nothing: the workspace is made on first use, when the execution starts (see
+    `prepare_directory`), so that a refused request leaves none behind. On a sandboxed image,
+    `cwd` must lie inside the workspace once symlinks are resolved, and the real path is
+    returned. Raises InvalidRequest for a `cwd` that is not an accessible directory, or that is
+    outside the workspace on a sandboxed image.
     """
     if cwd is None:
-        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return str(workspace)
+        return os.path.realpath(workspace) if image.sandboxed else str(workspace)
     path = Path(cwd)
+    if image.sandboxed:
+        real = os.path.realpath(cwd)
+        if not _inside(real, os.path.realpath(workspace)):
+            raise _cwd_error(
+                f"{cwd} is outside the session's workspace {workspace}: on image {image.name!r} "
+                "the working directory must be the workspace or a directory inside it"
+            )
+        path = Path(real)
     if not path.is_dir():
         raise _cwd_error(f"{cwd} does not exist or is not a directory")
     if not os.access(path, os.X_OK):
         raise _cwd_error(f"{cwd} is not accessible")
-    return os.path.normpath(cwd)
+    return str(path) if image.sandboxed else os.path.normpath(cwd)
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def _cwd_error(message: str) -> InvalidRequest:
     return InvalidRequest(f"cwd {message}", details=[{"field": "cwd", "message": message}])
+
+
+def data_dir_of(directory: Path) -> Path:
+    """The data dir of an execution's `directory` (`<data-dir>/executions/<id>`, see Settings)."""
+    return directory.parent.parent
+
+
+def workspace_of(row: dict[str, Any], directory: Path) -> Path:
+    """The workspace of the execution's session: `<data-dir>/workspaces/<sessionId>`."""
+    return data_dir_of(directory) / "workspaces" / str(row["session_id"])
 
 
 def code_file_name(image: Image, language: str) -> str:
@@ -94,12 +119,21 @@ def argv_for(row: dict[str, Any], image: Image, directory: Path) -> tuple[str, .
 
 
 def prepare_directory(row: dict[str, Any], image: Image, directory: Path) -> None:
-    """Create the execution's directory with its stdin and code files (idempotent)."""
+    """Create the execution's directory with its stdin and code files (idempotent).
+
+    Also the session's workspace where it is the working directory (its first use), and on a
+    sandboxed image, where it is always bound in, the workspace and the (empty) progress file.
+    """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    workspace = workspace_of(row, directory)
+    if image.sandboxed or row["cwd"] == str(workspace):
+        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
     if row.get("stdin") is not None:
         _write(directory / STDIN_FILE, row["stdin"].encode("utf-8"))
     if row["kind"] == "workbench_code":
         _write(directory / code_file_name(image, row["language"]), row["code"].encode("utf-8"))
+    if image.sandboxed:
+        os.close(os.open(directory / PROGRESS_FILE, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -113,15 +147,35 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def spawn_spec(
-    row: dict[str, Any], image: Image, directory: Path, containment: sandbox.Containment
+    row: dict[str, Any],
+    image: Image,
+    directory: Path,
+    containment: sandbox.Containment,
+    *,
+    hide: Sequence[Path] = (),
 ) -> sandbox.SpawnSpec:
-    """What the sandbox is asked to start for this execution."""
+    """What the sandbox is asked to start for this execution.
+
+    On a sandboxed image the argv runs under bubblewrap (see `sandbox_layout`); `hide` names
+    more host paths it must not see (such as a tokens file outside the data dir).
+
+    Raises:
+        sandbox.SpawnError: a sandboxed image that cannot run here, or a working directory that
+            is no longer inside the session's workspace.
+    """
+    if image.sandboxed:
+        directory = Path(os.path.realpath(directory))
     env = base_env(row["id"], directory)
     env.update(image.env)
     env.update(json.loads(row["env_json"]))
+    argv = argv_for(row, image, directory)
+    if image.sandboxed:
+        if image.bubblewrap is None:
+            raise sandbox.SpawnError(f"image {image.name!r} is unavailable: {image.unavailable_reason}")
+        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, directory, hide), argv)
     return sandbox.SpawnSpec(
         name=row["id"],
-        argv=argv_for(row, image, directory),
+        argv=argv,
         env=env,
         cwd=row["cwd"],
         dir=str(directory),
@@ -131,6 +185,35 @@ def spawn_spec(
         limits=_limits(image.limits),
         containment=containment,
         tag=("WORKBENCH_EXECUTION_ID", row["id"]),
+    )
+
+
+def sandbox_layout(
+    row: dict[str, Any], image: Image, directory: Path, hide: Sequence[Path] = ()
+) -> sandbox.SandboxLayout:
+    """What a sandboxed execution sees of the host besides the read-only root.
+
+    Writable: the session's workspace (the working directory is in it) and the progress file.
+    Readable: the code file. Hidden: the whole data dir (the store, the token, the other
+    executions and workspaces) and `hide`. The workspace, not the working directory, is bound:
+    nothing inside a sandbox can replace it, whereas a directory inside it could be swapped for
+    a symlink between the check of `cwd` and the bind, which would bind the symlink's target.
+    """
+    workspace = os.path.realpath(workspace_of(row, directory))
+    cwd = row["cwd"]
+    if os.path.realpath(cwd) != cwd or not _inside(cwd, workspace):
+        raise sandbox.SpawnError(f"the working directory {cwd} is no longer inside the workspace {workspace}")
+    readable: tuple[str, ...] = ()
+    if row["kind"] == "workbench_code":
+        readable = (str(directory / code_file_name(image, row["language"])),)
+    hidden = [os.path.realpath(data_dir_of(directory))]
+    hidden += [os.path.realpath(path) for path in hide]
+    return sandbox.SandboxLayout(
+        cwd=cwd,
+        writable=(workspace, str(directory / PROGRESS_FILE)),
+        readable=readable,
+        hidden=tuple(hidden),
+        network=image.network,
     )
 
 

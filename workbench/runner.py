@@ -148,7 +148,10 @@ class Run:
         spec = None
         try:
             launch.prepare_directory(self.row, image, self.directory)
-            spec = launch.spawn_spec(self.row, image, self.directory, self.ex.containment)
+            # A tokens file kept outside the data dir is hidden from sandboxed executions too.
+            tokens = self.ex.settings.tokens_file
+            hide = [tokens] if tokens is not None else []
+            spec = launch.spawn_spec(self.row, image, self.directory, self.ex.containment, hide=hide)
             self.child = await self.ex.supervisor.spawn(spec)
         except (sandbox.SpawnError, OSError) as exc:
             self.ex.slots.release()

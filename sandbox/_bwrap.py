@@ -1,0 +1,160 @@
+"""The bubblewrap (``bwrap``) command line of a sandboxed process tree, and a check that it works.
+
+What the tree gets (`sandboxed_argv`):
+
+- every capability dropped (``--cap-drop ALL``): run as root, bwrap without it lets the process
+  remount ``/`` read-write. bwrap also sets no_new_privs, so a setuid or file-capability program
+  regains nothing;
+- its own pid, ipc and uts namespaces, and its own network namespace holding only a loopback
+  (bwrap brings ``lo`` up) unless the layout allows the network; ``--new-session`` (no TIOCSTI
+  into a terminal); ``--die-with-parent``: the tree dies with bwrap;
+- the host root bound read-only (with every mount below it), fresh ``/dev`` and ``/proc``, and
+  ``/proc/sys`` read-only: as root, the process could otherwise write global sysctls such as
+  ``kernel.core_pattern``, which runs a program of its choice on the host;
+- empty private ``/tmp`` and ``/run`` (host sockets, such as a container engine's, live there);
+  the layout's `hidden` paths replaced by empty ones (the daemon's data dir: its store, token
+  and other executions); then its `readable` files bound read-only and its `writable` paths
+  bound read-write at their own places; it starts in `cwd`.
+
+Exit status: bwrap reports a command killed by signal N as exit code 128+N, like a shell. So the
+leader is a POSIX sh that runs bwrap and, for such a code, kills itself with signal N: the
+signal is what gets recorded. The cost is one sh start (well under a millisecond). Where the
+leader is the init of a pid namespace (the ``pidns`` containment) it cannot signal itself and
+the code stays 128+N; a command that exits with 128+N by itself is reported as killed by N.
+
+Signals from outside reach bwrap itself: a SIGTERM to the whole tree (a grace period) kills
+bwrap, and with it, at once, everything inside. Killing is never weaker; a grace period is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: Host directories replaced by empty private ones in every sandbox (where they exist).
+PRIVATE_DIRS = ("/tmp", "/run")
+
+#: Signals whose default action ends a process, the ones a leader can be "killed by" (raising
+#: a stop, continue or ignored-by-default signal would not end the leader).
+_FATAL_NAMES = (
+    "SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGKILL SIGUSR1 SIGSEGV SIGUSR2 "
+    "SIGPIPE SIGALRM SIGTERM SIGSTKFLT SIGXCPU SIGXFSZ SIGVTALRM SIGPROF SIGIO SIGPWR SIGSYS"
+)
+_FATAL = sorted(int(getattr(signal, name)) for name in _FATAL_NAMES.split() if hasattr(signal, name))
+
+#: The leader: runs bwrap ($0 and its arguments), then turns an exit code 128+N back into death
+#: by signal N. `exec` is not used: the status must be seen after bwrap ends.
+_LEADER = (
+    '"$0" "$@"; s=$?; case $s in '
+    + "|".join(str(128 + n) for n in _FATAL)
+    + ") kill -$((s - 128)) $$;; esac; exit $s"
+)
+
+
+@dataclass(frozen=True)
+class Bubblewrap:
+    """The programs a sandbox needs, as absolute paths: bwrap and a POSIX sh (the leader)."""
+
+    bwrap: str
+    sh: str
+
+    def __post_init__(self) -> None:
+        for what in ("bwrap", "sh"):
+            _check_path(what, getattr(self, what))
+
+
+@dataclass(frozen=True)
+class SandboxLayout:
+    """What of the host one sandboxed tree sees, beyond the read-only host root.
+
+    All paths are absolute and normalised. `hidden` paths (directories or files) look empty
+    inside; `readable` files and `writable` paths (directories or files) are bound back in,
+    after the hiding, so they may lie inside hidden directories; `cwd` is where it starts.
+    `network`: share the host's network instead of a namespace with only a loopback.
+    """
+
+    cwd: str
+    writable: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+    network: bool = False
+
+    def __post_init__(self) -> None:
+        _check_path("cwd", self.cwd)
+        for what in ("writable", "readable", "hidden"):
+            paths = tuple(getattr(self, what))
+            object.__setattr__(self, what, paths)
+            for path in paths:
+                _check_path(what, path)
+                if path == "/":
+                    raise ValueError(f"{what} cannot be the root directory")
+
+
+def sandboxed_argv(tools: Bubblewrap, layout: SandboxLayout, argv: Sequence[str]) -> tuple[str, ...]:
+    """The command line that runs `argv` in the sandbox `layout` describes (see the module doc).
+
+    The hidden paths must exist (a hidden path that is missing has nothing to hide and is left
+    out); `readable` and `writable` ones must exist when the command line is run.
+    """
+    if not argv:
+        raise ValueError("argv must not be empty")
+    args: list[str] = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    for directory in PRIVATE_DIRS:
+        if os.path.isdir(directory) and not os.path.islink(directory):
+            args += ["--tmpfs", directory]
+    # Outer paths first, so that hiding a directory never undoes a hiding inside it.
+    for path in sorted(layout.hidden, key=_depth):
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.lexists(path):
+            args += ["--ro-bind", os.devnull, path]
+    for path in sorted(layout.readable, key=_depth):
+        args += ["--ro-bind", path, path]
+    for path in sorted(layout.writable, key=_depth):
+        args += ["--bind", path, path]
+    args += ["--chdir", layout.cwd]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not layout.network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
+    return (tools.sh, "-c", _LEADER, tools.bwrap, *args, *argv)
+
+
+def probe_bubblewrap(tools: Bubblewrap, argv: Sequence[str], *, network: bool = False) -> str | None:
+    """Run `argv` once in an empty sandbox: None if it exits 0, else why the sandbox is unusable.
+
+    Catches what the mere presence of bwrap does not: a kernel or a container that refuses
+    namespaces, or a program that cannot run inside. Blocks for the few milliseconds that takes.
+    """
+    command = sandboxed_argv(tools, SandboxLayout(cwd="/", network=network), argv)
+    try:
+        done = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap cannot be run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    detail = said[-1] if said else f"exit status {done.returncode}"
+    return f"bubblewrap does not work here: {detail}"
+
+
+def _depth(path: str) -> tuple[int, str]:
+    return path.rstrip("/").count("/"), path
+
+
+def _check_path(what: str, path: str) -> None:
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+        raise ValueError(f"{what}: {path!r} is not an absolute path")
+    if os.path.normpath(path) != path:
+        raise ValueError(f"{what}: {path!r} is not a normalised path")
