@@ -1,0 +1,93 @@
+"""Following across a daemon restart, and the progress line on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import Any
+
+import trio
+
+from tests.cli.conftest import Cli
+from tests.client.restart import keeping_daemon, restart
+from tests.conftest import DaemonHandle
+
+LINES = 30
+SLOW = f"for i in $(seq 1 {LINES}); do echo line $i; echo err $i >&2; sleep 0.05; done"
+
+
+async def test_logs_and_events_follow_resume_after_a_restart(make_daemon: Any, tmp_path: Any) -> None:
+    """Promise 2: a follower that lost its connection resumes with no gap and no duplicate."""
+    first = await keeping_daemon(make_daemon)
+    cli = Cli(first.url, tmp_path / "client-home")
+    started = await first.start(SLOW)
+    execution_id = started["executionId"]
+    logs = await trio.lowlevel.open_process(
+        cli.argv("logs", "-f", execution_id), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli.env()
+    )
+    events = await trio.lowlevel.open_process(
+        cli.argv("events", "-f", "--json", execution_id), stdout=subprocess.PIPE, env=cli.env()
+    )
+    out, err, trace = bytearray(), bytearray(), bytearray()
+    both_following = trio.Event()
+
+    async def read_all(stream: Any, into: bytearray) -> None:
+        while chunk := await stream.receive_some():
+            into += chunk
+            if b"line 5\n" in out and trace.count(b"\n") >= 5:
+                both_following.set()
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            for stream, into in ((logs.stdout, out), (logs.stderr, err), (events.stdout, trace)):
+                nursery.start_soon(read_all, stream, into)
+            await both_following.wait()
+            second = await restart(make_daemon, first)
+            await logs.wait()
+            await events.wait()
+    assert logs.returncode == 0 and events.returncode == 0, err[-500:]
+    assert bytes(out) == b"".join(b"line %d\n" % i for i in range(1, LINES + 1))
+    assert bytes(err) == b"".join(b"err %d\n" % i for i in range(1, LINES + 1))
+    sequences = [json.loads(line)["sequence"] for line in trace.decode().splitlines()]
+    assert sequences == list(range(1, len(sequences) + 1))
+    record = await second.wait(execution_id)
+    assert record["status"] == "completed" and sequences[-1] == record["lastSequence"]
+
+
+async def test_a_long_wait_shows_a_progress_line_on_a_terminal(cli: Cli, wb: DaemonHandle) -> None:
+    """On a terminal: elapsed time and DONE/TOTAL as a bar; not a terminal: nothing extra (other tests)."""
+    started = await wb.start(
+        'for i in 1 2 3; do echo "$i/4 step $i" >> "$WORKBENCH_PROGRESS"; sleep 0.5; done'
+    )
+    main, child = os.openpty()
+    try:
+        process = await trio.lowlevel.open_process(
+            cli.argv("wait", started["executionId"]), stdout=child, stderr=child, env=cli.env()
+        )
+        os.close(child)
+        child = -1
+        seen = bytearray()
+
+        async def drain() -> None:
+            while True:
+                try:
+                    data = await trio.to_thread.run_sync(os.read, main, 4096)
+                except OSError:  # EIO once the child side is closed
+                    return
+                if not data:
+                    return
+                seen.extend(data)
+
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(drain)
+                await process.wait()
+    finally:
+        if child >= 0:
+            os.close(child)
+        os.close(main)
+    assert process.returncode == 0
+    text = seen.decode(errors="replace")
+    assert "waiting" in text and "[#" in text and "/4" in text, text
+    assert text.endswith("\r\x1b[K"), "the line is erased at the end"

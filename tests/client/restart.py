@@ -1,0 +1,47 @@
+"""Restarting an in-process daemon on the same port and data dir, its executions kept running."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import trio
+
+from tests.conftest import DaemonHandle
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+async def keeping_daemon(make_daemon: Any) -> DaemonHandle:
+    """A daemon on a fixed free port whose stop leaves its executions running (shutdown mode keep)."""
+    from workbench.settings import ShutdownMode
+
+    handle: DaemonHandle = await make_daemon(bind=f"127.0.0.1:{free_port()}", shutdown_mode=ShutdownMode.KEEP)
+    return handle
+
+
+async def restart(make_daemon: Any, first: DaemonHandle) -> DaemonHandle:
+    """Stop `first` (streams end, connections drop), then start another on its port and data dir."""
+    from workbench.errors import ConfigError
+
+    port = int(first.url.rsplit(":", 1)[1])
+    first.shutdown.set()
+    with trio.fail_after(20):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                break
+            await stream.aclose()
+            await trio.sleep(0.02)
+        while True:
+            try:
+                handle: DaemonHandle = await make_daemon(first.data_dir, bind=f"127.0.0.1:{port}")
+                return handle
+            except (OSError, ConfigError):  # the old one may still hold the port or the data dir
+                await trio.sleep(0.05)
