@@ -38,6 +38,10 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 def error_response(
     code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
 ) -> Response:
+    """The JSON error of `API.md`, `{"error": {"code", "message"[, "details"]}}`, with its status.
+
+    A code missing from `STATUS` is a bug, answered as 500.
+    """
     body: dict[str, Any] = {"code": code, "message": message}
     if details is not None:
         body["details"] = details
@@ -45,6 +49,7 @@ def error_response(
 
 
 def from_exception(exc: WorkbenchError) -> Response:
+    """The JSON error of a Workbench error; 401 names the scheme, 413 closes the connection."""
     headers = None
     if exc.code == "unauthorized":
         headers = {"WWW-Authenticate": "Bearer"}

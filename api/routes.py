@@ -12,12 +12,13 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import sse
-from api.app import authenticate, parse_body, query_int
+from api.app import authenticate, check_query, parse_body, parse_int, query_int
 from api.errors import json_response
 from workbench.auth import EXECUTE, READ
 from workbench.daemon import Daemon
 from workbench.errors import BadRequest, NotFound
 from workbench.models import (
+    SESSION_ID,
     CancelRequest,
     StartBashRequest,
     StartCodeRequest,
@@ -61,6 +62,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @app.post(f"/v1/executions/{KINDS}")
     async def start(kind: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
+        check_query()
         model: type[StartRequest] = StartBashRequest if kind == "workbench_bash" else StartCodeRequest
         body = await parse_body(model)
         key = request.headers.get("Idempotency-Key")
@@ -69,9 +71,10 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         started = await svc.start(principal, body, key)
         execution = started.execution
         if started.wait_ms is not None and not execution.terminal:
+            final = None
             with trio.move_on_after(started.wait_ms / 1000):
-                await svc.wait_terminal(execution.execution_id)
-            execution = await svc.get(principal, execution.execution_id)
+                final = await svc.wait_terminal(execution.execution_id, fresh=not started.replayed)
+            execution = final or await svc.get(principal, execution.execution_id)
         headers = {"Idempotent-Replayed": "true"} if started.replayed else None
         status = 200 if started.replayed else (202 if body.background else 201)
         return json_response(execution.wire(), status, headers)
@@ -80,14 +83,15 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         args = request.args
-        unknown = set(args) - {"status", "kind", "sessionId", "limit", "cursor"}
-        if unknown:
-            raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+        check_query(("status", "kind", "sessionId", "limit", "cursor"))
+        session_id = args.get("sessionId")
+        if session_id is not None and not SESSION_ID.fullmatch(session_id):
+            raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
         page, cursor = await svc.list(
             principal,
             status=args.get("status"),
             kind=args.get("kind"),
-            session_id=args.get("sessionId"),
+            session_id=session_id,
             limit=query_int("limit", 50, minimum=1, maximum=1000),
             cursor=args.get("cursor"),
         )
@@ -96,17 +100,20 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @per_execution("", ["GET"], "get_execution")
     async def get_execution(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
+        check_query()
         return json_response((await svc.get(principal, execution_id, kind)).wire())
 
     @per_execution("", ["DELETE"], "delete_execution")
     async def delete_execution(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
+        check_query()
         await svc.delete(principal, execution_id, kind)
         return Response("", status=204)
 
     @per_execution("/wait", ["POST"], "wait")
     async def wait(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
+        check_query()
         body = await parse_body(WaitRequest, allow_empty=True)
         wait_ms = (
             body.wait_timeout_ms if body.wait_timeout_ms is not None else settings.default_wait_timeout_ms
@@ -119,6 +126,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @per_execution("/cancel", ["POST"], "cancel")
     async def cancel(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
+        check_query()
         body = await parse_body(CancelRequest, allow_empty=True)
         cancelled, execution = await svc.cancel(principal, execution_id, kind, body.reason, body.grace_ms)
         return json_response(
@@ -128,6 +136,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @per_execution("/detach", ["POST"], "detach")
     async def detach(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
+        check_query()
         detached, execution = await svc.detach(principal, execution_id, kind)
         if detached:
             return json_response({"detached": True})
@@ -136,9 +145,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @per_execution("/events", ["GET"], "events")
     async def events(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
-        unknown = set(request.args) - {"after", "limit"}
-        if unknown:
-            raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+        check_query(("after", "limit"))
         page = await svc.events(
             principal,
             execution_id,
@@ -155,26 +162,33 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @per_execution("/events/stream", ["GET"], "events_stream")
     async def events_stream(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
+        check_query(("after",))
+        # Checked here so that a number the store cannot hold is a 400, not a broken stream.
+        last_event_id = request.headers.get("Last-Event-ID")
+        if last_event_id is not None:
+            parse_int("Last-Event-ID", last_event_id)
+        if "after" in request.args:
+            query_int("after", 0)
         return await sse.stream(daemon, principal, execution_id, kind)
 
     @per_execution("/artifacts", ["GET"], "artifacts")
     async def artifacts(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
+        check_query()
         execution = await svc.get(principal, execution_id, kind)
         return json_response({"artifacts": [a.wire() for a in execution.artifacts]})
 
     @per_execution("/artifacts/<name>", ["GET"], "artifact")
     async def artifact(kind: str | None, execution_id: str, name: str) -> Response:
         principal = authenticate(daemon, READ)
+        check_query()
         path, size, content_type = await svc.artifact_file(principal, execution_id, kind, name)
         return await _file_response(path, size, content_type, name)
 
     @app.get("/v1/exits")
     async def exits() -> Response:
         principal = authenticate(daemon, READ)
-        unknown = set(request.args) - {"limit", "waitTimeoutMs", "leaseMs"}
-        if unknown:
-            raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
+        check_query(("limit", "waitTimeoutMs", "leaseMs"))
         handed = await daemon.exits.poll(
             principal,
             query_int("limit", 100, minimum=1, maximum=1000),
@@ -186,6 +200,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @app.post("/v1/exits/<delivery_id>/ack")
     async def ack_exit(delivery_id: str) -> Response:
         principal = authenticate(daemon, READ)
+        check_query()
         if not DELIVERY_ID.fullmatch(delivery_id):
             raise NotFound(f"no exit {delivery_id!r}")
         await daemon.exits.ack(principal, delivery_id)
@@ -194,7 +209,15 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @app.get("/v1/images")
     async def images() -> Response:
         authenticate(daemon, READ)
+        check_query()
         return json_response({"images": [_image_json(i) for i in daemon.images.values()]})
+
+    @app.get("/openapi.json")
+    async def openapi() -> Response:
+        # No token needed: the document describes the API and holds nothing of anyone's.
+        from api.openapi import document
+
+        return json_response(document())
 
 
 def _image_json(image: Any) -> dict[str, Any]:

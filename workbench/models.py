@@ -22,6 +22,11 @@ StreamName = Literal["stdout", "stderr"]
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 EXECUTION_ID = re.compile(r"ex_[0-9A-HJKMNP-TV-Z]{26}")
+#: The kernel's limit on one argument or one `NAME=value` of the environment (MAX_ARG_STRLEN,
+#: NUL included): a longer command or variable could only fail at spawn, so it is refused up front.
+MAX_ARG_BYTES = 128 * 1024 - 1
+#: The longest path the kernel takes (PATH_MAX, NUL included).
+MAX_PATH_BYTES = 4096 - 1
 
 
 class WireModel(BaseModel):
@@ -50,6 +55,19 @@ def _no_nul(value: str, what: str) -> str:
     return value
 
 
+def _at_most(value: str, limit: int, what: str) -> str:
+    if len(value) > limit // 4 and len(value.encode("utf-8", errors="surrogatepass")) > limit:
+        raise ValueError(f"{what} must be at most {limit} bytes")
+    return value
+
+
+def _no_bool(value: Any) -> Any:
+    # JSON true or "100" is not a number of milliseconds, whatever lax parsing would make of it.
+    if isinstance(value, bool | str):
+        raise ValueError(f"must be an integer, not a {'boolean' if isinstance(value, bool) else 'string'}")
+    return value
+
+
 class StartRequest(RequestModel):
     """What both execution kinds accept besides their own command or code."""
 
@@ -65,12 +83,26 @@ class StartRequest(RequestModel):
     session_id: str = "default"
     detached: bool = False
 
+    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
+
+    @field_validator("background", "detached", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        # "yes", 1 or "false" are not JSON booleans; lax parsing would read "false" as False.
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
+
     @field_validator("cwd")
     @classmethod
     def _cwd_absolute(cls, value: str | None) -> str | None:
         if value is None:
             return None
         _no_nul(value, "cwd")
+        _at_most(value, MAX_PATH_BYTES, "cwd")
         if not value.startswith("/"):
             raise ValueError("cwd must be an absolute path")
         return value
@@ -82,6 +114,7 @@ class StartRequest(RequestModel):
             if not ENV_NAME.fullmatch(name):
                 raise ValueError(f"env name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
             _no_nul(item, f"env value of {name}")
+            _at_most(f"{name}={item}", MAX_ARG_BYTES, f"env {name}=value")
         return value
 
     @field_validator("session_id")
@@ -109,7 +142,8 @@ class StartBashRequest(StartRequest):
     @field_validator("command")
     @classmethod
     def _command(cls, value: str) -> str:
-        return _no_nul(value, "command")
+        # Longer commands belong in workbench_code, which runs them from a file.
+        return _at_most(_no_nul(value, "command"), MAX_ARG_BYTES, "command")
 
 
 class StartCodeRequest(StartRequest):
@@ -129,12 +163,22 @@ class WaitRequest(RequestModel):
 
     wait_timeout_ms: int | None = Field(default=None, ge=0)
 
+    @field_validator("wait_timeout_ms", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
+
 
 class CancelRequest(RequestModel):
     """`POST .../cancel`."""
 
     reason: str | None = Field(default=None, max_length=1000)
     grace_ms: int = Field(default=0, ge=0, le=600_000)
+
+    @field_validator("grace_ms", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
 
 
 # ---------------------------------------------------------------------------------------------

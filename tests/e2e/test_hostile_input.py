@@ -1,0 +1,419 @@
+"""Hostile input on every route: each gets the JSON error of API.md and changes nothing.
+
+And hostile code: what an execution can see of the daemon (environment, token, descriptors).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from tests.conftest import TOKEN, DaemonHandle
+
+BASH = "/v1/executions/workbench_bash"
+CODE = "/v1/executions/workbench_code"
+UNKNOWN_ID = "ex_01JD0000000000000000000000"
+
+
+async def snapshot(wb: DaemonHandle) -> tuple[list[str], list[str]]:
+    """Every execution id, and every file under the executions and workspaces dirs."""
+    listing = await wb.client.get("/v1/executions", params={"limit": 1000})
+    ids = [e["executionId"] for e in listing.json()["executions"]]
+    files = sorted(
+        str(p.relative_to(wb.data_dir))
+        for sub in ("executions", "workspaces")
+        for p in (wb.data_dir / sub).rglob("*")
+    )
+    return ids, files
+
+
+@pytest.fixture
+async def unchanged(wb: DaemonHandle) -> AsyncIterator[DaemonHandle]:
+    """The daemon; at the end, the same executions and files as at the start (and no process)."""
+    before = await snapshot(wb)
+    yield wb
+    assert await snapshot(wb) == before, "a rejected request left a row or a file behind"
+
+
+def expect(response: httpx.Response, statuses: set[int], code: str | None = None) -> None:
+    assert response.status_code in statuses, (response.request.url, response.text)
+    error = response.json()["error"]
+    assert isinstance(error["message"], str) and error["message"]
+    if code is not None:
+        assert error["code"] == code, response.text
+
+
+async def test_bodies_over_the_limit_are_413_on_every_route(unchanged: DaemonHandle) -> None:
+    """Promise 7: a body over 1 MiB is refused on any route, read or not, announced or chunked."""
+    wb = unchanged
+    too_big = b'{"command": "true", "metadata": "' + b"x" * (1024 * 1024) + b'"}'
+    routes = [
+        ("POST", BASH),
+        ("POST", CODE),
+        ("POST", f"/v1/executions/{UNKNOWN_ID}/wait"),
+        ("POST", f"/v1/executions/{UNKNOWN_ID}/cancel"),
+        ("POST", f"/v1/executions/{UNKNOWN_ID}/detach"),
+        ("GET", "/v1/executions"),
+        ("DELETE", f"/v1/executions/{UNKNOWN_ID}"),
+        ("GET", "/healthz"),
+        ("PUT", "/v1/no-such-route"),
+    ]
+    for method, path in routes:
+        response = await wb.client.request(method, path, content=too_big)
+        expect(response, {413}, "payload_too_large")
+        assert response.headers["Connection"] == "close"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(20):
+            yield b" " * 65536
+        yield b'{"command": "true"}'
+
+    chunked = await wb.client.post(BASH, content=chunks())
+    expect(chunked, {413}, "payload_too_large")
+    assert (await wb.client.get("/healthz")).status_code == 200
+
+
+async def test_a_body_no_one_reads_never_stalls_the_connection(wb: DaemonHandle) -> None:
+    """Promise 7: a body under the limit on a route that takes none is read and dropped."""
+    body = b"x" * (900 * 1024)
+    async with httpx.AsyncClient(base_url=wb.url, headers={"Authorization": f"Bearer {TOKEN}"}) as one:
+        for method, path in (("GET", "/v1/executions"), ("POST", f"/v1/executions/{UNKNOWN_ID}/detach")):
+            with trio.fail_after(20):
+                first = await one.request(method, path, content=body)
+                again = await one.get("/healthz")
+            assert first.status_code in {200, 404} and again.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"   ",
+        b"{not json",
+        b'{"command": "true"} trailing',
+        b"\xff\xfe{}",
+        b'{"command": "caf\xe9"}',
+        b'\xef\xbb\xbf{"command": "true"}',
+        b'{"command": "true", "metadata": NaN}',
+        b'{"command": "true", "metadata": [Infinity, -Infinity]}',
+        b'{"command": "true", "metadata": ' + b"9" * 5000 + b"}",
+        b'{"command": "\\ud800"}',
+        b'{"command": "true", "env": {"A": "\\udfff"}}',
+        b'{"command": "true", "metadata": {"\\udbff": 1}}',
+        b'{"command": "true", "metadata": ' + b"[" * 32 + b"]" * 32 + b"}",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"command": "true", "metadata": ' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}",
+    ],
+)
+async def test_malformed_bodies_are_400(unchanged: DaemonHandle, raw: bytes) -> None:
+    """Promise 7: bodies that are not strict JSON in UTF-8, or nest deeper than 32 levels, are 400."""
+    expect(await unchanged.client.post(BASH, content=raw), {400}, "bad_request")
+
+
+async def test_the_deepest_json_allowed_is_32_levels(wb: DaemonHandle) -> None:
+    nested = "[" * 31 + "]" * 31
+    body = f'{{"command": "true", "metadata": {nested}}}'.encode()
+    assert (await wb.client.post(BASH, content=body)).status_code == 201
+
+
+NUL = "a\x00b"
+INVALID = [
+    {"command": NUL},
+    {"command": ""},
+    {"command": "x" * (128 * 1024)},
+    {"command": 7},
+    {"command": ["true"]},
+    {"command": "true", "cwd": NUL},
+    {"command": "true", "cwd": "relative/path"},
+    {"command": "true", "cwd": ""},
+    {"command": "true", "cwd": "~/somewhere"},
+    {"command": "true", "cwd": "/" + "d" * 4096},
+    {"command": "true", "cwd": "/etc/hostname"},
+    {"command": "true", "env": {"A": NUL}},
+    {"command": "true", "env": {"A": 1}},
+    {"command": "true", "env": {"B": "v" * (128 * 1024)}},
+    {"command": "true", "env": ["A=1"]},
+    {"command": "true", "metadata": {"x": "y" * (16 * 1024)}},
+    {"command": "true", "timeoutMs": True},
+    {"command": "true", "timeoutMs": 0},
+    {"command": "true", "timeoutMs": 1.5},
+    {"command": "true", "timeoutMs": "100"},
+    {"command": "true", "timeoutMs": 10**30},
+    {"command": "true", "waitTimeoutMs": -1},
+    {"command": "true", "idleTimeoutMs": 10**20},
+    {"command": "true", "background": "yes"},
+    {"command": "true", "sessionId": "../escape"},
+    {"command": "true", "sessionId": ".."},
+    {"command": "true", "sessionId": "s" * 65},
+    {"command": "true", "image": "../host"},
+    {"command": "true", "stdin": 5},
+    {"command": "true", "unknownField": 1},
+    [],
+    "true",
+    42,
+    None,
+]
+INVALID += [{"command": "true", "env": {name: "x"}} for name in ("1A", "A-B", "", "A=B", "Ä", "A B", "A\x00")]
+
+
+@pytest.mark.parametrize("body", INVALID, ids=lambda b: json.dumps(b)[:40])
+async def test_invalid_start_requests_are_422(unchanged: DaemonHandle, body: Any) -> None:
+    """Promise 7: a start request that fails validation is 422 with the fields, and starts nothing."""
+    response = await unchanged.client.post(
+        BASH, content=json.dumps(body), headers={"Idempotency-Key": "k-invalid"}
+    )
+    expect(response, {422}, "invalid_request")
+    if isinstance(body, dict):
+        assert response.json()["error"]["details"], "details name the fields"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"language": "python", "code": NUL},
+        {"language": "python"},
+        {"language": "", "code": "1"},
+        {"language": "x" * 65, "code": "1"},
+        {"code": "1"},
+        {"language": "python", "code": "1", "command": "true"},
+    ],
+    ids=lambda b: json.dumps(b)[:40],
+)
+async def test_invalid_code_requests_are_422(unchanged: DaemonHandle, body: Any) -> None:
+    """Promise 7: a code execution with NUL in its code, or a field missing or foreign, is 422."""
+    expect(await unchanged.client.post(CODE, json=body), {422}, "invalid_request")
+
+
+async def test_limits_are_inclusive(wb: DaemonHandle) -> None:
+    """Promise 7: metadata of exactly 16 KiB and env names of every allowed shape are accepted."""
+    filler = 16 * 1024 - len('{"x":""}')
+    env = {"_": "1", "a": "2", "A_1": "3", "z9": ""}
+    record = await wb.run("true", metadata={"x": "y" * filler}, env=env)
+    assert record["status"] == "completed" and len(record["metadata"]["x"]) == filler
+
+
+async def test_ids_and_artifact_names_never_reach_outside(wb: DaemonHandle) -> None:
+    """Promise 7 and 9: traversal, encoded `..`, `/` and NUL in ids or names are 404/400, never a file."""
+    record = await wb.run("printf 'raw \\xff'", stdin="kept in the execution's directory\n")
+    eid = record["executionId"]
+    assert [a["name"] for a in record["artifacts"]] == ["stdout"]
+    secrets = [TOKEN.encode(), b"SQLite format 3", b"kept in the execution"]
+    (wb.data_dir / "token").write_text(TOKEN)
+    art = f"/v1/executions/{eid}/artifacts"
+    targets = [
+        f"{art}/..%2F..%2F..%2Ftoken",
+        f"{art}/%2e%2e%2f%2e%2e%2f%2e%2e%2ftoken",
+        f"{art}/%2E%2E/%2E%2E/%2E%2E/token",
+        f"{art}/..",
+        f"{art}/%2e%2e",
+        f"{art}/.",
+        f"{art}/stdout%00",
+        f"{art}/stdout%00.txt",
+        f"{art}/%00",
+        f"{art}/stdout/../../../token",
+        f"{art}/../../../token",
+        f"{art}/STDOUT",
+        f"{art}/stdout%2F..%2F..%2F..%2Fworkbench.db",
+        f"{art}/%252e%252e%252ftoken",
+        f"{art}/..%5c..%5ctoken",
+        f"{art}/%ff",
+        f"{art}/stdin",
+        f"{art}/progress",
+        f"{art}/stderr",
+        "/v1/executions/..%2F..%2Ftoken/artifacts/stdout",
+        "/v1/executions/%2e%2e/artifacts/stdout",
+        f"/v1/executions/{eid}%00/artifacts/stdout",
+        f"/v1/executions/{eid.lower()}/artifacts/stdout",
+        f"/v1/executions/{eid}x/artifacts/stdout",
+        f"/v1/executions/workbench_bash/..%2F{eid}/artifacts/stdout",
+        f"/v1/executions/workbench_bash/%2e%2e/{eid}",
+        "/v1/executions/%2e%2e%2f%2e%2e%2fworkspaces",
+        f"/v1/executions/{eid}/../../token",
+        "/v1/%2e%2e/%2e%2e/token",
+        f"/v1/executions/{'9' * 5000}",
+    ]
+    for target in targets:
+        response = await wb.client.get("/", extensions={"target": target.encode()})
+        assert response.status_code in {400, 404}, (target, response.status_code)
+        assert response.json()["error"]["code"] in {"bad_request", "not_found"}
+        assert not any(secret in response.content for secret in secrets), target
+    for delivery in ("..%2F..%2Ftoken", "%2e%2e", "%00", "dl_" + "0" * 26 + "%00", eid):
+        target = f"/v1/exits/{delivery}/ack"
+        response = await wb.client.post("/", extensions={"target": target.encode()})
+        assert response.status_code in {400, 404}, (target, response.status_code)
+        assert response.json()["error"]["code"] in {"bad_request", "not_found"}
+        assert not any(secret in response.content for secret in secrets), target
+    good = await wb.client.get("/", extensions={"target": f"{art}/stdout".encode()})
+    assert good.content == b"raw \xff"
+
+
+async def test_query_parameters_are_validated(unchanged: DaemonHandle) -> None:
+    """Promise 7: a query parameter a route does not take, or that does not parse, is 400."""
+    wb = unchanged
+    record = (await wb.client.get("/v1/executions")).json()["executions"]
+    eid = record[0]["executionId"] if record else UNKNOWN_ID
+    bad_numbers = ["0", "-1", "abc", "1.5", "٥", "1e3", "", " ", "9" * 30, "1_000", "0x10"]
+    cases: list[tuple[str, dict[str, Any]]] = [
+        *[("/v1/executions", {"limit": v}) for v in [*bad_numbers, "1001"]],
+        ("/v1/executions", {"status": "nope"}),
+        ("/v1/executions", {"kind": "workbench_rust"}),
+        ("/v1/executions", {"cursor": "../../etc"}),
+        ("/v1/executions", {"sessionId": "../escape"}),
+        ("/v1/executions", {"sessionId": "s" * 65}),
+        ("/v1/executions", {"limit": ["1", "2"]}),
+        ("/v1/executions", {"bogus": "1"}),
+        *[(f"/v1/executions/{UNKNOWN_ID}/events", {"after": v}) for v in bad_numbers[1:]],
+        *[(f"/v1/executions/{UNKNOWN_ID}/events", {"limit": v}) for v in ["0", "10001", "x"]],
+        (f"/v1/executions/{UNKNOWN_ID}/events", {"since": "1"}),
+        *[(f"/v1/executions/{UNKNOWN_ID}/events/stream", {"after": v}) for v in ["-1", "x", "9" * 30]],
+        (f"/v1/executions/{UNKNOWN_ID}/events/stream", {"limit": "1"}),
+        *[(f"/v1/executions/{UNKNOWN_ID}{s}", {"x": "1"}) for s in ("", "/artifacts", "/artifacts/stdout")],
+        *[("/v1/exits", {"waitTimeoutMs": v}) for v in ["-1", "600001", "x", ["0", "0"]]],
+        ("/v1/exits", {"waitTimeoutMs": "0", "limit": "0"}),
+        ("/v1/exits", {"waitTimeoutMs": "0", "leaseMs": "999"}),
+        ("/v1/exits", {"waitTimeoutMs": "0", "bogus": "1"}),
+    ]
+    for path, params in cases:
+        expect(await wb.client.get(path, params=params), {400, 422})
+    for method, suffix in (("POST", "/wait"), ("POST", "/cancel"), ("POST", "/detach"), ("DELETE", "")):
+        response = await wb.client.request(method, f"/v1/executions/{eid}{suffix}", params={"x": "1"})
+        expect(response, {400}, "bad_request")
+    expect(await wb.client.post(BASH, params={"x": "1"}, json={"command": "true"}), {400}, "bad_request")
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("Idempotency-Key", b"k" * 256),
+        ("Idempotency-Key", b""),
+        ("Idempotency-Key", b"tab\there"),
+        ("Last-Event-ID", b"x"),
+        ("Last-Event-ID", b"-1"),
+        ("Last-Event-ID", b"9" * 30),
+        ("Last-Event-ID", b"\xb2"),
+        ("Last-Event-ID", b"1 2"),
+    ],
+)
+async def test_bad_headers_are_400(unchanged: DaemonHandle, header: str, value: bytes) -> None:
+    """Promise 7: an Idempotency-Key of 0 or over 255 printable characters, or a Last-Event-ID
+    that is not a sequence number, is 400."""
+    wb = unchanged
+    if header == "Idempotency-Key":
+        response = await wb.client.post(BASH, json={"command": "true"}, headers={header.encode(): value})
+    else:
+        response = await wb.client.get(
+            f"/v1/executions/{UNKNOWN_ID}/events/stream", headers={header.encode(): value}
+        )
+    expect(response, {400}, "bad_request")
+
+
+async def test_a_full_queue_leaves_no_workspace(make_daemon: Any) -> None:
+    """Promise 7: a start refused with 429 leaves no row and no file."""
+    wb: DaemonHandle = await make_daemon(max_concurrent_executions=1, max_queued_executions=0)
+    sleeper = await wb.start("sleep 30")
+    try:
+        refused = await wb.client.post(
+            BASH, json={"command": "true", "background": True, "sessionId": "full"}
+        )
+        expect(refused, {429}, "too_many_executions")
+        assert len((await wb.client.get("/v1/executions")).json()["executions"]) == 1
+        assert not (wb.data_dir / "workspaces" / "full").exists()
+    finally:
+        await wb.client.post(f"/v1/executions/{sleeper['executionId']}/cancel", json={})
+        await wb.wait(sleeper["executionId"])
+
+
+# -- hostile code: what an execution can see of the daemon ------------------------------------
+
+
+async def output_of(wb: DaemonHandle, record: dict[str, Any]) -> str:
+    assert record["status"] == "completed", record
+    events = await wb.events(record["executionId"])
+    return "".join(e["outputDelta"] for e in events if e["eventType"] == "output" and e["stream"] == "stdout")
+
+
+FD_LINE = re.compile(r" (\d+) -> (.*)$", re.MULTILINE)
+LIST_FDS = "ls -l /proc/$$/fd; true"
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "host",
+        pytest.param(
+            "sandbox",
+            marks=pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
+        ),
+    ],
+)
+async def test_executions_hold_only_their_stdio(wb: DaemonHandle, image: str) -> None:
+    """Promise 9: an execution starts with fds 0, 1 and 2 only: none of the daemon's is inherited.
+
+    `ls`, a child of the shell, lists the shell's descriptors, so its own (the open listing) is not
+    among them. `true` after it keeps bash from exec'ing `ls` in its own place.
+    """
+    images = {i["name"]: i for i in (await wb.client.get("/v1/images")).json()["images"]}
+    assert images[image]["available"], images[image]
+    plain = await wb.run(LIST_FDS, image=image)
+    fed = await wb.run(LIST_FDS, image=image, stdin="x")
+    for record, stdin in ((plain, "/dev/null"), (fed, "stdin")):
+        fds = dict((int(fd), target) for fd, target in FD_LINE.findall(await output_of(wb, record)))
+        assert sorted(fds) == [0, 1, 2], fds
+        assert fds[0].endswith(stdin), fds
+        assert fds[1].endswith("/stdout") and fds[2].endswith("/stderr"), fds
+    # The same from a process the code starts: Python's listing holds one fd while it reads.
+    code = (
+        "import os\n"
+        "print(sorted(int(f) for f in os.listdir('/proc/self/fd') if os.path.exists(f'/proc/self/fd/{f}')))"
+    )
+    record = (await wb.client.post(CODE, json={"language": "python", "code": code, "image": image})).json()
+    assert (await output_of(wb, record)).strip() == "[0, 1, 2]"
+
+
+async def test_executions_never_see_the_daemons_environment_or_token(
+    make_daemon: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Promise 9: an execution's environment is the clean base, the image's and the request's only."""
+    secret = "daemon-only-secret-value"
+    # Set before the daemon (and its process supervisor) start, so both inherit them.
+    monkeypatch.setenv("WORKBENCH_TOKEN", TOKEN)
+    monkeypatch.setenv("DAEMON_ONLY_SECRET", secret)
+    wb: DaemonHandle = await make_daemon()
+    record = await wb.run("tr '\\0' '\\n' < /proc/$$/environ; true", env={"MINE": "mine"})
+    environ = dict(line.split("=", 1) for line in (await output_of(wb, record)).splitlines())
+    from workbench.launch import base_env
+
+    allowed = set(base_env("x", wb.data_dir)) | set(wb.daemon.images["host"].env) | {"MINE"}
+    assert set(environ) <= allowed, set(environ) - allowed
+    assert environ["MINE"] == "mine"
+    assert not any(TOKEN in v or secret in v for v in environ.values())
+    # The only paths into the data dir are the execution's own directory and its workspace.
+    own = (str(wb.data_dir / "executions" / record["executionId"]), str(wb.data_dir / "workspaces"))
+    assert all(v.startswith(own) for v in environ.values() if str(wb.data_dir) in v), environ
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_sandboxed_executions_never_see_the_data_dir_internals(make_daemon: Any) -> None:
+    """Promise 9: in the sandbox image the store, the token file and the supervisor's socket are
+    out of sight; only the execution's own directory and the workspaces show through."""
+    wb: DaemonHandle = await make_daemon(token=None)
+    token = (wb.data_dir / "token").read_text().strip()
+    client = httpx.AsyncClient(base_url=wb.url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    async with client:
+        command = f"ls -a {wb.data_dir} {wb.data_dir}/executions; cat {wb.data_dir}/token; true"
+        response = await client.post(BASH, json={"command": command, "image": "sandbox"})
+        record = response.json()
+        assert record["status"] == "completed", record
+        page = (await client.get(f"/v1/executions/{record['executionId']}/events")).json()
+    out = "".join(e["outputDelta"] for e in page["events"] if e["eventType"] == "output")
+    for internal in ("workbench.db", "daemon.lock", "run", "token"):
+        assert internal not in out.split(), out
+    assert token not in out
+    assert record["executionId"] in out
