@@ -126,11 +126,8 @@ class Executor:
 
     @property
     def backlog(self) -> int:
-        """How many accepted executions wait for a slot (not counting those a free slot will take)."""
-        ungranted = sum(
-            1 for live in self.live.values() if live.status is S.QUEUED and not live.granted.is_set()
-        )
-        return max(0, ungranted - self.slots.free)
+        """How many accepted executions wait for a slot (each queues when it is submitted)."""
+        return self.slots.queued
 
     async def cancel(self, execution_id: str, reason: str | None, grace_ms: int) -> None:
         """Ask the supervisor to cancel; returns once the cancel is recorded or the outcome final."""

@@ -28,6 +28,9 @@ class Watch:
 
     version: int = 0
     users: int = 0
+    #: The row and artifacts of the execution's terminal transition, once it committed (while
+    #: watched).
+    final: tuple[dict[str, Any], list[dict[str, Any]]] | None = None
     _lot: trio.lowlevel.ParkingLot = field(default_factory=trio.lowlevel.ParkingLot)
 
     async def wait_changed(self, seen: int) -> None:
@@ -121,14 +124,25 @@ class Journal:
         build = event_builder("status", message=message, exit_code=exit_code, signal=signal, error=error)
         sources = sources_of(target)
 
+        final: list[Any] = []
+
         def job(conn: sqlite3.Connection) -> int | None:
-            sequence = store.transition(conn, execution_id, target, sources, columns, build)
-            if sequence is not None and also is not None:
+            row = store.transition(conn, execution_id, target, sources, columns, build)
+            if row is None:
+                return None
+            sequence: int = row["last_sequence"]
+            if also is not None:
                 also(conn, sequence)
+            if target.terminal:
+                # The final record, handed to watchers: waits answer without reading it again.
+                final.append((row, store.list_artifacts(conn, execution_id)))
             return sequence
 
         def committed(sequence: int | None) -> None:
             if sequence is not None:
+                watch = self._watches.get(execution_id)
+                if final and watch is not None:
+                    watch.final = final[0]
                 self.notify(execution_id)
                 if target.terminal:
                     self.exits_watch._bump()

@@ -102,21 +102,26 @@ class Service:
         kind = "workbench_bash" if isinstance(req, StartBashRequest) else "workbench_code"
         request_hash = _request_hash(kind, req)
         wait_ms = None if req.background else self._wait_ms(req.wait_timeout_ms)
-        if idempotency_key is not None:
-            existing = await self.db.read(
-                lambda conn: store.find_by_idempotency_key(conn, principal.name, idempotency_key)
-            )
-            if existing is not None:
-                return await self._replay(existing, request_hash, wait_ms)
-        if not self.executor.accepting:
-            raise Unavailable("the daemon is shutting down")
-        row = self._new_row(principal, kind, req, idempotency_key, request_hash)
-        backlog = self.executor.backlog
-        if backlog >= self.settings.max_queued_executions and self.executor.slots.free <= 0:
-            raise TooManyExecutions(
-                f"{backlog} executions are queued (the limit is "
-                f"{self.settings.max_queued_executions}); try again later"
-            )
+        try:
+            if not self.executor.accepting:
+                raise Unavailable("the daemon is shutting down")
+            row = self._new_row(principal, kind, req, idempotency_key, request_hash)
+            backlog = self.executor.backlog
+            if backlog >= self.settings.max_queued_executions and self.executor.slots.free <= 0:
+                raise TooManyExecutions(
+                    f"{backlog} executions are queued (the limit is "
+                    f"{self.settings.max_queued_executions}); try again later"
+                )
+        except (InvalidRequest, TooManyExecutions, Unavailable):
+            # A retry of an accepted request replays it even if it could not be accepted now
+            # (its cwd is gone, the queue is full, the daemon is stopping).
+            if idempotency_key is not None:
+                existing = await self.db.read(
+                    lambda conn: store.find_by_idempotency_key(conn, principal.name, idempotency_key)
+                )
+                if existing is not None:
+                    return await self._replay(existing, request_hash, wait_ms)
+            raise
 
         def create(conn: sqlite3.Connection) -> tuple[dict[str, Any], bool]:
             if idempotency_key is not None:
@@ -141,8 +146,8 @@ class Service:
                 "new request, or repeat the first request exactly",
                 details={"executionId": row["id"]},
             )
-        artifacts = await self.db.read(lambda conn: store.list_artifacts(conn, row["id"]))
-        current = await self.db.read(lambda conn: store.get_execution(conn, row["id"]))
+        found = await self.db.read(lambda conn: store.get_execution_with_artifacts(conn, row["id"]))
+        current, artifacts = found if found is not None else (row, [])
         return Started(execution_from_row(current or row, artifacts), replayed=True, wait_ms=wait_ms)
 
     def _wait_ms(self, requested: int | None) -> int:
@@ -266,21 +271,35 @@ class Service:
     ) -> tuple[Execution, bool]:
         """Wait up to `wait_ms` for a terminal status: (record, wait timed out)."""
         await self._row(principal, execution_id, kind)  # existence and visibility first
+        final = None
         with trio.move_on_after(wait_ms / 1000):
-            await self.wait_terminal(execution_id)
-        execution = await self.get(principal, execution_id, kind)
+            final = await self.wait_terminal(execution_id)
+        execution = final or await self.get(principal, execution_id, kind)
         return execution, not execution.terminal
 
-    async def wait_terminal(self, execution_id: str) -> None:
-        """Return once the execution is terminal (woken by its commits, never by a timer), or
-        once the daemon begins to stop."""
+    async def wait_terminal(self, execution_id: str, *, fresh: bool = False) -> Execution | None:
+        """The terminal record, once there is one (woken by commits, never by a timer); None if
+        the daemon begins to stop first.
+
+        `fresh`: the execution was accepted by this task without a checkpoint since, so it
+        cannot be terminal yet: the first read is skipped.
+        """
+
+        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+            return store.get_execution_with_artifacts(conn, execution_id)
+
         with self.journal.watch(execution_id) as watch:
-            while not self.stopping.is_set():
-                seen = watch.version
-                row = await self.db.read(lambda conn: store.get_execution(conn, execution_id))
-                if row is None or ExecutionStatus(row["status"]).terminal:
-                    return
-                await wait_either(watch, seen, self.stopping)
+            if not fresh:
+                found = await self.db.read(read)
+                if found is None:
+                    return None
+                if ExecutionStatus(found[0]["status"]).terminal:
+                    return execution_from_row(*found)
+            while watch.final is None:
+                if self.stopping.is_set():
+                    return None
+                await wait_either(watch, watch.version, self.stopping)
+            return execution_from_row(*watch.final)
 
     async def events(
         self, principal: Principal, execution_id: str, kind: str | None, after: int, limit: int

@@ -349,28 +349,29 @@ def transition(
     sources: Iterable[ExecutionStatus],
     fields: Mapping[str, Any],
     event: Callable[[int, str], str],
-) -> int | None:
+) -> Row | None:
     """The guarded status update and its event, in the caller's transaction.
 
-    Returns the event's sequence, or None when the execution was not in one of `sources`
-    (nothing is written then).
+    Returns the updated row (its `last_sequence` is the event's sequence), or None when the
+    execution was not in one of `sources` (nothing is written then).
     """
     allowed = tuple(s.value for s in sources)
     sets = "".join(f", {name} = ?" for name in fields)
     cur = conn.execute(
         f"UPDATE executions SET status = ?, last_sequence = last_sequence + 1{sets} "
-        f"WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING last_sequence",
+        f"WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING *",
         (target.value, *fields.values(), execution_id, *allowed),
     )
     found = cur.fetchone()
     if found is None:
         return None
-    sequence: int = found[0]
+    row = dict(found)
+    sequence: int = row["last_sequence"]
     conn.execute(
         "INSERT INTO events (execution_id, sequence, event_type, body) VALUES (?, ?, 'status', ?)",
         (execution_id, sequence, event(sequence, target.value)),
     )
-    return sequence
+    return row
 
 
 def append_events(
