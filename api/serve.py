@@ -17,6 +17,7 @@ from api.app import create_app
 from workbench.daemon import Daemon, open_daemon
 from workbench.errors import ConfigError
 from workbench.settings import Settings, is_loopback, split_bind
+from workbench.waiting import first_of
 
 log = logging.getLogger("workbench.serve")
 
@@ -82,7 +83,7 @@ async def serve(
             # would otherwise hold it for the whole graceful period.
             daemon.begin_stop()
             with trio.move_on_after(GRACEFUL_S):
-                await _first_of(tracked.wait_idle, hurry.wait)
+                await first_of(tracked.wait_idle, hurry.wait)
             nursery.cancel_scope.cancel()
         if settings.unix_socket is not None:
             settings.unix_socket.unlink(missing_ok=True)
@@ -165,18 +166,6 @@ def run(settings: Settings) -> int:
             raise
         raise _first(config_errors) from None
     return 0
-
-
-async def _first_of(*waits: Any) -> None:
-    """Return when the first of `waits` returns."""
-    async with trio.open_nursery() as nursery:
-
-        async def one(wait: Any) -> None:
-            await wait()
-            nursery.cancel_scope.cancel()
-
-        for wait in waits:
-            nursery.start_soon(one, wait)
 
 
 def _first(group: BaseExceptionGroup[ConfigError]) -> ConfigError:

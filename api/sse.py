@@ -13,7 +13,8 @@ once when the daemon begins to stop.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 
 import trio
 from quart import Response, request
@@ -21,9 +22,9 @@ from quart import Response, request
 from workbench.daemon import Daemon
 from workbench.display import DisplayFollower, split_text
 from workbench.errors import BadRequest
-from workbench.journal import Watch
 from workbench.records import format_time, now_ms
 from workbench.service import Principal
+from workbench.waiting import first_of
 
 KEEPALIVE_S = 15.0
 #: Events read per journal query, and the most bytes of events held for one client at once.
@@ -107,9 +108,13 @@ async def stream(daemon: Daemon, principal: Principal, execution_id: str, kind: 
                 if page.more or (display_open and display.version != display_seen):
                     continue
                 with trio.move_on_after(KEEPALIVE_S) as quiet:
-                    await _wait_any(
-                        watch, seen, display if display_open else None, display_seen, daemon.stopping
-                    )
+                    waits: list[Callable[[], Awaitable[object]]] = [
+                        partial(watch.wait_changed, seen),
+                        daemon.stopping.wait,
+                    ]
+                    if display_open:
+                        waits.append(partial(display.wait_changed, display_seen))
+                    await first_of(*waits)
                 if quiet.cancelled_caught:
                     yield b": keepalive\n\n"
 
@@ -121,28 +126,3 @@ async def stream(daemon: Daemon, principal: Principal, execution_id: str, kind: 
     )
     response.timeout = None
     return response
-
-
-async def _wait_any(
-    watch: Watch, seen: int, display: DisplayFollower | None, display_seen: int, stopping: trio.Event
-) -> None:
-    """Return when the journal moved, the display has text, or the daemon began to stop."""
-    async with trio.open_nursery() as nursery:
-
-        async def journal() -> None:
-            await watch.wait_changed(seen)
-            nursery.cancel_scope.cancel()
-
-        async def shown() -> None:
-            assert display is not None
-            await display.wait_changed(display_seen)
-            nursery.cancel_scope.cancel()
-
-        async def stop() -> None:
-            await stopping.wait()
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(journal)
-        if display is not None:
-            nursery.start_soon(shown)
-        nursery.start_soon(stop)

@@ -18,7 +18,6 @@ TYPE_CHECKING = False
 __version__ = "0.1.0"
 
 _MODELS = "workbench.models"
-_EXTRA = "workbench._client_models"
 _ERRORS = "workbench.errors"
 
 #: Every public name and the module that defines it.
@@ -31,19 +30,23 @@ _EXPORTS: dict[str, str] = {
             "Artifact",
             "ArtifactList",
             "CancelResult",
+            "DetachResult",
             "ErrorInfo",
             "Event",
             "EventPage",
             "Execution",
             "ExecutionList",
+            "Exit",
+            "ExitList",
             "Health",
+            "Image",
+            "ImageIsolation",
+            "ImageList",
+            "LiveEvent",
             "OutputInfo",
             "WaitResult",
         ),
         _MODELS,
-    ),
-    **dict.fromkeys(
-        ("DetachResult", "Exit", "ExitList", "Image", "ImageIsolation", "ImageList", "LiveEvent"), _EXTRA
     ),
     **dict.fromkeys(
         (
@@ -84,13 +87,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from workbench._client_async import AsyncClient as AsyncClient
-    from workbench._client_models import DetachResult as DetachResult
-    from workbench._client_models import Exit as Exit
-    from workbench._client_models import ExitList as ExitList
-    from workbench._client_models import Image as Image
-    from workbench._client_models import ImageIsolation as ImageIsolation
-    from workbench._client_models import ImageList as ImageList
-    from workbench._client_models import LiveEvent as LiveEvent
     from workbench.client import Client as Client
     from workbench.errors import BadRequest as BadRequest
     from workbench.errors import Conflict as Conflict
@@ -109,12 +105,19 @@ if TYPE_CHECKING:
     from workbench.models import Artifact as Artifact
     from workbench.models import ArtifactList as ArtifactList
     from workbench.models import CancelResult as CancelResult
+    from workbench.models import DetachResult as DetachResult
     from workbench.models import ErrorInfo as ErrorInfo
     from workbench.models import Event as Event
     from workbench.models import EventPage as EventPage
     from workbench.models import Execution as Execution
     from workbench.models import ExecutionList as ExecutionList
+    from workbench.models import Exit as Exit
+    from workbench.models import ExitList as ExitList
     from workbench.models import Health as Health
+    from workbench.models import Image as Image
+    from workbench.models import ImageIsolation as ImageIsolation
+    from workbench.models import ImageList as ImageList
+    from workbench.models import LiveEvent as LiveEvent
     from workbench.models import OutputInfo as OutputInfo
     from workbench.models import WaitResult as WaitResult
     from workbench.status import ExecutionStatus as ExecutionStatus

@@ -14,9 +14,20 @@ import httpx
 from workbench import _client_calls as calls
 from workbench._client_base import BROKEN, Base
 from workbench._client_calls import Call, ExecutionRef
-from workbench._client_models import DetachResult, Exit, Image, LiveEvent
 from workbench._client_sse import FrameReader
-from workbench.models import Artifact, CancelResult, Event, EventPage, Execution, ExecutionList, Health
+from workbench.models import (
+    Artifact,
+    CancelResult,
+    DetachResult,
+    Event,
+    EventPage,
+    Execution,
+    ExecutionList,
+    Exit,
+    Health,
+    Image,
+    LiveEvent,
+)
 
 __all__ = ["AsyncClient"]
 

@@ -10,10 +10,9 @@ import httpx
 from workbench import _client_calls as calls
 from workbench._client_calls import Call
 from workbench._client_config import Target, resolve
-from workbench._client_models import LiveEvent
 from workbench._client_sse import Frame
 from workbench.errors import Unavailable
-from workbench.models import Event
+from workbench.models import Event, LiveEvent
 
 #: Pauses before each resend of a request whose connection broke (then it fails).
 RESEND_DELAYS = (0.0, 0.1, 0.5)

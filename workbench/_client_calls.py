@@ -16,17 +16,20 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from workbench._client_config import seconds_to_ms
-from workbench._client_models import DetachResult, ExitList, ImageList, LiveEvent
 from workbench._client_sse import Frame
 from workbench.errors import BY_CODE, Unavailable, WorkbenchError
 from workbench.models import (
     ArtifactList,
     CancelResult,
+    DetachResult,
     Event,
     EventPage,
     Execution,
     ExecutionList,
+    ExitList,
     Health,
+    ImageList,
+    LiveEvent,
     WaitResult,
 )
 

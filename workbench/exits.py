@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from functools import partial
 from typing import Any
 
 import httpx
@@ -22,7 +23,8 @@ from workbench import store
 from workbench.errors import NotFound
 from workbench.journal import Journal
 from workbench.records import now_ms
-from workbench.service import Principal, wait_either
+from workbench.service import Principal
+from workbench.waiting import first_of
 
 log = logging.getLogger("workbench.exits")
 
@@ -74,7 +76,7 @@ class ExitsFeed:
                     trio.current_time() + max(0, next_end - now_ms()) / 1000 if next_end else float("inf")
                 )
                 with trio.move_on_at(wake_at):
-                    await wait_either(watch, seen, self._stopping)
+                    await first_of(partial(watch.wait_changed, seen), self._stopping.wait)
         return []
 
     def notify(self) -> None:

@@ -23,6 +23,7 @@ from workbench.capture import Capture
 from workbench.output import OutputCapture
 from workbench.records import now_ms
 from workbench.status import ExecutionStatus as S
+from workbench.waiting import first_of
 
 if TYPE_CHECKING:
     from workbench.executor import Executor
@@ -116,7 +117,8 @@ class Run:
         """Wait for a slot; True once spawned and `running`, False if it ended while queued."""
         live = self.live
         with trio.move_on_at(self.deadline) as timer:
-            await _wait_any(live.granted, live.kick)
+            if not (live.granted.is_set() or live.kick.is_set()):
+                await first_of(live.granted.wait, live.kick.wait)
         if live.stop is not None or timer.cancelled_caught:
             self.ex.slots.withdraw(live)
             with trio.CancelScope(shield=True):
@@ -388,17 +390,3 @@ def _signal_name(number: int) -> str:
         return signals.Signals(number).name
     except ValueError:
         return f"SIG{number}"
-
-
-async def _wait_any(*events: trio.Event) -> None:
-    """Return once any of `events` is set."""
-    if any(e.is_set() for e in events):
-        return
-    async with trio.open_nursery() as nursery:
-
-        async def one(event: trio.Event) -> None:
-            await event.wait()
-            nursery.cancel_scope.cancel()
-
-        for event in events:
-            nursery.start_soon(one, event)

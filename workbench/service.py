@@ -11,6 +11,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from workbench.errors import (
 )
 from workbench.executor import Executor
 from workbench.ids import new_execution_id
-from workbench.journal import Journal, Watch
+from workbench.journal import Journal
 from workbench.models import (
     EXECUTION_ID,
     EXECUTION_KINDS,
@@ -39,6 +40,7 @@ from workbench.models import (
 from workbench.records import execution_from_row, new_row_defaults, now_ms
 from workbench.settings import Settings
 from workbench.status import ExecutionStatus
+from workbench.waiting import first_of
 
 ADMIN = "admin"
 ARTIFACT_NAMES = ("stdout", "stderr")
@@ -298,7 +300,7 @@ class Service:
             while watch.final is None:
                 if self.stopping.is_set():
                     return None
-                await wait_either(watch, watch.version, self.stopping)
+                await first_of(partial(watch.wait_changed, watch.version), self.stopping.wait)
             return execution_from_row(*watch.final)
 
     async def events(
@@ -416,21 +418,3 @@ def _request_hash(kind: str, req: StartRequest) -> str:
 
 def visible(principal: Principal, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if principal.sees_all or r["principal"] == principal.name]
-
-
-async def wait_either(watch: Watch, seen: int, event: trio.Event) -> None:
-    """Return when the watch moved past `seen` or `event` is set."""
-    if event.is_set():
-        return
-    async with trio.open_nursery() as nursery:
-
-        async def changed() -> None:
-            await watch.wait_changed(seen)
-            nursery.cancel_scope.cancel()
-
-        async def happened() -> None:
-            await event.wait()
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(changed)
-        nursery.start_soon(happened)
