@@ -91,10 +91,6 @@ class Capture:
         self.last_output = trio.current_time()
         self.result = CaptureResult()
 
-    @property
-    def progress_path(self) -> Path:
-        return self._progress_path
-
     def finish(self) -> None:
         """Ask `run` to read everything that is left, journal it, and return (the tree is dead)."""
         self._finish.set()

@@ -17,7 +17,7 @@ from typing import Any
 import trio
 
 from workbench import store
-from workbench.records import EventBuilder, event_builder, now_ms
+from workbench.records import EventBuilder, event_builder
 from workbench.status import ExecutionStatus, sources_of
 from workbench.store import Pending, Store
 
@@ -180,8 +180,3 @@ class Journal:
         """Set non-status columns (counters, child info); wakes nobody."""
         columns = dict(fields)
         await self._db.write(lambda conn: store.update_execution(conn, execution_id, columns))
-
-
-def timestamp() -> int:
-    """Now, in the journal's unit (ms since the epoch)."""
-    return now_ms()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -37,7 +36,7 @@ from workbench.models import (
     StartCodeRequest,
     StartRequest,
 )
-from workbench.records import execution_from_row, new_row_defaults, now_ms
+from workbench.records import EventBuilder, event_builder, execution_from_row, new_row_defaults, now_ms
 from workbench.settings import Settings
 from workbench.status import ExecutionStatus
 from workbench.waiting import first_of
@@ -385,9 +384,6 @@ class Service:
         detached = await self.db.write(lambda conn: store.set_detached(conn, execution_id))
         return detached, await self.get(principal, execution_id, kind)
 
-    async def artifacts(self, principal: Principal, execution_id: str, kind: str | None) -> Execution:
-        return await self.get(principal, execution_id, kind)
-
     async def artifact_file(
         self, principal: Principal, execution_id: str, kind: str | None, name: str
     ) -> tuple[Path, int, str]:
@@ -400,9 +396,7 @@ class Service:
         raise NotFound(f"execution {execution_id} has no artifact {name!r}")
 
 
-def _first_event(row: dict[str, Any]) -> Any:
-    from workbench.records import event_builder
-
+def _first_event(row: dict[str, Any]) -> EventBuilder:
     return event_builder("status", timestamp=row["created_at"])
 
 
@@ -414,7 +408,3 @@ def _request_hash(kind: str, req: StartRequest) -> str:
     body = req.model_dump(mode="json", by_alias=True)
     canonical = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def visible(principal: Principal, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if principal.sees_all or r["principal"] == principal.name]
