@@ -119,7 +119,9 @@ class Run:
         with trio.move_on_at(self.deadline) as timer:
             if not (live.granted.is_set() or live.kick.is_set()):
                 await first_of(live.granted.wait, live.kick.wait)
-        if live.stop is not None or timer.cancelled_caught:
+        # A deadline that passed before the wait began (a restart, a late slot) still counts.
+        expired = timer.cancelled_caught or trio.current_time() >= self.deadline
+        if live.stop is not None or expired:
             self.ex.slots.withdraw(live)
             with trio.CancelScope(shield=True):
                 if live.stop is not None:

@@ -183,3 +183,14 @@ async def test_a_cpu_burner_ends_failed_with_cpu_limit(make_daemon: Any, small_l
     assert record["status"] == "failed"
     assert record["error"]["code"] == "cpu_limit"
     assert record["signal"] == "SIGXCPU"
+
+
+async def test_a_deadline_counts_from_acceptance_queueing_included(make_daemon: Any, tmp_path: Path) -> None:
+    wb: DaemonHandle = await make_daemon(max_concurrent_executions=1)
+    blocker = await wb.start("sleep 1")
+    queued = await wb.start("touch ran", cwd=str(tmp_path), timeoutMs=300)
+    final = await wb.wait(queued["executionId"])
+    assert final["status"] == "timed_out" and final["startedAt"] is None
+    assert "queued" in final["error"]["message"]
+    await wb.wait(blocker["executionId"])
+    assert not (tmp_path / "ran").exists()
