@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -77,3 +78,19 @@ async def eventually(predicate: Callable[[], bool], within_s: float = 30.0) -> N
     with trio.fail_after(within_s):
         while not predicate():  # noqa: ASYNC110 - the condition is another process's file or state
             await trio.sleep(0.02)
+
+
+def containment_params() -> list[Any]:
+    """Every containment mechanism as a pytest parameter, skipped (with the reason) where absent."""
+    import pytest
+
+    import sandbox
+
+    caps = sandbox.detect()
+    return [
+        pytest.param(
+            c.value,
+            marks=pytest.mark.skipif(not caps.available(c), reason=caps.reasons.get(c.value, "unavailable")),
+        )
+        for c in (sandbox.Containment.CGROUP, sandbox.Containment.PIDNS, sandbox.Containment.PGROUP)
+    ]

@@ -13,13 +13,7 @@ from tests import procs
 from tests.conftest import DaemonHandle
 
 CAPS = sandbox.detect()
-MECHANISMS = [
-    pytest.param(
-        c.value,
-        marks=pytest.mark.skipif(not CAPS.available(c), reason=CAPS.reasons.get(c.value, "unavailable")),
-    )
-    for c in (sandbox.Containment.CGROUP, sandbox.Containment.PIDNS, sandbox.Containment.PGROUP)
-]
+MECHANISMS = procs.containment_params()
 
 #: A tree that tries every way out: a background child, a setsid child, a double fork, a process
 #: that ignores SIGTERM, and a Python os.setsid() child. Each writes a line once it runs.

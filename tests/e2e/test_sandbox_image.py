@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import trio
 
-import sandbox
 from tests import procs
 from tests.conftest import DaemonHandle
 from workbench.images import default_images_dir, load_image
@@ -33,14 +32,7 @@ def _unavailable() -> str | None:
 REASON = _unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
-CAPS = sandbox.detect()
-MECHANISMS = [
-    pytest.param(
-        c.value,
-        marks=pytest.mark.skipif(not CAPS.available(c), reason=CAPS.reasons.get(c.value, "unavailable")),
-    )
-    for c in (sandbox.Containment.CGROUP, sandbox.Containment.PIDNS, sandbox.Containment.PGROUP)
-]
+MECHANISMS = procs.containment_params()
 
 
 async def run(wb: DaemonHandle, command: str, **body: Any) -> tuple[dict[str, Any], str]:
