@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Super
         if live.reason is not None:
             log.warning("recovery: execution %s %s", live.id, live.reason)
         found.append(live)
+    await _release_strays(supervisor, known, {row["id"] for row in rows})
     # Recovery is a record too, committed before the daemon accepts work (one group commit).
     async with trio.open_nursery() as nursery:
         for live in found:
@@ -97,3 +99,22 @@ async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Super
     if rows:
         adopted = sum(1 for live in found if live.adopted is not None)
         log.info("recovery: %d adopted, %d queued, %d lost", adopted, len(queued), len(found) - adopted)
+
+
+async def _release_strays(
+    supervisor: sandbox.Supervisor, known: dict[str, sandbox.KnownChild], live_ids: set[str]
+) -> None:
+    """Trees the supervisor holds for executions that are no longer live: already ended (the
+    daemon died before releasing them) or unknown. Nothing runs without a record: kill, release."""
+    for name, child in known.items():
+        if name in live_ids:
+            continue
+        try:
+            if not child.empty:
+                log.warning("recovery: killing %s, which runs without a live record", name)
+                await supervisor.signal(name, signal.SIGKILL)
+                with trio.move_on_after(10):
+                    await supervisor.wait_empty(name)
+            await supervisor.release(name)
+        except sandbox.SandboxError as exc:
+            log.warning("recovery: could not release %s: %s", name, exc)

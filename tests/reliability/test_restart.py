@@ -315,3 +315,18 @@ def test_a_second_signal_during_the_stop_does_not_abandon_the_executions(daemon_
     assert d.proc.wait(timeout=60) == 0
     alive = [i for i in ids if procs.processes_mentioning(i)]
     assert alive == []
+
+
+def test_a_tree_without_a_live_record_is_killed_at_restart(daemon_process: Factory) -> None:
+    """Nothing runs without a record: a tree the supervisor holds for no live execution dies."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("sleep 300")["executionId"]
+    wait_for(lambda: d.get(eid)["status"] == "running")
+    d.kill9()
+    db = sqlite3.connect(d.data_dir / "workbench.db")
+    with db:
+        db.execute("UPDATE executions SET status = 'failed' WHERE id = ?", (eid,))
+    db.close()
+    d.start()
+    wait_for(lambda: procs.processes_mentioning(eid) == [])
