@@ -100,6 +100,8 @@ class Executor:
         self.slots = Slots(settings.max_concurrent_executions)
         self.live: dict[str, Live] = {}
         self.displays = Displays()
+        self._tidying = 0
+        self._tidied = trio.Event()
         self.accepting = True
 
     # -- lifecycle of one execution -----------------------------------------------------------
@@ -168,12 +170,27 @@ class Executor:
             log.warning("execution %s: terminal transition to %s refused", execution_id, status)
         run.live.status = status
         self.displays.forget(execution_id)
-        if run.child is not None and run.live.held:
-            try:
-                await self.supervisor.release(run.child.name)
-            except sandbox.SandboxError as exc:
-                log.warning("execution %s: release failed: %s", execution_id, exc)
-        await trio.to_thread.run_sync(launch.remove_directory, run.directory, kept)
+        held = run.child.name if run.child is not None and run.live.held else None
+        # Tidying up (the supervisor's cgroups, the spool files) waits for the waiters: the
+        # answer to whoever waits on this execution goes out first.
+        self._tidying += 1
+        self._nursery.start_soon(self._tidy, execution_id, held, run.directory, kept)
+
+    async def _tidy(self, execution_id: str, held: str | None, directory: Path, kept: set[str]) -> None:
+        try:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            with trio.CancelScope(shield=True):
+                if held is not None:
+                    try:
+                        await self.supervisor.release(held)
+                    except sandbox.SandboxError as exc:
+                        log.warning("execution %s: release failed: %s", execution_id, exc)
+                await trio.to_thread.run_sync(launch.remove_directory, directory, kept)
+        finally:
+            self._tidying -= 1
+            if not self._tidying:
+                self._tidied.set()
+                self._tidied = trio.Event()
 
     async def _publish_artifacts(self, execution_id: str, directory: Path, kept: dict[str, str]) -> None:
         now = now_ms()
@@ -245,6 +262,8 @@ class Executor:
             live.request_stop(Stop.SHUTDOWN, reason, 0)
         for live in lives:
             await live.done.wait()
+        while self._tidying:
+            await self._tidied.wait()
 
 
 def _tail(path: Path) -> str:
