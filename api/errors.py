@@ -7,7 +7,7 @@ from typing import Any
 
 from quart import Response
 
-from workbench.errors import WorkbenchError
+from workbench.wire.errors import WorkbenchError
 
 #: HTTP status of every error code of `API.md`.
 STATUS: dict[str, int] = {

@@ -1,7 +1,7 @@
 """`GET /openapi.json`: the OpenAPI 3.1 document of `API.md`, generated from the wire models.
 
 The schemas come from the same pydantic models the daemon answers with and the client parses
-(`workbench.models`), in validation mode for request bodies and serialization mode for
+(`workbench.wire.models`), in validation mode for request bodies and serialization mode for
 responses; the routes, parameters and error statuses are declared here, route by route, and a
 test checks them against the routes the app registers. Every per-execution route is listed with
 and without its `{kind}/` segment. The document is plain JSON: no HTML page, nothing from a CDN.
@@ -17,24 +17,26 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from api.errors import STATUS
-from workbench import DetachResult, ExitList, ImageList
-from workbench.models import (
+from workbench.wire.models import (
     EXECUTION_KINDS,
     ArtifactList,
     CancelRequest,
     CancelResult,
+    DetachResult,
     ErrorResponse,
     Event,
     EventPage,
     Execution,
     ExecutionList,
+    ExitList,
     Health,
+    ImageList,
     StartBashRequest,
     StartCodeRequest,
     WaitRequest,
     WaitResult,
 )
-from workbench.status import ExecutionStatus
+from workbench.wire.status import ExecutionStatus
 
 REF = "#/components/schemas/{model}"
 Mode = Literal["validation", "serialization"]

@@ -12,12 +12,12 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import sse
-from api.app import authenticate, check_query, parse_body, parse_int, query_int
 from api.errors import json_response
-from workbench.auth import EXECUTE, READ
-from workbench.daemon import Daemon
-from workbench.errors import BadRequest, NotFound
-from workbench.models import (
+from api.requests import authenticate, check_query, parse_body, parse_int, query_int
+from workbench.core.auth import EXECUTE, READ
+from workbench.core.daemon import Daemon
+from workbench.wire.errors import BadRequest, NotFound
+from workbench.wire.models import (
     SESSION_ID,
     CancelRequest,
     StartBashRequest,

@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -14,10 +15,10 @@ from hypercorn.trio.run import worker_serve
 from hypercorn.utils import wrap_app
 
 from api.app import create_app
-from workbench.daemon import Daemon, open_daemon
-from workbench.errors import ConfigError
-from workbench.settings import Settings, is_loopback, split_bind
-from workbench.waiting import first_of
+from workbench.core.daemon import Daemon, open_daemon
+from workbench.core.settings import Settings, is_loopback, split_bind
+from workbench.core.waiting import first_of
+from workbench.wire.errors import ConfigError
 
 log = logging.getLogger("workbench.serve")
 
@@ -121,6 +122,25 @@ class InFlight:
         """Return once no request is being answered."""
         while self.active:
             await self._idle.wait()
+
+
+def main(
+    *, bind: str | None, data_dir: Path | None, unix_socket: Path | None, allow_remote: bool | None
+) -> int:
+    """`workbench serve`: load the settings (flags over the environment), then serve until stopped."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        settings = Settings.load(
+            bind=bind, data_dir=data_dir, unix_socket=unix_socket, allow_remote=allow_remote
+        )
+        return run(settings)
+    except ConfigError as exc:
+        print(f"workbench: {exc.message}", file=sys.stderr)
+        return 2
 
 
 def run(settings: Settings) -> int:

@@ -19,12 +19,12 @@ from functools import partial
 import trio
 from quart import Response, request
 
-from workbench.daemon import Daemon
-from workbench.display import DisplayFollower, split_text
-from workbench.errors import BadRequest
-from workbench.records import format_time, now_ms
-from workbench.service import Principal
-from workbench.waiting import first_of
+from workbench.core.daemon import Daemon
+from workbench.core.display import DisplayFollower, split_text
+from workbench.core.records import format_time, now_ms
+from workbench.core.service import Principal
+from workbench.core.waiting import first_of
+from workbench.wire.errors import BadRequest
 
 KEEPALIVE_S = 15.0
 #: Events read per journal query, and the most bytes of events held for one client at once.

@@ -260,7 +260,7 @@ async def row10_code(ctx: Context) -> list[Line]:
     daemon = await ctx.main_daemon()
     client = daemon.client
     images = {i["name"]: i for i in (await client.request("GET", "/v1/images")).json()["images"]}
-    from workbench.images import EXECUTION_PATH
+    from workbench.core.images import EXECUTION_PATH
 
     python = interpreter_on_path("python3", EXECUTION_PATH)
     if python is None:

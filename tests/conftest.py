@@ -70,7 +70,7 @@ class DaemonHandle:
 
 
 def daemon_settings(data_dir: Path, **overrides: Any) -> Any:
-    from workbench.settings import Settings
+    from workbench.core.settings import Settings
 
     values: dict[str, Any] = {"data_dir": data_dir, "bind": "127.0.0.1:0", "token": TOKEN}
     values.update(overrides)

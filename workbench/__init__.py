@@ -17,14 +17,14 @@ TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
-_MODELS = "workbench.models"
-_ERRORS = "workbench.errors"
+_MODELS = "workbench.wire.models"
+_ERRORS = "workbench.wire.errors"
 
 #: Every public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
-    "Client": "workbench.client",
-    "AsyncClient": "workbench._client_async",
-    "ExecutionStatus": "workbench.status",
+    "Client": "workbench.client.sync",
+    "AsyncClient": "workbench.client.aio",
+    "ExecutionStatus": "workbench.wire.status",
     **dict.fromkeys(
         (
             "Artifact",
@@ -86,38 +86,38 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from workbench._client_async import AsyncClient as AsyncClient
-    from workbench.client import Client as Client
-    from workbench.errors import BadRequest as BadRequest
-    from workbench.errors import Conflict as Conflict
-    from workbench.errors import Forbidden as Forbidden
-    from workbench.errors import IdempotencyKeyReused as IdempotencyKeyReused
-    from workbench.errors import ImageUnavailable as ImageUnavailable
-    from workbench.errors import InvalidRequest as InvalidRequest
-    from workbench.errors import NotFound as NotFound
-    from workbench.errors import PayloadTooLarge as PayloadTooLarge
-    from workbench.errors import TooManyExecutions as TooManyExecutions
-    from workbench.errors import Unauthorized as Unauthorized
-    from workbench.errors import Unavailable as Unavailable
-    from workbench.errors import UnknownImage as UnknownImage
-    from workbench.errors import UnsupportedLanguage as UnsupportedLanguage
-    from workbench.errors import WorkbenchError as WorkbenchError
-    from workbench.models import Artifact as Artifact
-    from workbench.models import ArtifactList as ArtifactList
-    from workbench.models import CancelResult as CancelResult
-    from workbench.models import DetachResult as DetachResult
-    from workbench.models import ErrorInfo as ErrorInfo
-    from workbench.models import Event as Event
-    from workbench.models import EventPage as EventPage
-    from workbench.models import Execution as Execution
-    from workbench.models import ExecutionList as ExecutionList
-    from workbench.models import Exit as Exit
-    from workbench.models import ExitList as ExitList
-    from workbench.models import Health as Health
-    from workbench.models import Image as Image
-    from workbench.models import ImageIsolation as ImageIsolation
-    from workbench.models import ImageList as ImageList
-    from workbench.models import LiveEvent as LiveEvent
-    from workbench.models import OutputInfo as OutputInfo
-    from workbench.models import WaitResult as WaitResult
-    from workbench.status import ExecutionStatus as ExecutionStatus
+    from workbench.client.aio import AsyncClient as AsyncClient
+    from workbench.client.sync import Client as Client
+    from workbench.wire.errors import BadRequest as BadRequest
+    from workbench.wire.errors import Conflict as Conflict
+    from workbench.wire.errors import Forbidden as Forbidden
+    from workbench.wire.errors import IdempotencyKeyReused as IdempotencyKeyReused
+    from workbench.wire.errors import ImageUnavailable as ImageUnavailable
+    from workbench.wire.errors import InvalidRequest as InvalidRequest
+    from workbench.wire.errors import NotFound as NotFound
+    from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge
+    from workbench.wire.errors import TooManyExecutions as TooManyExecutions
+    from workbench.wire.errors import Unauthorized as Unauthorized
+    from workbench.wire.errors import Unavailable as Unavailable
+    from workbench.wire.errors import UnknownImage as UnknownImage
+    from workbench.wire.errors import UnsupportedLanguage as UnsupportedLanguage
+    from workbench.wire.errors import WorkbenchError as WorkbenchError
+    from workbench.wire.models import Artifact as Artifact
+    from workbench.wire.models import ArtifactList as ArtifactList
+    from workbench.wire.models import CancelResult as CancelResult
+    from workbench.wire.models import DetachResult as DetachResult
+    from workbench.wire.models import ErrorInfo as ErrorInfo
+    from workbench.wire.models import Event as Event
+    from workbench.wire.models import EventPage as EventPage
+    from workbench.wire.models import Execution as Execution
+    from workbench.wire.models import ExecutionList as ExecutionList
+    from workbench.wire.models import Exit as Exit
+    from workbench.wire.models import ExitList as ExitList
+    from workbench.wire.models import Health as Health
+    from workbench.wire.models import Image as Image
+    from workbench.wire.models import ImageIsolation as ImageIsolation
+    from workbench.wire.models import ImageList as ImageList
+    from workbench.wire.models import LiveEvent as LiveEvent
+    from workbench.wire.models import OutputInfo as OutputInfo
+    from workbench.wire.models import WaitResult as WaitResult
+    from workbench.wire.status import ExecutionStatus as ExecutionStatus

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench._cli_http import ApiError, Http
-from workbench._client_config import DEFAULT_URL, parse_duration_ms, resolve
-from workbench._client_sse import FrameReader
+from workbench.cli.http import ApiError, Http
+from workbench.client.config import DEFAULT_URL, parse_duration_ms, resolve
+from workbench.client.sse import FrameReader
 
 
 def test_durations() -> None:

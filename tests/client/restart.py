@@ -19,7 +19,7 @@ def free_port() -> int:
 
 async def keeping_daemon(make_daemon: Any) -> DaemonHandle:
     """A daemon on a fixed free port whose stop leaves its executions running (shutdown mode keep)."""
-    from workbench.settings import ShutdownMode
+    from workbench.core.settings import ShutdownMode
 
     handle: DaemonHandle = await make_daemon(bind=f"127.0.0.1:{free_port()}", shutdown_mode=ShutdownMode.KEEP)
     return handle
@@ -27,7 +27,7 @@ async def keeping_daemon(make_daemon: Any) -> DaemonHandle:
 
 async def restart(make_daemon: Any, first: DaemonHandle) -> DaemonHandle:
     """Stop `first` (streams end, connections drop), then start another on its port and data dir."""
-    from workbench.errors import ConfigError
+    from workbench.wire.errors import ConfigError
 
     port = int(first.url.rsplit(":", 1)[1])
     first.shutdown.set()

@@ -29,7 +29,7 @@ def test_the_public_surface_is_pinned() -> None:
     assert workbench.__all__ == PUBLIC
     for name in PUBLIC:
         assert getattr(workbench, name) is not None
-    from workbench.errors import BY_CODE
+    from workbench.wire.errors import BY_CODE
 
     for cls in BY_CODE.values():
         if cls.code != "config_error":  # the daemon's own: a client never meets it

@@ -13,7 +13,7 @@ import pytest
 
 from tests import procs
 from tests.conftest import DaemonHandle
-from workbench.images import EXECUTION_PATH
+from workbench.core.images import EXECUTION_PATH
 
 CODE = "/v1/executions/workbench_code"
 

@@ -388,7 +388,7 @@ async def test_executions_never_see_the_daemons_environment_or_token(
     wb: DaemonHandle = await make_daemon()
     record = await wb.run("tr '\\0' '\\n' < /proc/$$/environ; true", env={"MINE": "mine"})
     environ = dict(line.split("=", 1) for line in (await output_of(wb, record)).splitlines())
-    from workbench.launch import base_env
+    from workbench.core.launch import base_env
 
     allowed = set(base_env("x", wb.data_dir)) | set(wb.daemon.images["host"].env) | {"MINE"}
     assert set(environ) <= allowed, set(environ) - allowed

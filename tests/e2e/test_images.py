@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import DaemonHandle, daemon_settings
-from workbench import daemon as daemon_module
-from workbench.daemon import open_daemon
-from workbench.errors import ConfigError
-from workbench.images import EXECUTION_PATH, Image, default_images_dir, load_images
+from workbench.core import daemon as daemon_module
+from workbench.core.daemon import open_daemon
+from workbench.core.images import EXECUTION_PATH, Image, default_images_dir, load_images
+from workbench.wire.errors import ConfigError
 
 BASH = "/v1/executions/workbench_bash"
 

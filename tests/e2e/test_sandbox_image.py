@@ -18,7 +18,7 @@ import trio
 
 from tests import procs
 from tests.conftest import DaemonHandle
-from workbench.images import default_images_dir, load_image
+from workbench.core.images import default_images_dir, load_image
 
 BWRAP = shutil.which("bwrap")
 

@@ -1,0 +1,179 @@
+"""Reading a request: its principal, its body as a model, its query parameters.
+
+Strict: a body that is not UTF-8 JSON of a bounded depth, a query parameter a route does not
+take, or an integer out of range is a clear 400 or 422, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+import pydantic
+from quart import g, request
+from werkzeug.exceptions import HTTPException
+
+from workbench.core.auth import require
+from workbench.core.daemon import Daemon
+from workbench.core.service import Principal
+from workbench.wire.errors import BadRequest, InvalidRequest, PayloadTooLarge
+from workbench.wire.models import RequestModel
+
+M = TypeVar("M", bound=RequestModel)
+
+#: Deepest JSON nesting a body may have.
+MAX_JSON_DEPTH = 32
+#: Largest integer a query parameter or header may carry (SQLite's INTEGER).
+MAX_INT = 2**63 - 1
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"the body is larger than {limit} bytes")
+
+
+async def read_body(limit: int) -> None:
+    """Refuse a body over `limit` at once; otherwise read it whole now.
+
+    A body the handler does not read must still be read before the answer goes out: otherwise
+    the rest of it stalls the connection, and the client's next request on it never gets answered.
+    """
+    length = request.content_length
+    if length is not None and length > limit:
+        raise too_large(limit)
+    chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+    if not length and not chunked:
+        return
+    try:
+        await request.get_data(cache=True)
+    except HTTPException as exc:
+        if exc.code == 413:
+            raise too_large(limit) from None
+        raise
+
+
+def authenticate(daemon: Daemon, scope: str) -> Principal:
+    """The request's principal, which must hold `scope` (401 / 403 otherwise)."""
+    principal = daemon.authenticator.principal(request.headers.get("Authorization"))
+    g.principal = principal
+    require(principal, scope)
+    return principal
+
+
+async def parse_body(model: type[M], *, allow_empty: bool = False) -> M:
+    """The request body as `model`.
+
+    413 over the limit; 400 for a body that is not UTF-8, not JSON, nested deeper than
+    `MAX_JSON_DEPTH`, holding NaN/Infinity, an integer too long to read, or a string that is
+    not Unicode (a lone surrogate escape); 422 for a body that is not an object or fails `model`.
+    """
+    limit = request.max_content_length or 0
+    try:
+        raw = await request.get_data(cache=True, as_text=False)
+    except HTTPException as exc:
+        if exc.code == 413:
+            raise too_large(limit) from None
+        raise
+    assert isinstance(raw, bytes)
+    if not raw.strip():
+        if allow_empty:
+            return model.model_validate({})
+        raise BadRequest("the request needs a JSON body")
+    data = decode_json(raw)
+    if not isinstance(data, dict):
+        raise InvalidRequest(
+            "the body must be a JSON object", details=[{"field": "", "message": "not an object"}]
+        )
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        details = [
+            {"field": ".".join(str(p) for p in err["loc"]) or "", "message": _clean(err["msg"])}
+            for err in exc.errors(include_url=False, include_input=False)
+        ]
+        summary = "; ".join(f"{d['field']}: {d['message']}" if d["field"] else d["message"] for d in details)
+        raise InvalidRequest(f"invalid request: {summary}", details=details) from None
+
+
+def decode_json(raw: bytes) -> Any:
+    """Strict JSON of a request body; BadRequest saying what is wrong (see `parse_body`)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"the body is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise BadRequest(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError:  # an integer of thousands of digits
+        raise BadRequest("malformed JSON: a number has too many digits") from None
+    _check_json(data, 1)
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"malformed JSON: {name} is not a JSON number")
+
+
+def _check_json(value: Any, level: int) -> None:
+    if level > MAX_JSON_DEPTH:
+        raise BadRequest(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, str):
+        _check_text(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key)
+            _check_json(item, level + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_json(item, level + 1)
+
+
+def _check_text(text: str) -> None:
+    # JSON may spell a lone UTF-16 surrogate (\ud800): not a character, and it cannot be stored.
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise BadRequest(
+                f"malformed JSON: a string holds the lone surrogate \\u{ord(text[exc.start]):04x}"
+            ) from None
+
+
+def _clean(message: str) -> str:
+    return message.removeprefix("Value error, ")
+
+
+def check_query(allowed: Iterable[str] = ()) -> None:
+    """400 for a query parameter the route does not take, or one given more than once."""
+    args = request.args
+    names = set(allowed)
+    for name in args:
+        if name not in names:
+            takes = f"; it takes {', '.join(sorted(names))}" if names else "; it takes none"
+            raise BadRequest(f"unknown query parameter {name!r}{takes}")
+        if len(args.getlist(name)) > 1:
+            raise BadRequest(f"query parameter {name} is given more than once")
+
+
+def parse_int(name: str, raw: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
+    """`raw` as an integer in [minimum, maximum]; BadRequest naming `name` otherwise."""
+    text = raw.strip()
+    if not _INTEGER.fullmatch(text):
+        raise BadRequest(f"{name} must be an integer, not {raw[:40]!r}")
+    value = int(text) if len(text) <= 20 else MAX_INT + 1
+    if not minimum <= value <= maximum:
+        raise BadRequest(f"{name} must be between {minimum} and {maximum}")
+    return value
+
+
+def query_int(name: str, default: int, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
+    """An integer query parameter; 400 when it is not one (ASCII digits) or out of range."""
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    return parse_int(f"query parameter {name}", raw, minimum=minimum, maximum=maximum)

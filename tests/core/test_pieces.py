@@ -1,0 +1,138 @@
+"""Pure pieces, without processes: settings, ids, progress lines, the display buffer, the slot queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.core.capture import parse_progress
+from workbench.core.display import FOLLOWER_BUFFER_BYTES, DisplayFollower, DisplayHub, split_text
+from workbench.core.executor import Slots
+from workbench.core.runner import Live
+from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.wire.errors import ConfigError
+from workbench.wire.ids import new_execution_id, ulid
+from workbench.wire.models import EXECUTION_ID
+from workbench.wire.status import ExecutionStatus
+
+
+def test_settings_read_every_documented_variable(tmp_path: Path) -> None:
+    env = {
+        "WORKBENCH_DATA_DIR": str(tmp_path),
+        "WORKBENCH_BIND": "127.0.0.1:9999",
+        "WORKBENCH_TOKEN": "a-token-of-sixteen-chars",
+        "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": "1000",
+        "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": "100",
+        "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": "3",
+        "WORKBENCH_MAX_QUEUED_EXECUTIONS": "4",
+        "WORKBENCH_DEFAULT_TIMEOUT_MS": "5000",
+        "WORKBENCH_EXIT_WEBHOOK_URL": "http://127.0.0.1:1/hook",
+        "WORKBENCH_CONTAINMENT": "pgroup",
+        "WORKBENCH_SHUTDOWN_MODE": "keep",
+        "WORKBENCH_URL": "http://ignored-by-the-daemon",
+        "HOME": "/not/a/setting",
+    }
+    s = Settings.load(env)
+    assert (s.data_dir, s.bind, s.max_concurrent_executions, s.max_queued_executions) == (
+        tmp_path,
+        "127.0.0.1:9999",
+        3,
+        4,
+    )
+    assert (s.execution_event_output_budget_bytes, s.execution_event_delta_max_bytes) == (1000, 100)
+    assert (s.containment, s.shutdown_mode) == (ContainmentSetting.PGROUP, ShutdownMode.KEEP)
+    assert Settings.load({}, bind="127.0.0.1:1").bind == "127.0.0.1:1", "flags override variables"
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"WORKBENCH_MAX_CONCURENT_EXECUTIONS": "3"}, "WORKBENCH_MAX_CONCURENT_EXECUTIONS"),
+        ({"WORKBENCH_MAX_CONCURRENT_EXECUTIONS": "many"}, "WORKBENCH_MAX_CONCURRENT_EXECUTIONS"),
+        ({"WORKBENCH_MAX_CONCURRENT_EXECUTIONS": "0"}, "WORKBENCH_MAX_CONCURRENT_EXECUTIONS"),
+        ({"WORKBENCH_CONTAINMENT": "docker"}, "WORKBENCH_CONTAINMENT"),
+        ({"WORKBENCH_SHUTDOWN_MODE": "later"}, "WORKBENCH_SHUTDOWN_MODE"),
+        ({"WORKBENCH_EXIT_WEBHOOK_URL": "ftp://x"}, "WORKBENCH_EXIT_WEBHOOK_URL"),
+        ({"WORKBENCH_TOKEN": "short"}, "WORKBENCH_TOKEN"),
+        ({"WORKBENCH_DEFAULT_TIMEOUT_MS": "999999999999"}, "WORKBENCH_DEFAULT_TIMEOUT_MS"),
+        ({"WORKBENCH_BIND": "nowhere"}, "nowhere"),
+        ({"WORKBENCH_BIND": "0.0.0.0:8787"}, "--allow-remote"),
+    ],
+)
+def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        Settings.load(env)
+
+
+def test_a_remote_bind_needs_the_explicit_flag() -> None:
+    assert Settings.load({"WORKBENCH_BIND": "0.0.0.0:8787"}, allow_remote=True).bind == "0.0.0.0:8787"
+
+
+def test_ids_are_well_formed_unique_and_sorted_by_creation() -> None:
+    ids = [new_execution_id() for _ in range(2000)]
+    assert all(EXECUTION_ID.fullmatch(i) for i in ids)
+    assert len(set(ids)) == len(ids)
+    assert ids == sorted(ids)
+    assert ulid(1000) < ulid(2000)
+
+
+@pytest.mark.parametrize(
+    ("line", "parsed"),
+    [
+        (b"3/10 building", (3, 10, "building")),
+        (b"  1 / 2  ", (1, 2, None)),
+        (b"0.5/1 half way", (0.5, 1, "half way")),
+        (b"10/10", (10, 10, None)),
+        (b"nothing", None),
+        (b"1/0", None),
+        (b"-1/3", None),
+        (b"3/", None),
+        (b"\xff/3", None),
+    ],
+)
+def test_progress_lines(line: bytes, parsed: tuple[float, float, str | None] | None) -> None:
+    assert parse_progress(line) == parsed
+
+
+def test_split_text_never_cuts_a_character() -> None:
+    text = "a€𝄞b" * 1000
+    for limit in (4, 5, 7, 100):
+        pieces = split_text(text, limit)
+        assert "".join(pieces) == text
+        assert all(0 < len(p.encode()) <= limit for p in pieces)
+    assert split_text("", 10) == []
+
+
+def test_a_slow_display_follower_drops_and_counts_instead_of_growing() -> None:
+    follower = DisplayFollower()
+    hub = DisplayHub({follower})
+    chunk = b"x" * (FOLLOWER_BUFFER_BYTES // 4)
+    for _ in range(6):
+        hub.publish("stdout", chunk)
+    assert follower.pending_bytes == FOLLOWER_BUFFER_BYTES
+    pending, missed = follower.take()
+    assert sum(len(t) for _, t in pending) == FOLLOWER_BUFFER_BYTES
+    assert missed == 2 * len(chunk)
+    hub.publish("stderr", "é".encode()[:1])  # half a character waits for the rest
+    assert follower.take() == ([], 0)
+    hub.publish("stderr", "é".encode()[1:])
+    assert follower.take() == ([("stderr", "é")], 0)
+
+
+def live(n: int) -> Live:
+    return Live(f"ex_{n}", {}, ExecutionStatus.QUEUED)
+
+
+def test_slots_grant_in_request_order_and_respect_capacity() -> None:
+    slots = Slots(2)
+    lives = [live(i) for i in range(5)]
+    for one in lives:
+        slots.request(one)
+    assert [one.granted.is_set() for one in lives] == [True, True, False, False, False]
+    slots.withdraw(lives[3])  # cancelled while queued
+    slots.release()
+    assert [one.granted.is_set() for one in lives] == [True, True, True, False, False]
+    slots.release()
+    assert lives[4].granted.is_set() and not lives[3].granted.is_set()
+    assert slots.free == 0 and slots.queued == 0

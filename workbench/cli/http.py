@@ -1,0 +1,249 @@
+"""The CLI's HTTP: a plain-socket HTTP/1.1 client (`_cli_wire`), JSON as dicts, errors as `WorkbenchError`s.
+
+The CLI does not use the Python client (httpx and pydantic), nor `http.client`: importing them
+costs several times the interpreter's own start, and `workbench run -- true` must stay cheap.
+The wire is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from urllib.parse import quote, urlencode, urlsplit
+
+from workbench.cli.wire import Connection, Response
+from workbench.client.config import Target
+from workbench.client.sse import FrameReader
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: it costs the CLI's start
+    from typing import Any, Protocol
+
+    class Sink(Protocol):
+        """Where downloaded bytes go (a binary file, or a hasher)."""
+
+        def write(self, data: bytes, /) -> object: ...
+
+
+#: Socket timeout of ordinary requests, in seconds (long-polls add their wait).
+TIMEOUT_S = 30.0
+#: A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s).
+STREAM_IDLE_S = 45.0
+#: How long a follower keeps reconnecting to a daemon that went away, in seconds.
+RECONNECT_FOR_S = 60.0
+_TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+
+
+class ApiError(Exception):
+    """An error the CLI reports: the API's error code and message (`unavailable` when unreachable).
+
+    The CLI does not import `workbench.wire.errors` (nor `typing`, which it pulls in) to start faster;
+    the codes are the same.
+    """
+
+    def __init__(self, code: str, message: str, status: int = 0) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message, self.status = code, message, status
+
+
+class Reply:
+    """A whole response: status, headers (lowercase names) and body."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def error_of(status: int, body: bytes) -> ApiError:
+    """The error of a JSON error body (its code and message), or a generic one."""
+    try:
+        error = json.loads(body)["error"]
+        return ApiError(str(error["code"]), str(error["message"]), status)
+    except (ValueError, KeyError, TypeError):
+        text = body[:200].decode("utf-8", "replace").strip()
+        return ApiError("internal", f"HTTP {status} from the daemon: {text}", status)
+
+
+class Http:
+    """Requests to one daemon over one keep-alive connection; streams and downloads get their own."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        parts = urlsplit(target.base_url)
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port or (443 if self._tls else 80)
+        self._conn: Connection | None = None
+        self._headers = {"Accept": "application/json", **target.headers()}
+
+    def _new(self) -> Connection:
+        return Connection(self._host, self._port, unix_path=self.target.socket_path, tls=self._tls)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def unreachable(self, exc: BaseException) -> ApiError:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        return ApiError(
+            "unavailable",
+            f"cannot reach the daemon at {self.target.display_url}: {reason[:1].lower()}{reason[1:]} "
+            "(is it running? start it with `workbench serve`, or set WORKBENCH_URL)",
+        )
+
+    def _raise(self, status: int, body: bytes) -> None:
+        error = error_of(status, body)
+        if error.code == "unauthorized" and self.target.token is None:
+            error = ApiError(
+                "unauthorized",
+                f"{error.message} (no token found: set WORKBENCH_TOKEN or pass --token, or run the daemon "
+                "with the same WORKBENCH_DATA_DIR)",
+            )
+        raise error
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        ok: tuple[int, ...] = (200,),
+        wait_s: float = 0.0,
+        resend: bool = True,
+    ) -> Reply:
+        """Send one request; raises the API's error (any status outside `ok`) or Unavailable.
+
+        When a kept-alive connection turns out closed by the daemon, the request goes again on a
+        new one if `resend` (never for a start without an idempotency key: it could run twice).
+        """
+        if query:
+            path += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        all_headers = dict(self._headers)
+        data: bytes | None = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            all_headers["Content-Type"] = "application/json"
+        if headers:
+            all_headers.update(headers)
+        for attempt in (1, 2):
+            if self._conn is None:
+                self._conn = self._new()
+            conn = self._conn
+            reused = conn.used > 0
+            try:
+                response = conn.send(method, path, all_headers, data, TIMEOUT_S + wait_s)
+                payload = response.read_all()
+                response.close()
+            except OSError as exc:
+                self.close()
+                if attempt == 1 and reused and resend:
+                    continue
+                raise self.unreachable(exc) from None
+            if not response.keep_alive:
+                self.close()
+            if response.status not in ok:
+                self._raise(response.status, payload)
+            return Reply(response.status, response.headers, payload)
+        raise AssertionError("unreachable")
+
+    def json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
+        return self.request(method, path, body, **kw).json()
+
+    def _open(self, path: str, headers: dict[str, str], timeout: float) -> Response:
+        conn = self._new()
+        try:
+            return conn.send("GET", path, {**self._headers, **headers}, None, timeout)
+        except OSError as exc:
+            conn.close()
+            raise self.unreachable(exc) from None
+
+    def download(self, path: str, out: Sink, start: int = 0, end: int | None = None) -> int:
+        """Copy the bytes at `path` from `start` to `end` (exclusive; None: the end) into `out`.
+
+        Uses a Range request when not from the start; returns how many bytes it copied.
+        """
+        headers = {}
+        if start or end is not None:
+            headers["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
+        response = self._open(path, headers, TIMEOUT_S)
+        try:
+            if response.status == 416:
+                return 0
+            if response.status not in (200, 206):
+                self._raise(response.status, response.read_all())
+            count = 0
+            try:
+                while chunk := response.read():
+                    out.write(chunk)
+                    count += len(chunk)
+            except OSError as exc:
+                raise self.unreachable(exc) from None
+            return count
+        finally:
+            response.discard()
+
+    def stream(self, execution_id: str, after: int) -> Iterator[tuple[str, Any]]:
+        """Follow an execution's SSE stream to its terminal event, reconnecting as needed.
+
+        Yields `("event", event)` for each journal event after `after` (gapless, no duplicate),
+        `("live", event)` for display output past the budget, `("gap", data)` when display output
+        was missed, and `("reconnected", None)` after a new connection replaced a broken one.
+        Raises the API's error for a refused stream, Unavailable after `RECONNECT_FOR_S` of failures.
+        """
+        path = f"/v1/executions/{quote(execution_id)}/events/stream"
+        last = after
+        failing_since: float | None = None
+        delay = 0.05
+        broken_before = False
+        while True:
+            error: BaseException | None = None
+            response: Response | None = None
+            try:
+                response = self._open(
+                    path, {"Accept": "text/event-stream", "Last-Event-ID": str(last)}, STREAM_IDLE_S
+                )
+                if response.status != 200:
+                    body = response.read_all()
+                    if response.status != 503:
+                        self._raise(response.status, body)
+                    raise error_of(response.status, body)
+                if broken_before:
+                    yield ("reconnected", None)
+                reader = FrameReader()
+                while raw := response.readline():
+                    frame = reader.line(raw.decode("utf-8").rstrip("\r\n"))
+                    if frame is None:
+                        continue
+                    if frame.id is not None:
+                        if frame.id <= last:
+                            continue
+                        event = json.loads(frame.data)
+                        last, failing_since, delay = frame.id, None, 0.05
+                        yield ("event", event)
+                        if event["eventType"] == "status" and event["status"] in _TERMINAL:
+                            return
+                    elif frame.event in ("output", "gap"):
+                        yield ("live" if frame.event == "output" else "gap", json.loads(frame.data or "{}"))
+            except OSError as exc:
+                error = exc
+            except ApiError as exc:
+                if exc.code != "unavailable":
+                    raise
+                error = exc
+            finally:
+                if response is not None:
+                    response.discard()
+            # The stream ended before the terminal event: the daemon stopped or the link broke.
+            broken_before = True
+            now = time.monotonic()
+            failing_since = failing_since if failing_since is not None else now
+            if now - failing_since > RECONNECT_FOR_S:
+                raise self.unreachable(error or ConnectionError("the event stream ended early"))
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)

@@ -1,0 +1,104 @@
+"""What `Client` and `AsyncClient` share besides their calls: settings, resending, and following a stream."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from workbench.client import calls
+from workbench.client.calls import Call
+from workbench.client.config import Target, resolve
+from workbench.client.sse import Frame
+from workbench.wire.errors import Unavailable
+from workbench.wire.models import Event, LiveEvent
+
+#: Pauses before each resend of a request whose connection broke (then it fails).
+RESEND_DELAYS = (0.0, 0.1, 0.5)
+#: A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s).
+STREAM_READ_S = 45.0
+BACKOFF_FIRST_S = 0.05
+BACKOFF_MAX_S = 2.0
+
+#: What a broken request or stream raises inside the client before it decides to retry.
+BROKEN = (httpx.TransportError, Unavailable)
+
+
+class Base:
+    """Settings of a client: the daemon found, default timeout, how long to keep reconnecting."""
+
+    def __init__(self, url: str | None, token: str | None, timeout: float, reconnect_for: float) -> None:
+        self._target: Target = resolve(url, token)
+        self._timeout = timeout
+        self._reconnect_for = reconnect_for
+
+    @property
+    def url(self) -> str:
+        """The daemon's URL (`unix:///...` for a Unix socket)."""
+        return self._target.display_url
+
+    def _request_args(self, call: Call[Any]) -> dict[str, Any]:
+        read = call.timeout if call.timeout is not None else self._timeout
+        return {
+            "json": call.json,
+            "params": call.params,
+            "headers": call.headers,
+            "timeout": httpx.Timeout(self._timeout, read=read),
+        }
+
+    def _resend_delay(self, call: Call[Any], attempt: int, exc: httpx.TransportError) -> float:
+        """The pause before resending `call` after its `attempt`-th try broke; raises when it must not."""
+        if not call.retry or attempt > len(RESEND_DELAYS) or isinstance(exc, httpx.TimeoutException):
+            raise calls.unreachable(self.url, exc) from exc
+        return RESEND_DELAYS[attempt - 1]
+
+    def _follow(self, after: int, live: bool) -> Follow:
+        return Follow(self.url, after, live, self._reconnect_for)
+
+    def _stream_timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self._timeout, read=STREAM_READ_S)
+
+
+class Follow:
+    """The state of one `events()` follow: where to resume, what to drop, when to give up."""
+
+    def __init__(self, url: str, after: int, live: bool, reconnect_for: float) -> None:
+        self.url = url
+        self.last = after
+        self.live = live
+        self.reconnect_for = reconnect_for
+        self.truncated = False
+        self.failing_since: float | None = None
+        self.delay = BACKOFF_FIRST_S
+
+    def headers(self) -> dict[str, str]:
+        return {"Last-Event-ID": str(self.last)}
+
+    def connected(self) -> LiveEvent | None:
+        """Called when a stream opens: after a reconnect past the budget, a gap (display was missed)."""
+        if self.truncated and self.live and self.failing_since is not None:
+            return LiveEvent(event_type="gap")
+        return None
+
+    def take(self, frame: Frame) -> Event | LiveEvent | None:
+        """The event of `frame` to hand out, or None (a duplicate, or live output not wanted)."""
+        event = calls.stream_event(frame)
+        if isinstance(event, Event):
+            if event.sequence <= self.last:
+                return None
+            self.last, self.failing_since, self.delay = event.sequence, None, BACKOFF_FIRST_S
+            self.truncated = self.truncated or event.event_type == "output_truncated"
+            return event
+        return event if self.live else None
+
+    def broke(self, error: Exception | None) -> float:
+        """The stream ended before the terminal event: the pause before reconnecting, or raise."""
+        now = time.monotonic()
+        if self.failing_since is None:
+            self.failing_since = now
+        if now - self.failing_since > self.reconnect_for:
+            raise calls.unreachable(self.url, error or ConnectionError("the event stream ended early"))
+        delay = self.delay
+        self.delay = min(self.delay * 2, BACKOFF_MAX_S)
+        return delay

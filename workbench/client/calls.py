@@ -1,0 +1,332 @@
+"""The requests of the Python client, built and parsed without I/O, so `Client` and `AsyncClient` share them.
+
+Each public method of the clients is one `Call`: what to send, whether it is safe to send again
+after a broken connection, and how to turn the response into a typed result. The twins only
+differ in how they send it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import httpx
+
+from workbench.client.config import seconds_to_ms
+from workbench.client.sse import Frame
+from workbench.wire.errors import BY_CODE, Unavailable, WorkbenchError
+from workbench.wire.models import (
+    ArtifactList,
+    CancelResult,
+    DetachResult,
+    Event,
+    EventPage,
+    Execution,
+    ExecutionList,
+    ExitList,
+    Health,
+    ImageList,
+    LiveEvent,
+    WaitResult,
+)
+
+T = TypeVar("T")
+
+#: An execution as the client methods take it: its id, or a record returned earlier.
+ExecutionRef = str | Execution
+
+#: The most the daemon waits in one long-poll (`waitTimeoutMs` at most 600000).
+MAX_WAIT_S = 600.0
+#: Extra time an HTTP request gets beyond the long-poll it asks the daemon for.
+SLACK_S = 30.0
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One HTTP request and how to read its answer."""
+
+    method: str
+    path: str
+    parse: Callable[[httpx.Response], T]
+    json: Any = None
+    params: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: True when sending it twice cannot do anything twice (reads, or a start with an idempotency key).
+    retry: bool = True
+    #: Read timeout for this request in seconds (long-polls), or None for the client's default.
+    timeout: float | None = None
+
+
+def execution_id(ref: ExecutionRef) -> str:
+    """The id of `ref`."""
+    return ref.execution_id if isinstance(ref, Execution) else ref
+
+
+def error_from(response: httpx.Response) -> WorkbenchError:
+    """The `WorkbenchError` subclass named by the JSON error of `response` (BY_CODE), with its message."""
+    try:
+        body = json.loads(response.content)
+        error = body["error"]
+        code, message, details = str(error["code"]), str(error["message"]), error.get("details")
+    except (ValueError, KeyError, TypeError):
+        text = response.content[:200].decode("utf-8", "replace").strip()
+        return WorkbenchError(
+            f"HTTP {response.status_code} from the daemon: {text or response.reason_phrase}"
+        )
+    cls = BY_CODE.get(code)
+    if cls is None:
+        # A code this client does not know (a newer daemon): keep it, under the base class.
+        cls = type("WorkbenchError", (WorkbenchError,), {"code": code})
+    return cls(message, details=details)
+
+
+def _expect(*statuses: int) -> Callable[[Callable[[httpx.Response], T]], Callable[[httpx.Response], T]]:
+    def decorate(read: Callable[[httpx.Response], T]) -> Callable[[httpx.Response], T]:
+        def parse(response: httpx.Response) -> T:
+            if response.status_code not in statuses:
+                raise error_from(response)
+            return read(response)
+
+        return parse
+
+    return decorate
+
+
+def unreachable(url: str, exc: Exception) -> Unavailable:
+    """The error raised when the daemon cannot be reached or stops answering."""
+    reason = str(exc) or type(exc).__name__
+    return Unavailable(f"cannot reach the daemon at {url}: {reason}")
+
+
+# -- starting ----------------------------------------------------------------------------------
+
+
+def start_body(
+    *,
+    background: bool,
+    wait_timeout: float | None,
+    timeout: float | None,
+    idle_timeout: float | None,
+    cwd: str | None,
+    env: Mapping[str, str] | None,
+    stdin: str | None,
+    metadata: Any,
+    image: str | None,
+    session_id: str | None,
+    detached: bool,
+) -> dict[str, Any]:
+    """The common fields of a start body, camelCase, leaving out what the daemon defaults."""
+    body: dict[str, Any] = {"background": background}
+    if not background:
+        wait_ms = seconds_to_ms(MAX_WAIT_S if wait_timeout is None else min(wait_timeout, MAX_WAIT_S))
+        body["waitTimeoutMs"] = wait_ms
+    optional = {
+        "timeoutMs": seconds_to_ms(timeout),
+        "idleTimeoutMs": seconds_to_ms(idle_timeout),
+        "cwd": cwd,
+        "env": dict(env) if env else None,
+        "stdin": stdin,
+        "metadata": metadata,
+        "image": image,
+        "sessionId": session_id,
+    }
+    body.update({k: v for k, v in optional.items() if v is not None})
+    if detached:
+        body["detached"] = True
+    return body
+
+
+def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST /v1/executions/{kind}`. Without a key the client makes one, so a retry never runs it twice."""
+    key = idempotency_key or f"wbc-{uuid.uuid4().hex}"
+
+    @_expect(200, 201, 202)
+    def parse(response: httpx.Response) -> Execution:
+        return Execution.model_validate_json(response.content)
+
+    wait_ms = body.get("waitTimeoutMs")
+    timeout = None if body.get("background") or wait_ms is None else wait_ms / 1000 + SLACK_S
+    return Call(
+        "POST", f"/v1/executions/{kind}", parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout
+    )
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+@_expect(200)
+def _execution(response: httpx.Response) -> Execution:
+    return Execution.model_validate_json(response.content)
+
+
+def get(ref: ExecutionRef) -> Call[Execution]:
+    return Call("GET", f"/v1/executions/{execution_id(ref)}", _execution)
+
+
+def list_page(
+    *, status: str | None, kind: str | None, session_id: str | None, limit: int, cursor: str | None
+) -> Call[ExecutionList]:
+    params = {"status": status, "kind": kind, "sessionId": session_id, "limit": limit, "cursor": cursor}
+
+    @_expect(200)
+    def parse(response: httpx.Response) -> ExecutionList:
+        return ExecutionList.model_validate_json(response.content)
+
+    return Call("GET", "/v1/executions", parse, params={k: v for k, v in params.items() if v is not None})
+
+
+def wait_once(ref: ExecutionRef, wait_s: float) -> Call[WaitResult]:
+    """One long-poll of at most `MAX_WAIT_S`."""
+    wait_s = max(0.0, min(wait_s, MAX_WAIT_S))
+
+    @_expect(200)
+    def parse(response: httpx.Response) -> WaitResult:
+        return WaitResult.model_validate_json(response.content)
+
+    return Call(
+        "POST",
+        f"/v1/executions/{execution_id(ref)}/wait",
+        parse,
+        json={"waitTimeoutMs": seconds_to_ms(wait_s)},
+        timeout=wait_s + SLACK_S,
+    )
+
+
+def events_page(ref: ExecutionRef, after: int, limit: int = 1000) -> Call[EventPage]:
+    @_expect(200)
+    def parse(response: httpx.Response) -> EventPage:
+        return EventPage.model_validate_json(response.content)
+
+    return Call(
+        "GET", f"/v1/executions/{execution_id(ref)}/events", parse, params={"after": after, "limit": limit}
+    )
+
+
+def stream_path(ref: ExecutionRef) -> str:
+    return f"/v1/executions/{execution_id(ref)}/events/stream"
+
+
+def stream_event(frame: Frame) -> Event | LiveEvent | None:
+    """The event a stream frame carries (None for a frame Workbench does not send)."""
+    if frame.id is not None:
+        return Event.model_validate_json(frame.data)
+    if frame.event == "gap":
+        missed = json.loads(frame.data).get("missedBytes") if frame.data else None
+        return LiveEvent(event_type="gap", missed_bytes=missed)
+    if frame.event == "output":
+        data = json.loads(frame.data)
+        return LiveEvent(
+            event_type="output",
+            timestamp=data.get("timestamp"),
+            stream=data.get("stream"),
+            output_delta=data.get("outputDelta"),
+        )
+    return None
+
+
+def is_last(event: Event | LiveEvent) -> bool:
+    """True for the terminal status event, the last event of an execution."""
+    return isinstance(event, Event) and event.event_type == "status" and event.status.terminal
+
+
+def artifacts(ref: ExecutionRef) -> Call[ArtifactList]:
+    @_expect(200)
+    def parse(response: httpx.Response) -> ArtifactList:
+        return ArtifactList.model_validate_json(response.content)
+
+    return Call("GET", f"/v1/executions/{execution_id(ref)}/artifacts", parse)
+
+
+def artifact(ref: ExecutionRef, name: str, start: int = 0, end: int | None = None) -> Call[bytes]:
+    """The bytes of artifact `name`, from byte `start` to `end` (exclusive; None: to the end)."""
+    headers: dict[str, str] = {}
+    if start or end is not None:
+        headers["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
+
+    def parse(response: httpx.Response) -> bytes:
+        if response.status_code == 416:
+            return b""  # asked from the end (or beyond): nothing more to read
+        if response.status_code not in (200, 206):
+            raise error_from(response)
+        return response.content
+
+    return Call("GET", artifact_path(ref, name), parse, headers=headers)
+
+
+def artifact_path(ref: ExecutionRef, name: str) -> str:
+    return f"/v1/executions/{execution_id(ref)}/artifacts/{name}"
+
+
+def images() -> Call[ImageList]:
+    @_expect(200)
+    def parse(response: httpx.Response) -> ImageList:
+        return ImageList.model_validate_json(response.content)
+
+    return Call("GET", "/v1/images", parse)
+
+
+def health() -> Call[Health]:
+    @_expect(200)
+    def parse(response: httpx.Response) -> Health:
+        return Health.model_validate_json(response.content)
+
+    return Call("GET", "/healthz", parse)
+
+
+def exits(limit: int, wait_timeout: float, lease: float | None) -> Call[ExitList]:
+    wait_s = max(0.0, min(wait_timeout, MAX_WAIT_S))
+    params: dict[str, Any] = {"limit": limit, "waitTimeoutMs": seconds_to_ms(wait_s)}
+    if lease is not None:
+        params["leaseMs"] = seconds_to_ms(lease)
+
+    @_expect(200)
+    def parse(response: httpx.Response) -> ExitList:
+        return ExitList.model_validate_json(response.content)
+
+    # Handing out exits leases them; a resent request only hands out what is still unleased.
+    return Call("GET", "/v1/exits", parse, params=params, timeout=wait_s + SLACK_S)
+
+
+# -- changing ----------------------------------------------------------------------------------
+
+
+def cancel(ref: ExecutionRef, reason: str | None, grace: float | None) -> Call[CancelResult]:
+    body: dict[str, Any] = {}
+    if reason is not None:
+        body["reason"] = reason
+    if grace:
+        body["graceMs"] = seconds_to_ms(grace)
+
+    @_expect(200, 202)
+    def parse(response: httpx.Response) -> CancelResult:
+        return CancelResult.model_validate_json(response.content)
+
+    timeout = (grace or 0) + SLACK_S
+    return Call("POST", f"/v1/executions/{execution_id(ref)}/cancel", parse, json=body, timeout=timeout)
+
+
+def detach(ref: ExecutionRef) -> Call[DetachResult]:
+    @_expect(200)
+    def parse(response: httpx.Response) -> DetachResult:
+        return DetachResult.model_validate_json(response.content)
+
+    return Call("POST", f"/v1/executions/{execution_id(ref)}/detach", parse)
+
+
+def delete(ref: ExecutionRef) -> Call[None]:
+    @_expect(204, 200)
+    def parse(response: httpx.Response) -> None:
+        return None
+
+    return Call("DELETE", f"/v1/executions/{execution_id(ref)}", parse)
+
+
+def ack_exit(delivery_id: str) -> Call[None]:
+    @_expect(204, 200)
+    def parse(response: httpx.Response) -> None:
+        return None
+
+    return Call("POST", f"/v1/exits/{delivery_id}/ack", parse)

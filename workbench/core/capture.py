@@ -1,0 +1,322 @@
+"""Capture: follow an execution's spool files and journal what they hold.
+
+The process writes straight to `stdout` and `stderr` files in its directory; this task follows
+them (woken by inotify), feeds new bytes to the sans-IO `OutputCapture`, and appends the deltas
+to the journal together with the spool offsets they reach, so a restarted daemon resumes exactly.
+Small writes are coalesced: a lone line is journaled at once, a chatty process at most once per
+`flush_ms`. Every byte is hashed as it is read, so keeping a 1 GB spool file as an artifact does
+not cost a second pass at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from workbench.core.follow import IN_CREATE, Inotify
+from workbench.core.journal import Journal
+from workbench.core.output import STREAMS, Delta, OutputCapture, OutputTruncated, Stream
+from workbench.core.records import EventBuilder, event_builder
+
+_CHUNK = 1024 * 1024
+_BIG_CHUNK = 4 * 1024 * 1024
+#: Most event bytes gathered before they are appended, so memory stays bounded.
+_APPEND_AT = 1024 * 1024
+#: Counters alone (past the budget) are written at most this often.
+_COUNTERS_EVERY = 0.25
+_PROGRESS = re.compile(r"\s*(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?:\s+(.*?))?\s*")
+_PROGRESS_LINE_MAX = 4096
+
+
+@dataclass(eq=False)
+class _Stream:
+    name: Stream
+    path: Path
+    fd: int = -1
+    #: Bytes read (and fed, hashed) so far.
+    offset: int = 0
+    hasher: Any = None  # hashlib sha256 object, or None when the prefix was not hashed here
+
+
+@dataclass
+class CaptureResult:
+    """What capture learned by the end: sizes, and the spool files that are kept as artifacts."""
+
+    sizes: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, str] = field(default_factory=dict)  # stream -> sha256
+
+
+class Capture:
+    """Follows one execution's spool files and progress file into the journal."""
+
+    def __init__(
+        self,
+        *,
+        journal: Journal,
+        inotify: Inotify,
+        execution_id: str,
+        directory: Path,
+        output: OutputCapture,
+        flush_ms: int,
+        offsets: dict[str, int] | None = None,
+        progress_offset: int = 0,
+        on_display: Callable[[str, bytes | memoryview], None] | None = None,
+    ) -> None:
+        self._journal = journal
+        self._id = execution_id
+        self._dir = directory
+        self.output = output
+        self._flush_s = flush_ms / 1000
+        start = offsets or {}
+        self._streams = [_Stream(name, directory / name, offset=start.get(name, 0)) for name in STREAMS]
+        for s in self._streams:
+            s.hasher = hashlib.sha256() if s.offset == 0 else None
+        self._progress_path = directory / "progress"
+        self._progress_offset = progress_offset
+        self._progress_fd = -1
+        self._finish = trio.Event()
+        self._watches = inotify.group()
+        self._on_display = on_display
+        self._buffer: memoryview | None = None
+        self._counters_at = 0.0
+        self._counters_dirty = False
+        #: trio time of the last output seen; the idle timeout watches it.
+        self.last_output = trio.current_time()
+        self.result = CaptureResult()
+
+    def finish(self) -> None:
+        """Ask `run` to read everything that is left, journal it, and return (the tree is dead)."""
+        self._finish.set()
+        self._watches.interrupt()
+
+    async def run(self) -> None:
+        """Follow until `finish()`; then drain to the end of the files and return."""
+        try:
+            self._open()
+            while True:
+                finishing = self._finish.is_set()
+                seen = self._watches.version
+                # Re-armed before the files are read: a write from now on wakes us.
+                self._watches.arm()
+                await self._pump(final=finishing)
+                if finishing:
+                    break
+                flushed_at = trio.current_time()
+                await self._watches.wait(seen)
+                # Coalesce: a chatty process is journaled at most once per flush interval (and,
+                # its one-shot watch spent meanwhile, raises no event per write).
+                if not self._finish.is_set():
+                    with trio.move_on_at(flushed_at + self._flush_s):
+                        await self._finish.wait()
+            await self._finalize()
+        finally:
+            self._close()
+
+    # -- following -------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        for s in self._streams:
+            s.path.touch(mode=0o600, exist_ok=True)
+            s.fd = os.open(s.path, os.O_RDONLY | os.O_CLOEXEC)
+            self._watches.add(str(s.path))
+        if not self._open_progress():
+            # The process may create it later: watch the directory for its creation.
+            self._watches.add(str(self._dir), IN_CREATE)
+
+    def _open_progress(self) -> bool:
+        try:
+            self._progress_fd = os.open(self._progress_path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        self._watches.add(str(self._progress_path))
+        return True
+
+    def _close(self) -> None:
+        for s in self._streams:
+            if s.fd >= 0:
+                os.close(s.fd)
+                s.fd = -1
+        if self._progress_fd >= 0:
+            os.close(self._progress_fd)
+            self._progress_fd = -1
+        self._watches.close()
+
+    async def _pump(self, *, final: bool) -> None:
+        """Read what is new in every file, journal it (flushing partial deltas), update counters."""
+        events: list[tuple[str, EventBuilder]] = []
+        pending = 0
+        for s in self._streams:
+            while True:
+                if self.output.truncated:
+                    got = await self._read_past_budget(s)
+                    if got:
+                        self._counters_dirty = True
+                        continue
+                    break
+                data = os.pread(s.fd, _CHUNK, s.offset)
+                if not data:
+                    break
+                s.offset += len(data)
+                if s.hasher is not None:
+                    s.hasher.update(data)
+                self.last_output = trio.current_time()
+                self._counters_dirty = True
+                for item in self.output.feed(s.name, data):
+                    events.append(self._event(item))
+                    pending += len(item.text) if isinstance(item, Delta) else 0
+                    if isinstance(item, OutputTruncated):
+                        self._display_unjournaled()
+                if pending >= _APPEND_AT:
+                    await self._append(events)
+                    events, pending = [], 0
+        for item in self.output.flush_all(final=final):
+            events.append(self._event(item))
+        events.extend(self._progress_events(final=final))
+        now = trio.current_time()
+        # At the end, counters go with the terminal status (see `fields`); no write of their own.
+        if events or (not final and self._counters_dirty and now - self._counters_at >= _COUNTERS_EVERY):
+            await self._append(events)
+
+    async def _read_past_budget(self, s: _Stream) -> int:
+        """Past the budget nothing more is journaled; bytes are hashed (off the trio thread).
+
+        Reads go into one reused buffer: a fresh megabyte object per read would cost the
+        allocator a mapping and the kernel a page fault per page, at gigabytes of output.
+        """
+        size = os.fstat(s.fd).st_size
+        if size <= s.offset:
+            return 0
+        if self._buffer is None:
+            self._buffer = memoryview(bytearray(_BIG_CHUNK))
+        view = self._buffer[: min(size - s.offset, _BIG_CHUNK)]
+        hasher, fd, offset = s.hasher, s.fd, s.offset
+
+        def work() -> int:
+            got = os.preadv(fd, [view], offset)
+            if hasher is not None:
+                hasher.update(view[:got])
+            return got
+
+        got = await trio.to_thread.run_sync(work)
+        data = view[:got]
+        s.offset += got
+        self.last_output = trio.current_time()
+        self.output.feed(s.name, data)  # past the budget this only counts the bytes
+        if self._on_display is not None:
+            self._on_display(s.name, data)
+        return got
+
+    def _display_unjournaled(self) -> None:
+        """At the budget's edge: bytes already read but not journaled go to the live display."""
+        if self._on_display is None:
+            return
+        for s in self._streams:
+            start = self.output.offset(s.name)
+            if s.offset > start:
+                self._on_display(s.name, os.pread(s.fd, s.offset - start, start))
+
+    def _event(self, item: Delta | OutputTruncated) -> tuple[str, EventBuilder]:
+        if isinstance(item, Delta):
+            return "output", event_builder("output", stream=item.stream, output_delta=item.text)
+        budget = self.output.budget_bytes
+        return "output_truncated", event_builder(
+            "output_truncated",
+            message=(
+                f"the output passed the event budget of {budget} bytes; every byte is kept in the "
+                "artifacts stdout and stderr"
+            ),
+        )
+
+    def _progress_events(self, *, final: bool) -> list[tuple[str, EventBuilder]]:
+        if self._progress_fd < 0 and not self._open_progress():
+            return []
+        events: list[tuple[str, EventBuilder]] = []
+        while True:
+            data = os.pread(self._progress_fd, 64 * 1024, self._progress_offset)
+            if not data:
+                break
+            end = data.rfind(b"\n")
+            if end < 0:
+                if len(data) > _PROGRESS_LINE_MAX or final:
+                    self._progress_offset += len(data)  # an endless line is not progress: skip it
+                    continue
+                break
+            self._progress_offset += end + 1
+            for line in data[: end + 1].splitlines():
+                parsed = parse_progress(line)
+                if parsed is not None:
+                    done, total, message = parsed
+                    events.append(
+                        ("progress", event_builder("progress", progress=done, total=total, message=message))
+                    )
+        return events
+
+    async def _append(self, events: list[tuple[str, EventBuilder]]) -> None:
+        self._counters_at = trio.current_time()
+        self._counters_dirty = False
+        await self._journal.append(self._id, events, self.fields())
+
+    def fields(self) -> dict[str, Any]:
+        """The execution columns that describe how far capture got."""
+        out = self.output
+        return {
+            "stdout_bytes": self._streams[0].offset,
+            "stderr_bytes": self._streams[1].offset,
+            "event_bytes": out.event_bytes,
+            "truncated": int(out.truncated),
+            "stdout_offset": out.offset("stdout"),
+            "stderr_offset": out.offset("stderr"),
+            "stdout_invalid": int(out.invalid_utf8("stdout")),
+            "stderr_invalid": int(out.invalid_utf8("stderr")),
+            "progress_offset": self._progress_offset,
+        }
+
+    async def _finalize(self) -> None:
+        """Decide which spool files are kept as artifacts (hashing any unhashed prefix)."""
+        for s in self._streams:
+            self.result.sizes[s.name] = s.offset
+            if not self.output.keep_artifact(s.name):
+                continue
+            if s.hasher is None:
+                s.hasher = await trio.to_thread.run_sync(_hash_file, s.path, s.offset)
+            self.result.kept[s.name] = s.hasher.hexdigest()
+
+
+def _hash_file(path: Path, size: int) -> Any:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as f:
+        remaining = size
+        while remaining > 0:
+            block = f.read(min(remaining, _BIG_CHUNK))
+            if not block:
+                break
+            hasher.update(block)
+            remaining -= len(block)
+    return hasher
+
+
+def _number(text: str) -> float:
+    return float(text) if "." in text else int(text)
+
+
+def parse_progress(line: bytes) -> tuple[float, float, str | None] | None:
+    """`DONE/TOTAL message` → (done, total, message); None for a line that is not one."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = _PROGRESS.fullmatch(text)
+    if found is None:
+        return None
+    done, total = _number(found.group(1)), _number(found.group(2))
+    if total <= 0 or done < 0:
+        return None
+    message = found.group(3) or None
+    return done, total, message

@@ -1,0 +1,166 @@
+"""The daemon's core, assembled: data dir and lock, store, sandbox supervisor, executor, recovery.
+
+`open_daemon` yields a `Daemon` that accepts work (recovery done); leaving it stops the executions
+as `WORKBENCH_SHUTDOWN_MODE` says and closes the store. The HTTP face (`api`) is put on top by
+`workbench serve`; tests may use the daemon without HTTP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+import sandbox
+from workbench.core import auth
+from workbench.core.executor import Executor
+from workbench.core.exits import ExitsFeed, Webhook
+from workbench.core.follow import Inotify
+from workbench.core.images import Image, default_images_dir, load_images
+from workbench.core.journal import Journal
+from workbench.core.recovery import recover
+from workbench.core.service import Service
+from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.core.store import sqlite as store
+from workbench.wire.errors import ConfigError
+
+log = logging.getLogger("workbench.core.daemon")
+
+
+@dataclass(eq=False)
+class Daemon:
+    """Everything a running daemon holds."""
+
+    settings: Settings
+    service: Service
+    executor: Executor
+    authenticator: auth.Authenticator
+    images: dict[str, Image]
+    capabilities: sandbox.Capabilities
+    token_created: bool
+    exits: ExitsFeed
+    #: Set when a graceful stop begins: open streams end, new work is refused.
+    stopping: trio.Event = field(default_factory=trio.Event)
+
+    def begin_stop(self) -> None:
+        self.executor.accepting = False
+        self.stopping.set()
+        self.service.stopping.set()
+
+
+def choose_containment(setting: ContainmentSetting, caps: sandbox.Capabilities) -> sandbox.Containment:
+    """The mechanism to use: the strongest available, or the one forced (if this machine has it)."""
+    try:
+        return caps.resolve(sandbox.Containment(setting.value))
+    except sandbox.SandboxError as exc:
+        raise ConfigError(f"WORKBENCH_CONTAINMENT={setting.value}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _lock_data_dir(data_dir: Path) -> Iterator[None]:
+    path = data_dir / "daemon.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", errors="replace").strip() or "?"
+            raise ConfigError(
+                f"another Workbench daemon (pid {holder}) is using the data dir {data_dir}; stop it "
+                "first or choose another --data-dir"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _prepare_data_dir(settings: Settings) -> None:
+    data_dir = settings.data_dir
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(data_dir, 0o700)
+    for sub in (settings.executions_dir, settings.workspaces_dir, settings.run_dir):
+        sub.mkdir(mode=0o700, exist_ok=True)
+
+
+@contextlib.asynccontextmanager
+async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
+    """Start the core and recover every execution a previous daemon left; yield once accepting.
+
+    Raises:
+        ConfigError: a setting, an image, the tokens file, the lock or the store is not usable.
+    """
+    _prepare_data_dir(settings)
+    with _lock_data_dir(settings.data_dir):
+        token, created = auth.admin_token(settings.token, settings.token_path)
+        authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
+        images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
+        await trio.to_thread.run_sync(store.prepare, settings.store_path)
+        caps = await trio.to_thread.run_sync(sandbox.detect)
+        containment = choose_containment(settings.containment, caps)
+        log.info("containment: %s (%s)", containment.value, caps.describe())
+        db = store.Store(settings.store_path)
+        db.start()
+        inotify = Inotify()
+        try:
+            async with trio.open_nursery() as outer:
+                outer.start_soon(inotify.run)
+                async with sandbox.open_supervisor(settings.run_dir) as supervisor:
+                    journal = Journal(db)
+                    async with trio.open_nursery() as executions:
+                        executor = Executor(
+                            settings=settings,
+                            journal=journal,
+                            db=db,
+                            supervisor=supervisor,
+                            inotify=inotify,
+                            images=images,
+                            containment=containment,
+                            nursery=executions,
+                        )
+                        service = Service(settings=settings, db=db, journal=journal, executor=executor)
+                        exits = ExitsFeed(db, journal, service.stopping)
+                        await recover(executor, db, supervisor)
+                        if settings.exit_webhook_url is not None:
+                            outer.start_soon(Webhook(settings.exit_webhook_url, exits, db).run)
+                        daemon = Daemon(
+                            settings=settings,
+                            service=service,
+                            executor=executor,
+                            authenticator=authenticator,
+                            images=images,
+                            capabilities=caps,
+                            token_created=created,
+                            exits=exits,
+                        )
+                        try:
+                            yield daemon
+                        finally:
+                            daemon.begin_stop()
+                            with trio.CancelScope(shield=True):
+                                await _stop_executions(settings, executor, supervisor, executions)
+                outer.cancel_scope.cancel()
+        finally:
+            inotify.close()
+            with trio.CancelScope(shield=True):
+                await db.aclose()
+
+
+async def _stop_executions(
+    settings: Settings, executor: Executor, supervisor: sandbox.Supervisor, executions: trio.Nursery
+) -> None:
+    if settings.shutdown_mode is ShutdownMode.KILL:
+        await executor.kill_all("daemon shutdown")
+        executions.cancel_scope.cancel()
+        await supervisor.shutdown()
+    else:
+        # keep: leave the trees running; the next start adopts them from the journal's offsets.
+        executions.cancel_scope.cancel()

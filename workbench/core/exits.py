@@ -1,0 +1,144 @@
+"""The exits feed: at-least-once delivery of detached executions' outcomes, and the webhook.
+
+An exit is saved in the transaction that records its execution's terminal status (see
+`Executor.finish`). Consumers lease exits: a leased exit is hidden for `leaseMs`, then handed out
+again with `attempt + 1`, until it is acked; leases and acks are rows of the store, so this holds
+across restarts. Handing out is one guarded UPDATE in the store's single writer, so two consumers
+never hold a lease on one exit at once. Long-polls sleep on the journal's terminal wake-up (and,
+when exits are leased out, until the earliest lease ends): never a timer poll.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from functools import partial
+from typing import Any
+
+import httpx
+import trio
+
+from workbench.core.journal import Journal
+from workbench.core.records import now_ms
+from workbench.core.service import Principal
+from workbench.core.store import sqlite as store
+from workbench.core.waiting import first_of
+from workbench.wire.errors import NotFound
+
+log = logging.getLogger("workbench.core.exits")
+
+#: Webhook: how many exits are in flight at once, per POST timeout, the lease that covers one
+#: attempt (longer than the timeout, so an exit is never sent twice at once), and the backoff.
+WEBHOOK_CONCURRENCY = 8
+WEBHOOK_TIMEOUT_S = 10.0
+WEBHOOK_LEASE_MS = 15_000
+BACKOFF_FIRST_MS = 1_000
+BACKOFF_MAX_MS = 300_000
+
+
+def exit_json(delivery_id: str, body: str, attempt: int) -> dict[str, Any]:
+    """The wire shape of an exit (API.md, "Detached executions and the exits feed")."""
+    data: dict[str, Any] = json.loads(body)
+    return {"deliveryId": delivery_id, **data, "attempt": attempt}
+
+
+class ExitsFeed:
+    """Leasing, long-polling and acking exits."""
+
+    def __init__(self, db: store.Store, journal: Journal, stopping: trio.Event) -> None:
+        self._db = db
+        self._journal = journal
+        self._stopping = stopping
+
+    async def lease(self, principal: Principal | None, limit: int, lease_ms: int) -> list[dict[str, Any]]:
+        """Hand out up to `limit` exits that are neither acked nor leased (None: every principal)."""
+        owner = None if principal is None or principal.sees_all else principal.name
+        now = now_ms()
+        rows = await self._db.write(lambda conn: store.lease_exits(conn, owner, now, lease_ms, limit))
+        return [exit_json(d, body, attempt) for d, body, attempt in rows]
+
+    async def poll(
+        self, principal: Principal | None, limit: int, wait_ms: int, lease_ms: int
+    ) -> list[dict[str, Any]]:
+        """Wait up to `wait_ms` for exits to hand out; returns at once when there are some."""
+        owner = None if principal is None or principal.sees_all else principal.name
+        watch = self._journal.exits_watch
+        with trio.move_on_after(wait_ms / 1000):
+            while not self._stopping.is_set():
+                seen = watch.version
+                exits = await self.lease(principal, limit, lease_ms)
+                if exits:
+                    return exits
+                next_end = await self._db.read(lambda conn: store.next_exit_lease_end(conn, owner))
+                # Sleep until a new exit is saved, or until a leased-out one comes back.
+                wake_at = (
+                    trio.current_time() + max(0, next_end - now_ms()) / 1000 if next_end else float("inf")
+                )
+                with trio.move_on_at(wake_at):
+                    await first_of(partial(watch.wait_changed, seen), self._stopping.wait)
+        return []
+
+    def notify(self) -> None:
+        """Leases changed: long-polls recompute when to look again."""
+        self._journal.notify_exits()
+
+    async def ack(self, principal: Principal, delivery_id: str) -> None:
+        """Mark an exit delivered (acking twice is fine). NotFound for an unknown or another's."""
+        owner = None if principal.sees_all else principal.name
+        now = now_ms()
+
+        def ack(conn: sqlite3.Connection) -> bool:
+            return store.ack_exit(conn, delivery_id, owner, now)
+
+        if not await self._db.write(ack):
+            raise NotFound(f"no exit {delivery_id}")
+
+
+class Webhook:
+    """POSTs each exit as JSON to the operator's URL, acks it on a 2xx, retries with backoff.
+
+    Runs in the daemon's nursery; a slow or failing receiver only delays its own deliveries.
+    """
+
+    def __init__(self, url: str, feed: ExitsFeed, db: store.Store) -> None:
+        self.url = url
+        self._feed = feed
+        self._db = db
+        self._slots = trio.Semaphore(WEBHOOK_CONCURRENCY)
+
+    async def run(self) -> None:
+        """Deliver until cancelled."""
+        async with httpx.AsyncClient(timeout=WEBHOOK_TIMEOUT_S) as client, trio.open_nursery() as nursery:
+            while True:
+                await self._slots.acquire()
+                self._slots.release()  # hand out exits only when a delivery slot is free
+                exits = await self._feed.poll(None, self._slots.value, 30_000, WEBHOOK_LEASE_MS)
+                for item in exits:
+                    await self._slots.acquire()
+                    nursery.start_soon(self._deliver, client, item)
+
+    async def _deliver(self, client: httpx.AsyncClient, item: dict[str, Any]) -> None:
+        try:
+            delivery_id, attempt = item["deliveryId"], item["attempt"]
+            try:
+                response = await client.post(self.url, json=item, headers={"Idempotency-Key": delivery_id})
+                ok = 200 <= response.status_code < 300
+                why = f"HTTP {response.status_code}"
+            except httpx.HTTPError as exc:
+                ok, why = False, f"{type(exc).__name__}: {exc}"
+            if ok:
+                await self._db.write(lambda conn: store.ack_exit(conn, delivery_id, None, now_ms()))
+                return
+            retry_ms = _backoff_ms(attempt)
+            log.warning("webhook: exit %s not delivered (%s); retrying in %d ms", delivery_id, why, retry_ms)
+            until = now_ms() + retry_ms
+            await self._db.write(lambda conn: store.extend_exit_lease(conn, delivery_id, until))
+            self._feed.notify()
+        finally:
+            self._slots.release()
+
+
+def _backoff_ms(attempt: int) -> int:
+    """1 s, 2 s, 4 s, ... capped at 5 minutes."""
+    return int(min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** max(0, attempt - 1)))

@@ -1,0 +1,243 @@
+"""Turning an accepted execution into what the sandbox starts: directory, argv, environment, limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import sandbox
+from workbench.core.images import EXECUTION_PATH, Image, ImageLimits
+from workbench.wire.errors import ImageUnavailable, InvalidRequest, UnknownImage, UnsupportedLanguage
+
+#: Files of an execution's directory besides the spool files.
+STDIN_FILE = "stdin"
+PROGRESS_FILE = "progress"
+
+
+def base_env(execution_id: str, directory: Path) -> dict[str, str]:
+    """The small clean environment every execution starts from (never the daemon's own)."""
+    try:
+        user = pwd.getpwuid(os.getuid())
+        home, name, shell = user.pw_dir, user.pw_name, user.pw_shell or "/bin/sh"
+    except KeyError:
+        home, name, shell = "/", str(os.getuid()), "/bin/sh"
+    return {
+        "PATH": EXECUTION_PATH,
+        "HOME": home,
+        "USER": name,
+        "LOGNAME": name,
+        "SHELL": shell,
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "WORKBENCH_EXECUTION_ID": execution_id,
+        "WORKBENCH_PROGRESS": str(directory / PROGRESS_FILE),
+    }
+
+
+def resolve_image(images: dict[str, Image], name: str) -> Image:
+    """The image by that name, or the API error that says why it cannot be used."""
+    image = images.get(name)
+    if image is None:
+        raise UnknownImage(f"no image named {name!r}; images: {', '.join(sorted(images))}")
+    if not image.available:
+        raise ImageUnavailable(f"image {name!r} is not available on this machine: {image.unavailable_reason}")
+    return image
+
+
+def resolve_language(image: Image, language: str) -> None:
+    """Raise UnsupportedLanguage unless `image` can run `language` here."""
+    lang = image.languages.get(language)
+    if lang is None or lang.program is None:
+        have = image.available_languages
+        raise UnsupportedLanguage(
+            f"image {image.name!r} cannot run {language!r}; languages: {', '.join(have) or 'none'}",
+            details={"languages": have},
+        )
+
+
+def resolve_cwd(image: Image, workspace: Path, cwd: str | None) -> str:
+    """The working directory of a new execution: the session's workspace unless `cwd` is given.
+
+    Creates nothing: the workspace is made on first use, when the execution starts (see
+    `prepare_directory`), so that a refused request leaves none behind. On a sandboxed image,
+    `cwd` must lie inside the workspace once symlinks are resolved, and the real path is
+    returned. Raises InvalidRequest for a `cwd` that is not an accessible directory, or that is
+    outside the workspace on a sandboxed image.
+    """
+    if cwd is None:
+        return os.path.realpath(workspace) if image.sandboxed else str(workspace)
+    path = Path(cwd)
+    if image.sandboxed:
+        real = os.path.realpath(cwd)
+        if not _inside(real, os.path.realpath(workspace)):
+            raise _cwd_error(
+                f"{cwd} is outside the session's workspace {workspace}: on image {image.name!r} "
+                "the working directory must be the workspace or a directory inside it"
+            )
+        path = Path(real)
+    if not path.is_dir():
+        raise _cwd_error(f"{cwd} does not exist or is not a directory")
+    if not os.access(path, os.X_OK):
+        raise _cwd_error(f"{cwd} is not accessible")
+    return str(path) if image.sandboxed else os.path.normpath(cwd)
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _cwd_error(message: str) -> InvalidRequest:
+    return InvalidRequest(f"cwd {message}", details=[{"field": "cwd", "message": message}])
+
+
+def data_dir_of(directory: Path) -> Path:
+    """The data dir of an execution's `directory` (`<data-dir>/executions/<id>`, see Settings)."""
+    return directory.parent.parent
+
+
+def workspace_of(row: dict[str, Any], directory: Path) -> Path:
+    """The workspace of the execution's session: `<data-dir>/workspaces/<sessionId>`."""
+    return data_dir_of(directory) / "workspaces" / str(row["session_id"])
+
+
+def code_file_name(image: Image, language: str) -> str:
+    return "code" + image.languages[language].extension
+
+
+def argv_for(row: dict[str, Any], image: Image, directory: Path) -> tuple[str, ...]:
+    """The program and arguments of an execution."""
+    if row["kind"] == "workbench_bash":
+        return (*image.shell, row["command"])
+    lang = image.languages[row["language"]]
+    path = str(directory / code_file_name(image, row["language"]))
+    return tuple(path if part == "{file}" else part for part in lang.argv)
+
+
+def prepare_directory(row: dict[str, Any], image: Image, directory: Path) -> None:
+    """Create the execution's directory with its stdin and code files (idempotent).
+
+    Also the session's workspace where it is the working directory (its first use), and on a
+    sandboxed image, where it is always bound in, the workspace and the (empty) progress file.
+    """
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    workspace = workspace_of(row, directory)
+    if image.sandboxed or row["cwd"] == str(workspace):
+        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if row.get("stdin") is not None:
+        _write(directory / STDIN_FILE, row["stdin"].encode("utf-8"))
+    if row["kind"] == "workbench_code":
+        _write(directory / code_file_name(image, row["language"]), row["code"].encode("utf-8"))
+    if image.sandboxed:
+        os.close(os.open(directory / PROGRESS_FILE, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def spawn_spec(
+    row: dict[str, Any],
+    image: Image,
+    directory: Path,
+    containment: sandbox.Containment,
+    *,
+    hide: Sequence[Path] = (),
+) -> sandbox.SpawnSpec:
+    """What the sandbox is asked to start for this execution.
+
+    On a sandboxed image the argv runs under bubblewrap (see `sandbox_layout`); `hide` names
+    more host paths it must not see (such as a tokens file outside the data dir).
+
+    Raises:
+        sandbox.SpawnError: a sandboxed image that cannot run here, or a working directory that
+            is no longer inside the session's workspace.
+    """
+    if image.sandboxed:
+        directory = Path(os.path.realpath(directory))
+    env = base_env(row["id"], directory)
+    env.update(image.env)
+    env.update(json.loads(row["env_json"]))
+    argv = argv_for(row, image, directory)
+    if image.sandboxed:
+        if image.bubblewrap is None:
+            raise sandbox.SpawnError(f"image {image.name!r} is unavailable: {image.unavailable_reason}")
+        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, directory, hide), argv)
+    return sandbox.SpawnSpec(
+        name=row["id"],
+        argv=argv,
+        env=env,
+        cwd=row["cwd"],
+        dir=str(directory),
+        stdout_path=str(directory / "stdout"),
+        stderr_path=str(directory / "stderr"),
+        stdin_path=str(directory / STDIN_FILE) if row.get("stdin") is not None else None,
+        limits=_limits(image.limits),
+        containment=containment,
+        tag=("WORKBENCH_EXECUTION_ID", row["id"]),
+    )
+
+
+def sandbox_layout(
+    row: dict[str, Any], image: Image, directory: Path, hide: Sequence[Path] = ()
+) -> sandbox.SandboxLayout:
+    """What a sandboxed execution sees of the host besides the read-only root.
+
+    Writable: the session's workspace (the working directory is in it) and the progress file.
+    Readable: the code file. Hidden: the whole data dir (the store, the token, the other
+    executions and workspaces) and `hide`. The workspace, not the working directory, is bound:
+    nothing inside a sandbox can replace it, whereas a directory inside it could be swapped for
+    a symlink between the check of `cwd` and the bind, which would bind the symlink's target.
+    """
+    workspace = os.path.realpath(workspace_of(row, directory))
+    cwd = row["cwd"]
+    if os.path.realpath(cwd) != cwd or not _inside(cwd, workspace):
+        raise sandbox.SpawnError(f"the working directory {cwd} is no longer inside the workspace {workspace}")
+    readable: tuple[str, ...] = ()
+    if row["kind"] == "workbench_code":
+        readable = (str(directory / code_file_name(image, row["language"])),)
+    hidden = [os.path.realpath(data_dir_of(directory))]
+    hidden += [os.path.realpath(path) for path in hide]
+    return sandbox.SandboxLayout(
+        cwd=cwd,
+        writable=(workspace, str(directory / PROGRESS_FILE)),
+        readable=readable,
+        hidden=tuple(hidden),
+        network=image.network,
+    )
+
+
+def _limits(limits: ImageLimits) -> sandbox.Limits:
+    return sandbox.Limits(
+        max_processes=limits.max_processes,
+        max_open_files=limits.max_open_files,
+        max_file_size_bytes=limits.max_file_size_bytes,
+        cpu_seconds=limits.cpu_seconds,
+        memory_bytes=limits.memory_bytes,
+    )
+
+
+def remove_directory(directory: Path, keep: set[str]) -> None:
+    """Remove everything of an execution's directory but the files in `keep` (its artifacts)."""
+    if not directory.exists():
+        return
+    if not keep:
+        shutil.rmtree(directory, ignore_errors=True)
+        return
+    for entry in directory.iterdir():
+        if entry.name in keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)

@@ -1,0 +1,120 @@
+"""Recovery: at start, before accepting work, pick up every execution a previous daemon left.
+
+For each execution that is not terminal in the store:
+- queued and never spawned: it stays queued and runs (in its original order);
+- known to the sandbox supervisor (it outlived the daemon): adopted: capture resumes at the
+  journal's offsets; if it exited meanwhile, its real exit status is used;
+- unknown to the supervisor (the supervisor died too): finished from the status file its
+  supervisor wrote, else adopted by identity (pid + start time, or its cgroup) with an exit status
+  that cannot be known, else ended `failed` with `error.code = "lost"` saying why.
+Deadlines are enforced as usual, so one past its deadline is killed and ends `timed_out`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+import trio
+
+import sandbox
+from workbench.core.executor import Executor
+from workbench.core.records import event_builder
+from workbench.core.runner import Live
+from workbench.core.store import sqlite as store
+from workbench.wire.status import ExecutionStatus as S
+
+log = logging.getLogger("workbench.core.recovery")
+
+
+def adoption_note(live: Live) -> str:
+    """What the journal says of an execution picked up after a restart."""
+    if live.adopted_exit is not None:
+        return "finished while the daemon was down; recorded after its restart"
+    if not live.adopted_known:
+        return "adopted after a daemon restart (its supervisor had died: the exit status will not be known)"
+    return "adopted after a daemon restart"
+
+
+def _child_info(row: dict[str, Any], directory: Path) -> sandbox.ChildInfo | None:
+    """How the tree was recorded: in the store once running, else in the proc file the supervisor wrote."""
+    if row["child_json"]:
+        return sandbox.ChildInfo.from_dict(json.loads(row["child_json"]))
+    return sandbox.read_proc_file(str(directory))
+
+
+async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Supervisor) -> None:
+    """Submit every non-terminal execution of the store to the executor, adopted or queued.
+
+    Adopted executions are journaled (an event saying so) before this returns, and they take
+    their concurrency slots before any queued execution is granted one.
+    """
+    rows = await db.read(store.live_executions)
+    known = supervisor.known()
+    queued: list[dict[str, Any]] = []
+    found: list[Live] = []
+    for row in rows:
+        directory = executor.settings.executions_dir / row["id"]
+        status = S(row["status"])
+        info = _child_info(row, directory)
+        if status is S.QUEUED and info is None:
+            queued.append(row)
+            continue
+        live = Live(row["id"], row, status)
+        child = known.get(row["id"])
+        if child is not None:
+            # The supervisor outlived the daemon and still holds the tree (or its exit status).
+            live.adopted, live.adopted_exit = child.info, child.status
+        elif info is not None and await supervisor.adopt(info):
+            # The supervisor died too, but the tree lives on: held again by its identity. Its exit
+            # status is the one the old supervisor recorded, if it did, else unknowable.
+            live.adopted, live.adopted_known = info, False
+        elif info is not None and (exit_status := sandbox.read_status_file(str(directory), info)) is not None:
+            # Ended, nothing of it is left, and its status file says how.
+            live.adopted, live.adopted_exit, live.held = info, exit_status, False
+        elif info is not None:
+            live.reason = (
+                "lost: the process tree was gone after a daemon restart and no exit status was "
+                "recorded (the process supervisor had died too)"
+            )
+        else:
+            live.reason = "lost: the execution was being started when the daemon died"
+        if live.reason is not None:
+            log.warning("recovery: execution %s %s", live.id, live.reason)
+        found.append(live)
+    await _release_strays(supervisor, known, {row["id"] for row in rows})
+    # Recovery is a record too, committed before the daemon accepts work (one group commit).
+    async with trio.open_nursery() as nursery:
+        for live in found:
+            if live.adopted is not None and live.status is not S.QUEUED:
+                note = [("status", event_builder("status", message=adoption_note(live)))]
+                nursery.start_soon(executor.journal.append, live.id, note)
+    for live in found:
+        executor.submit(live.row, live)
+    for row in queued:
+        executor.submit(row)
+    if rows:
+        adopted = sum(1 for live in found if live.adopted is not None)
+        log.info("recovery: %d adopted, %d queued, %d lost", adopted, len(queued), len(found) - adopted)
+
+
+async def _release_strays(
+    supervisor: sandbox.Supervisor, known: dict[str, sandbox.KnownChild], live_ids: set[str]
+) -> None:
+    """Trees the supervisor holds for executions that are no longer live: already ended (the
+    daemon died before releasing them) or unknown. Nothing runs without a record: kill, release."""
+    for name, child in known.items():
+        if name in live_ids:
+            continue
+        try:
+            if not child.empty:
+                log.warning("recovery: killing %s, which runs without a live record", name)
+                await supervisor.signal(name, signal.SIGKILL)
+                with trio.move_on_after(10):
+                    await supervisor.wait_empty(name)
+            await supervisor.release(name)
+        except sandbox.SandboxError as exc:
+            log.warning("recovery: could not release %s: %s", name, exc)

@@ -1,0 +1,394 @@
+"""One execution's supervisor task: wait for a slot, spawn, capture, stop, finish.
+
+Exactly one task supervises a live execution, and only it moves the execution out of `queued`
+or `running` (a cancel is a request to it, answered once recorded). So an exit racing a cancel
+ends in one terminal status, written after every output event, under a cancel shield.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import signal as signals
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+import sandbox
+from workbench.core import launch
+from workbench.core.capture import Capture
+from workbench.core.output import OutputCapture
+from workbench.core.records import now_ms
+from workbench.core.waiting import first_of
+from workbench.wire.status import ExecutionStatus as S
+
+if TYPE_CHECKING:
+    from workbench.core.executor import Executor
+
+log = logging.getLogger("workbench.core.runner")
+
+
+class Stop(enum.Enum):
+    """Why a running execution is being stopped."""
+
+    EXITED = "exited"
+    CANCEL = "cancel"
+    SHUTDOWN = "shutdown"
+    TIMEOUT = "timeout"
+    IDLE = "idle"
+
+
+@dataclass(eq=False)
+class Live:
+    """The in-memory side of a live execution, shared by its supervisor and the request handlers."""
+
+    id: str
+    row: dict[str, Any]
+    status: S
+    #: The first stop asked for (cancel or shutdown) with its reason and grace.
+    stop: Stop | None = None
+    reason: str | None = None
+    grace_ms: int = 0
+    kick: trio.Event = field(default_factory=trio.Event)
+    granted: trio.Event = field(default_factory=trio.Event)
+    #: Set once a cancel is recorded (`cancel_requested`/`cancelled`) or the outcome is final.
+    cancel_handled: trio.Event = field(default_factory=trio.Event)
+    done: trio.Event = field(default_factory=trio.Event)
+    #: Recovery: the tree a restarted daemon found (and its exit status if it already ended).
+    adopted: sandbox.ChildInfo | None = None
+    adopted_exit: sandbox.ExitStatus | None = None
+    adopted_known: bool = True
+    #: Whether the sandbox supervisor holds the tree (false: it ended and nothing of it is left).
+    held: bool = True
+
+    def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
+        if self.stop is None:
+            self.stop, self.reason, self.grace_ms = why, reason, grace_ms
+        self.kick.set()
+
+
+@dataclass
+class Outcome:
+    status: S
+    exit_code: int | None = None
+    signal: str | None = None
+    error: dict[str, str] | None = None
+
+
+class Run:
+    """Supervises one execution from `queued` (or adoption) to its terminal status."""
+
+    def __init__(self, executor: Executor, live: Live) -> None:
+        self.ex = executor
+        self.live = live
+        self.row = live.row
+        self.directory: Path = executor.settings.executions_dir / live.id
+        deadline_in = (self.row["deadline_at"] - now_ms()) / 1000
+        self.deadline = trio.current_time() + deadline_in
+        self.child: sandbox.ChildInfo | None = None
+        self.exit_status: sandbox.ExitStatus | None = None
+        self.empty = False
+        self.capture: Capture | None = None
+        self.idle_fired = False
+
+    async def supervise(self) -> None:
+        """The whole life; never raises (a bug ends the execution `failed`, tree killed)."""
+        try:
+            if self.live.adopted is not None or self.live.status is not S.QUEUED:
+                await self._adopted()
+            elif await self._queued():
+                await self._running()
+        except trio.Cancelled:
+            raise  # daemon stopping with executions kept: the next start adopts them
+        except Exception as exc:
+            log.exception("execution %s: supervisor failed", self.live.id)
+            with trio.CancelScope(shield=True):
+                await self._fail_internal(exc)
+        finally:
+            self.live.cancel_handled.set()
+            self.live.done.set()
+
+    # -- queued ---------------------------------------------------------------------------
+
+    async def _queued(self) -> bool:
+        """Wait for a slot; True once spawned and `running`, False if it ended while queued."""
+        live = self.live
+        with trio.move_on_at(self.deadline) as timer:
+            if not (live.granted.is_set() or live.kick.is_set()):
+                await first_of(live.granted.wait, live.kick.wait)
+        # A deadline that passed before the wait began (a restart, a late slot) still counts.
+        expired = timer.cancelled_caught or trio.current_time() >= self.deadline
+        if live.stop is not None or expired:
+            self.ex.slots.withdraw(live)
+            with trio.CancelScope(shield=True):
+                if live.stop is not None:
+                    await self._finish_queued(S.CANCELLED, None, live.reason)
+                else:
+                    timeout = self.row["timeout_ms"]
+                    error = {
+                        "code": "timeout",
+                        "message": f"the deadline of {timeout} ms passed while queued",
+                    }
+                    await self._finish_queued(S.TIMED_OUT, error, None)
+            return False
+        try:
+            return await self._spawn()
+        except BaseException:
+            if self.child is None:
+                self.ex.slots.release()
+            raise
+
+    async def _finish_queued(self, status: S, error: dict[str, str] | None, reason: str | None) -> None:
+        fields = {"finished_at": now_ms(), "cancel_reason": reason}
+        if error is not None:
+            fields |= {"error_code": error["code"], "error_message": error["message"]}
+        await self.ex.finish(self, status, fields, Outcome(status, error=error))
+
+    async def _spawn(self) -> bool:
+        image = self.ex.images[self.row["image"]]
+        spec = None
+        try:
+            launch.prepare_directory(self.row, image, self.directory)
+            # A tokens file kept outside the data dir is hidden from sandboxed executions too.
+            tokens = self.ex.settings.tokens_file
+            hide = [tokens] if tokens is not None else []
+            spec = launch.spawn_spec(self.row, image, self.directory, self.ex.containment, hide=hide)
+            self.child = await self.ex.supervisor.spawn(spec)
+        except (sandbox.SpawnError, OSError) as exc:
+            self.ex.slots.release()
+            message = exc.args[0] if isinstance(exc, sandbox.SpawnError) else str(exc)
+            error = {"code": "spawn_failed", "message": f"could not start: {message}"}
+            with trio.CancelScope(shield=True):
+                await self.ex.finish(
+                    self,
+                    S.FAILED,
+                    {"finished_at": now_ms(), "error_code": error["code"], "error_message": error["message"]},
+                    Outcome(S.FAILED, error=error),
+                )
+            return False
+        # Queued, not awaited: it commits before anything this execution writes later (often in
+        # the same transaction as its end, for a short command), and a crash before it commits
+        # is recovered from the supervisor's proc file.
+        self.ex.journal.begin_transition(
+            self.live.id,
+            S.RUNNING,
+            fields={
+                "started_at": now_ms(),
+                "containment": self.child.containment.value,
+                "child_json": json.dumps(self.child.to_dict()),
+            },
+        )
+        self.live.status = S.RUNNING
+        return True
+
+    # -- running --------------------------------------------------------------------------
+
+    def _new_capture(self, offsets: dict[str, int] | None = None) -> Capture:
+        row = self.row
+        if offsets is None:
+            output = OutputCapture(
+                delta_max_bytes=self.ex.settings.execution_event_delta_max_bytes,
+                budget_bytes=row["budget_bytes"],
+            )
+        else:
+            output = OutputCapture.resume(
+                delta_max_bytes=self.ex.settings.execution_event_delta_max_bytes,
+                budget_bytes=row["budget_bytes"],
+                offsets={"stdout": offsets["stdout"], "stderr": offsets["stderr"]},
+                truncated=bool(row["truncated"]),
+                invalid_utf8={"stdout": bool(row["stdout_invalid"]), "stderr": bool(row["stderr_invalid"])},
+            )
+        return Capture(
+            journal=self.ex.journal,
+            inotify=self.ex.inotify,
+            execution_id=self.live.id,
+            directory=self.directory,
+            output=output,
+            flush_ms=self.ex.settings.output_flush_ms,
+            offsets=offsets,
+            progress_offset=row.get("progress_offset", 0) or 0,
+            on_display=self.ex.display_sink(self.live.id),
+        )
+
+    async def _running(self, offsets: dict[str, int] | None = None) -> None:
+        assert self.child is not None
+        self.capture = capture = self._new_capture(offsets)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(capture.run)
+                async with trio.open_nursery() as watchers:
+                    if self.live.held:
+                        watchers.start_soon(self._watch_exit)
+                    if self.row["idle_timeout_ms"]:
+                        watchers.start_soon(self._watch_idle, self.row["idle_timeout_ms"] / 1000)
+                    why = await self._wait_stop()
+                    with trio.CancelScope(shield=True):
+                        await self._stop_tree(why)
+                    watchers.cancel_scope.cancel()
+                # The tree is dead: whatever is in the spool files now is all there will be.
+                capture.finish()
+        finally:
+            self.ex.slots.release()
+        with trio.CancelScope(shield=True):
+            await self.ex.finish(self, *self._final(why))
+
+    async def _watch_exit(self) -> None:
+        assert self.child is not None
+        status = await self.ex.supervisor.wait_exited(self.child.name)
+        self.exit_status = status
+        self.live.kick.set()
+
+    async def _watch_idle(self, idle_s: float) -> None:
+        assert self.capture is not None
+        while True:
+            seen = self.capture.last_output
+            await trio.sleep_until(seen + idle_s)
+            if self.capture.last_output == seen:
+                self.idle_fired = True
+                self.live.kick.set()
+                return
+
+    async def _wait_stop(self) -> Stop:
+        live = self.live
+        with trio.move_on_at(self.deadline):
+            while True:
+                # An exit already seen wins over a stop asked for after it: the outcome stands.
+                if self.exit_status is not None:
+                    return Stop.EXITED
+                if live.stop is not None:
+                    return live.stop
+                if self.idle_fired:
+                    return Stop.IDLE
+                await live.kick.wait()
+                live.kick = trio.Event()
+        return Stop.TIMEOUT
+
+    async def _stop_tree(self, why: Stop) -> None:
+        """Make sure nothing of the tree is alive; for a requested stop, record it first."""
+        assert self.child is not None
+        sup, name, live = self.ex.supervisor, self.child.name, self.live
+        if why in (Stop.CANCEL, Stop.SHUTDOWN):
+            await self.ex.journal.transition(
+                live.id, S.CANCEL_REQUESTED, fields={"cancel_reason": live.reason}, message=live.reason
+            )
+            live.status = S.CANCEL_REQUESTED
+            live.cancel_handled.set()
+        if why is Stop.EXITED and (not live.held or self._empty(name)):
+            return
+        else:
+            grace = live.grace_ms / 1000 if why is Stop.CANCEL else 0.0
+            if why in (Stop.TIMEOUT, Stop.IDLE):
+                grace = self.ex.settings.deadline_grace_ms / 1000
+            if grace > 0:
+                await sup.signal(name, signals.SIGTERM)
+                with trio.move_on_after(grace):
+                    await sup.wait_empty(name)
+        await sup.signal(name, signals.SIGKILL)
+        await sup.wait_empty(name)
+        if self.exit_status is None:
+            self.exit_status = await sup.wait_exited(name)
+
+    def _empty(self, name: str) -> bool:
+        """Whether nothing of the tree is alive (known at once when the leader's exit was reported)."""
+        known = self.ex.supervisor.known().get(name)
+        return known is not None and known.empty
+
+    def _final(self, why: Stop) -> tuple[S, dict[str, Any], Outcome]:
+        status = self.exit_status
+        code = status.exit_code if status is not None else None
+        sig = _signal_name(status.signal) if status is not None and status.signal else None
+        fields: dict[str, Any] = {"finished_at": now_ms(), "exit_code": code, "signal": sig}
+        error: dict[str, str] | None = None
+        if why is Stop.EXITED:
+            if status is None or not status.known:
+                target = S.FAILED
+                error = {
+                    "code": "lost",
+                    "message": "the exit status could not be learned: the process supervisor died "
+                    "while the daemon was down",
+                }
+            elif status.limit:
+                target = S.FAILED
+                error = {"code": status.limit, "message": _LIMIT_MESSAGES.get(status.limit, status.limit)}
+            elif status.signal:
+                target = S.FAILED
+                error = {"code": "signal", "message": f"killed by {sig}"}
+            else:
+                target = S.COMPLETED if code == 0 else S.FAILED
+        elif why in (Stop.CANCEL, Stop.SHUTDOWN):
+            target = S.CANCELLED
+        elif why is Stop.IDLE:
+            target = S.TIMED_OUT
+            error = {
+                "code": "idle_timeout",
+                "message": f"no output for {self.row['idle_timeout_ms']} ms; the tree was killed",
+            }
+        else:
+            target = S.TIMED_OUT
+            error = {"code": "timeout", "message": f"the deadline of {self.row['timeout_ms']} ms passed"}
+        if error is not None:
+            fields |= {"error_code": error["code"], "error_message": error["message"]}
+        return target, fields, Outcome(target, code, sig, error)
+
+    # -- recovery -------------------------------------------------------------------------
+
+    async def _adopted(self) -> None:
+        """Carry on with an execution a previous daemon started (see `recovery`)."""
+        live, row = self.live, self.row
+        self.child = live.adopted
+        self.exit_status = live.adopted_exit
+        offsets = {"stdout": row["stdout_offset"], "stderr": row["stderr_offset"]}
+        if self.child is None:
+            with trio.CancelScope(shield=True):
+                await self.ex.finish(self, S.FAILED, *self._lost(live.reason or "the process tree was gone"))
+            return
+        if live.status is S.QUEUED:
+            # Spawned just before the previous daemon died, never recorded as running.
+            await self.ex.journal.transition(
+                live.id,
+                S.RUNNING,
+                message="adopted after a daemon restart",
+                fields={
+                    "started_at": now_ms(),
+                    "containment": self.child.containment.value,
+                    "child_json": json.dumps(self.child.to_dict()),
+                },
+            )
+            live.status = S.RUNNING
+        if live.status is S.CANCEL_REQUESTED and live.stop is None:
+            live.request_stop(Stop.CANCEL, row["cancel_reason"], 0)
+        await self._running(offsets)
+
+    def _lost(self, why: str) -> tuple[dict[str, Any], Outcome]:
+        error = {"code": "lost", "message": why}
+        fields = {"finished_at": now_ms(), "error_code": "lost", "error_message": why}
+        return fields, Outcome(S.FAILED, error=error)
+
+    async def _fail_internal(self, exc: Exception) -> None:
+        if self.child is not None:
+            try:
+                await self.ex.supervisor.signal(self.child.name, signals.SIGKILL)
+                with trio.move_on_after(5):
+                    await self.ex.supervisor.wait_empty(self.child.name)
+            except Exception:
+                log.exception("execution %s: could not kill the tree after a failure", self.live.id)
+        error = {"code": "internal", "message": f"the daemon failed supervising this execution: {exc}"}
+        fields = {"finished_at": now_ms(), "error_code": "internal", "error_message": error["message"]}
+        await self.ex.finish(self, S.FAILED, fields, Outcome(S.FAILED, error=error), force=True)
+
+
+_LIMIT_MESSAGES = {
+    "oom": "killed: the execution ran out of its memory limit",
+    "cpu_limit": "killed: the execution used up its CPU seconds limit",
+    "file_size_limit": "killed: the execution wrote a file larger than its file size limit",
+}
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signals.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"

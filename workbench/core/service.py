@@ -1,0 +1,411 @@
+"""The service: every operation of the API, for a principal, with its checks. Handlers call one each.
+
+Accepting an execution is one transaction (the row and its first event, or the existing row of
+an idempotency key); everything slow happens later in the execution's supervisor task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from workbench.core import launch
+from workbench.core.executor import Executor
+from workbench.core.journal import Journal
+from workbench.core.records import EventBuilder, event_builder, execution_from_row, new_row_defaults, now_ms
+from workbench.core.settings import Settings
+from workbench.core.store import sqlite as store
+from workbench.core.waiting import first_of
+from workbench.wire.errors import (
+    Conflict,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    NotFound,
+    TooManyExecutions,
+    Unavailable,
+)
+from workbench.wire.ids import new_execution_id
+from workbench.wire.models import (
+    EXECUTION_ID,
+    EXECUTION_KINDS,
+    Execution,
+    StartBashRequest,
+    StartCodeRequest,
+    StartRequest,
+)
+from workbench.wire.status import ExecutionStatus
+
+ADMIN = "admin"
+ARTIFACT_NAMES = ("stdout", "stderr")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: a name and its scopes. `admin` sees every execution."""
+
+    name: str
+    scopes: frozenset[str]
+
+    @property
+    def sees_all(self) -> bool:
+        return self.name == ADMIN
+
+
+@dataclass(frozen=True)
+class Started:
+    execution: Execution
+    replayed: bool
+    wait_ms: int | None  # how long a foreground start waits; None for background
+
+
+@dataclass(frozen=True)
+class StreamPage:
+    """SSE frames of committed events, where they end, and whether more are already committed."""
+
+    frames: str
+    next_after: int
+    terminal: bool
+    more: bool
+    #: The sequence of the `output_truncated` event, once there is one.
+    truncated_at: int | None = None
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    """A page of events as stored JSON texts (served without re-encoding)."""
+
+    bodies: list[str]
+    next_after: int
+    terminal: bool
+
+
+class Service:
+    """The operations of the API."""
+
+    def __init__(self, *, settings: Settings, db: store.Store, journal: Journal, executor: Executor) -> None:
+        self.settings = settings
+        self.db = db
+        self.journal = journal
+        self.executor = executor
+        #: Set when the daemon begins to stop: long-polls return what they have.
+        self.stopping = trio.Event()
+
+    # -- start -------------------------------------------------------------------------------
+
+    async def start(self, principal: Principal, req: StartRequest, idempotency_key: str | None) -> Started:
+        """Accept an execution (or find the one this idempotency key already made)."""
+        kind = "workbench_bash" if isinstance(req, StartBashRequest) else "workbench_code"
+        request_hash = _request_hash(kind, req)
+        wait_ms = None if req.background else self._wait_ms(req.wait_timeout_ms)
+        try:
+            if not self.executor.accepting:
+                raise Unavailable("the daemon is shutting down")
+            row = self._new_row(principal, kind, req, idempotency_key, request_hash)
+            backlog = self.executor.backlog
+            if backlog >= self.settings.max_queued_executions and self.executor.slots.free <= 0:
+                raise TooManyExecutions(
+                    f"{backlog} executions are queued (the limit is "
+                    f"{self.settings.max_queued_executions}); try again later"
+                )
+        except (InvalidRequest, TooManyExecutions, Unavailable):
+            # A retry of an accepted request replays it even if it could not be accepted now
+            # (its cwd is gone, the queue is full, the daemon is stopping).
+            if idempotency_key is not None:
+                existing = await self.db.read(
+                    lambda conn: store.find_by_idempotency_key(conn, principal.name, idempotency_key)
+                )
+                if existing is not None:
+                    return await self._replay(existing, request_hash, wait_ms)
+            raise
+
+        def create(conn: sqlite3.Connection) -> tuple[dict[str, Any], bool]:
+            if idempotency_key is not None:
+                found = store.find_by_idempotency_key(conn, principal.name, idempotency_key)
+                if found is not None:
+                    return found, False
+            store.insert_execution(conn, row, _first_event(row))
+            return row, True
+
+        created_row, created = await self.db.write(create, lambda r: self.journal.notify(r[0]["id"]))
+        if not created:
+            return await self._replay(created_row, request_hash, wait_ms)
+        self.executor.submit(created_row)
+        # Rendered from the row just written: the execution is new, queued, without artifacts.
+        execution = execution_from_row(new_row_defaults(created_row), [])
+        return Started(execution, replayed=False, wait_ms=wait_ms)
+
+    async def _replay(self, row: dict[str, Any], request_hash: str, wait_ms: int | None) -> Started:
+        if row["request_hash"] != request_hash:
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key was first used with a different request; use a new key for a "
+                "new request, or repeat the first request exactly",
+                details={"executionId": row["id"]},
+            )
+        found = await self.db.read(lambda conn: store.get_execution_with_artifacts(conn, row["id"]))
+        current, artifacts = found if found is not None else (row, [])
+        return Started(execution_from_row(current or row, artifacts), replayed=True, wait_ms=wait_ms)
+
+    def _wait_ms(self, requested: int | None) -> int:
+        if requested is None:
+            return self.settings.default_wait_timeout_ms
+        if requested > self.settings.max_wait_timeout_ms:
+            raise InvalidRequest(
+                f"waitTimeoutMs must be at most {self.settings.max_wait_timeout_ms}",
+                details=[
+                    {"field": "waitTimeoutMs", "message": f"at most {self.settings.max_wait_timeout_ms}"}
+                ],
+            )
+        return requested
+
+    def _new_row(
+        self,
+        principal: Principal,
+        kind: str,
+        req: StartRequest,
+        idempotency_key: str | None,
+        request_hash: str,
+    ) -> dict[str, Any]:
+        settings = self.settings
+        image = launch.resolve_image(self.executor.images, req.image)
+        if isinstance(req, StartCodeRequest):
+            launch.resolve_language(image, req.language)
+        timeout_ms = req.timeout_ms if req.timeout_ms is not None else settings.default_timeout_ms
+        if timeout_ms > settings.max_timeout_ms:
+            raise _field_error("timeoutMs", f"must be at most {settings.max_timeout_ms} (24 hours)")
+        if req.idle_timeout_ms is not None and req.idle_timeout_ms > settings.max_timeout_ms:
+            raise _field_error("idleTimeoutMs", f"must be at most {settings.max_timeout_ms}")
+        metadata_json = None
+        if req.metadata is not None:
+            metadata_json = json.dumps(req.metadata, ensure_ascii=False, separators=(",", ":"))
+            if len(metadata_json.encode("utf-8")) > settings.max_metadata_bytes:
+                raise _field_error("metadata", f"must be at most {settings.max_metadata_bytes} bytes of JSON")
+        cwd = launch.resolve_cwd(image, self.settings.workspaces_dir / req.session_id, req.cwd)
+        now = now_ms()
+        return {
+            "id": new_execution_id(),
+            "kind": kind,
+            "principal": principal.name,
+            "session_id": req.session_id,
+            "status": ExecutionStatus.QUEUED.value,
+            "command": req.command if isinstance(req, StartBashRequest) else None,
+            "language": req.language if isinstance(req, StartCodeRequest) else None,
+            "code": req.code if isinstance(req, StartCodeRequest) else None,
+            "cwd": cwd,
+            "image": image.name,
+            "env_json": json.dumps(req.env, ensure_ascii=False),
+            "stdin": req.stdin,
+            "metadata_json": metadata_json,
+            "idempotency_key": idempotency_key,
+            "request_hash": request_hash,
+            "created_at": now,
+            "deadline_at": now + timeout_ms,
+            "timeout_ms": timeout_ms,
+            "idle_timeout_ms": req.idle_timeout_ms,
+            "budget_bytes": settings.execution_event_output_budget_bytes,
+            "detached": int(req.detached),
+        }
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def get(self, principal: Principal, execution_id: str, kind: str | None = None) -> Execution:
+        """One record; NotFound for an unknown id, a wrong kind, or another principal's execution."""
+        row, artifacts = await self._row(principal, execution_id, kind)
+        return execution_from_row(row, artifacts)
+
+    async def _row(
+        self, principal: Principal, execution_id: str, kind: str | None
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        if not EXECUTION_ID.fullmatch(execution_id):
+            raise NotFound(f"no execution {execution_id!r}")
+        found = await self.db.read(lambda conn: store.get_execution_with_artifacts(conn, execution_id))
+        if found is None:
+            raise NotFound(f"no execution {execution_id}")
+        row, artifacts = found
+        if not (principal.sees_all or row["principal"] == principal.name):
+            # Exactly what an id that was never made gets: existence does not leak.
+            raise NotFound(f"no execution {execution_id}")
+        if kind is not None and row["kind"] != kind:
+            raise NotFound(f"no execution {execution_id} of kind {kind}")
+        return row, artifacts
+
+    async def list(
+        self,
+        principal: Principal,
+        *,
+        status: str | None,
+        kind: str | None,
+        session_id: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> tuple[list[Execution], str | None]:
+        """Newest first, `limit` per page; the cursor is the id to continue after."""
+        if status is not None and status not in {s.value for s in ExecutionStatus}:
+            raise _field_error("status", f"must be one of {', '.join(s.value for s in ExecutionStatus)}")
+        if kind is not None and kind not in EXECUTION_KINDS:
+            raise _field_error("kind", f"must be one of {', '.join(EXECUTION_KINDS)}")
+        if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
+            raise _field_error("cursor", "is not a cursor this daemon handed out")
+        owner = None if principal.sees_all else principal.name
+        rows = await self.db.read(
+            lambda conn: store.list_executions(
+                conn,
+                principal=owner,
+                status=status,
+                kind=kind,
+                session_id=session_id,
+                before=cursor,
+                limit=limit + 1,
+            )
+        )
+        page = [execution_from_row(r, a) for r, a in rows[:limit]]
+        next_cursor = page[-1].execution_id if len(rows) > limit else None
+        return page, next_cursor
+
+    async def wait(
+        self, principal: Principal, execution_id: str, kind: str | None, wait_ms: int
+    ) -> tuple[Execution, bool]:
+        """Wait up to `wait_ms` for a terminal status: (record, wait timed out)."""
+        await self._row(principal, execution_id, kind)  # existence and visibility first
+        final = None
+        with trio.move_on_after(wait_ms / 1000):
+            final = await self.wait_terminal(execution_id)
+        execution = final or await self.get(principal, execution_id, kind)
+        return execution, not execution.terminal
+
+    async def wait_terminal(self, execution_id: str, *, fresh: bool = False) -> Execution | None:
+        """The terminal record, once there is one (woken by commits, never by a timer); None if
+        the daemon begins to stop first.
+
+        `fresh`: the execution was accepted by this task without a checkpoint since, so it
+        cannot be terminal yet: the first read is skipped.
+        """
+
+        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+            return store.get_execution_with_artifacts(conn, execution_id)
+
+        with self.journal.watch(execution_id) as watch:
+            if not fresh:
+                found = await self.db.read(read)
+                if found is None:
+                    return None
+                if ExecutionStatus(found[0]["status"]).terminal:
+                    return execution_from_row(*found)
+            while watch.final is None:
+                if self.stopping.is_set():
+                    return None
+                await first_of(partial(watch.wait_changed, watch.version), self.stopping.wait)
+            return execution_from_row(*watch.final)
+
+    async def events(
+        self, principal: Principal, execution_id: str, kind: str | None, after: int, limit: int
+    ) -> EventsPage:
+        """A page of committed events after `after`."""
+        await self._row(principal, execution_id, kind)
+        return await self.events_page(execution_id, after, limit)
+
+    async def events_page(self, execution_id: str, after: int, limit: int) -> EventsPage:
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[int, str, str]], dict[str, Any] | None]:
+            return store.events_after(conn, execution_id, after, limit), store.get_execution(
+                conn, execution_id
+            )
+
+        events, row = await self.db.read(read)
+        next_after = events[-1][0] if events else after
+        terminal = row is None or (
+            ExecutionStatus(row["status"]).terminal and next_after >= row["last_sequence"]
+        )
+        return EventsPage([body for _, _, body in events], next_after, terminal)
+
+    async def stream_page(
+        self, execution_id: str, after: int, limit: int, max_bytes: int, *, find_truncation: bool = True
+    ) -> StreamPage:
+        """Committed events after `after` as SSE frames, for one read of a stream.
+
+        A page ends with the `output_truncated` event when it holds it, so that a stream can put
+        the live display (which follows that event) in its place.
+        """
+
+        def read(
+            conn: sqlite3.Connection,
+        ) -> tuple[list[tuple[int, str, str]], dict[str, Any] | None, int | None]:
+            events = store.events_after(
+                conn, execution_id, after, limit, max_bytes, stop_at="output_truncated"
+            )
+            row = store.get_execution(conn, execution_id)
+            truncated = find_truncation and row is not None and row["truncated"]
+            return events, row, store.truncation_sequence(conn, execution_id) if truncated else None
+
+        events, row, truncated_at = await self.db.read(read)
+        next_after = events[-1][0] if events else after
+        last = row["last_sequence"] if row is not None else next_after
+        terminal = row is None or (ExecutionStatus(row["status"]).terminal and next_after >= last)
+        frames = "".join(f"id: {seq}\nevent: {kind}\ndata: {body}\n\n" for seq, kind, body in events)
+        return StreamPage(frames, next_after, terminal, more=next_after < last, truncated_at=truncated_at)
+
+    # -- acting ------------------------------------------------------------------------------
+
+    async def cancel(
+        self, principal: Principal, execution_id: str, kind: str | None, reason: str | None, grace_ms: int
+    ) -> tuple[bool, Execution]:
+        """Cancel: (True, record) once recorded; (False, record) when it had already ended."""
+        row, _ = await self._row(principal, execution_id, kind)
+        if not ExecutionStatus(row["status"]).terminal:
+            await self.executor.cancel(execution_id, reason, grace_ms)
+        execution = await self.get(principal, execution_id, kind)
+        cancelled = execution.status in (ExecutionStatus.CANCEL_REQUESTED, ExecutionStatus.CANCELLED) and (
+            not ExecutionStatus(row["status"]).terminal
+        )
+        return cancelled, execution
+
+    async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:
+        """Dispose of a terminal execution, its events, artifacts and files."""
+        row, _ = await self._row(principal, execution_id, kind)
+        if not ExecutionStatus(row["status"]).terminal:
+            raise Conflict(
+                f"execution {execution_id} is {row['status']}; cancel it or wait for it to end first"
+            )
+        deleted = await self.db.write(lambda conn: store.delete_execution(conn, execution_id))
+        if not deleted:
+            raise Conflict(f"execution {execution_id} is not terminal")
+        directory = self.settings.executions_dir / execution_id
+        await trio.to_thread.run_sync(launch.remove_directory, directory, set())
+
+    async def detach(
+        self, principal: Principal, execution_id: str, kind: str | None
+    ) -> tuple[bool, Execution]:
+        """Hand the outcome to the exits feed: True, or False with the record if it had ended."""
+        await self._row(principal, execution_id, kind)
+        detached = await self.db.write(lambda conn: store.set_detached(conn, execution_id))
+        return detached, await self.get(principal, execution_id, kind)
+
+    async def artifact_file(
+        self, principal: Principal, execution_id: str, kind: str | None, name: str
+    ) -> tuple[Path, int, str]:
+        """(path, size, content type) of an artifact; NotFound for any name it does not have."""
+        row, artifacts = await self._row(principal, execution_id, kind)
+        for artifact in artifacts:
+            if artifact["name"] == name and name in ARTIFACT_NAMES:
+                path = self.settings.executions_dir / row["id"] / name
+                return path, artifact["size_bytes"], artifact["content_type"]
+        raise NotFound(f"execution {execution_id} has no artifact {name!r}")
+
+
+def _first_event(row: dict[str, Any]) -> EventBuilder:
+    return event_builder("status", timestamp=row["created_at"])
+
+
+def _field_error(field: str, message: str) -> InvalidRequest:
+    return InvalidRequest(f"{field} {message}", details=[{"field": field, "message": message}])
+
+
+def _request_hash(kind: str, req: StartRequest) -> str:
+    body = req.model_dump(mode="json", by_alias=True)
+    canonical = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -1,0 +1,237 @@
+"""Daemon settings: one frozen object, read from `WORKBENCH_*` variables and command-line flags.
+
+Every size and time is written with the unit constants below. An unknown `WORKBENCH_*` variable
+or a bad value is an error that names the variable, so a typo never silently runs with defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.wire.errors import ConfigError
+
+BYTES = 1
+KiB = 1024 * BYTES
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+MS = 1
+SECONDS = 1000 * MS
+MINUTES = 60 * SECONDS
+HOURS = 60 * MINUTES
+
+
+class ContainmentSetting(enum.StrEnum):
+    """How execution trees are held: the strongest the machine allows, or one forced."""
+
+    AUTO = "auto"
+    CGROUP = "cgroup"
+    PIDNS = "pidns"
+    PGROUP = "pgroup"
+
+
+class ShutdownMode(enum.StrEnum):
+    """What a graceful stop does to running executions."""
+
+    #: Kill every running tree and end it `cancelled` ("daemon shutdown").
+    KILL = "kill"
+    #: Leave them running; the next start adopts them.
+    KEEP = "keep"
+
+
+def default_data_dir() -> Path:
+    """`~/.local/share/workbench`, the data dir when neither flag nor variable names one."""
+    return Path.home() / ".local" / "share" / "workbench"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything the daemon is configured with. Build it with `Settings.load`."""
+
+    data_dir: Path = dataclasses.field(default_factory=default_data_dir)
+    bind: str = "127.0.0.1:8787"
+    unix_socket: Path | None = None
+    allow_remote: bool = False
+    token: str | None = None
+    tokens_file: Path | None = None
+    execution_event_output_budget_bytes: int = 5 * MiB
+    execution_event_delta_max_bytes: int = 64 * KiB
+    max_concurrent_executions: int = 16
+    max_queued_executions: int = 1000
+    default_timeout_ms: int = 1 * HOURS
+    max_timeout_ms: int = 24 * HOURS
+    max_wait_timeout_ms: int = 600 * SECONDS
+    default_wait_timeout_ms: int = 30 * SECONDS
+    max_body_bytes: int = 1 * MiB
+    max_metadata_bytes: int = 16 * KiB
+    exit_webhook_url: str | None = None
+    #: Where the image files are; None: the `images/` folder of this source tree.
+    images_dir: Path | None = None
+    containment: ContainmentSetting = ContainmentSetting.AUTO
+    shutdown_mode: ShutdownMode = ShutdownMode.KILL
+    #: How long output may sit in the capture before it is journaled (coalescing small writes).
+    output_flush_ms: int = 3 * MS
+    #: Grace between SIGTERM and SIGKILL when a deadline passes.
+    deadline_grace_ms: int = 2 * SECONDS
+
+    def __post_init__(self) -> None:
+        # Flags and tests may pass plain strings; hold the real types.
+        object.__setattr__(self, "containment", ContainmentSetting(self.containment))
+        object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
+        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+
+    @property
+    def store_path(self) -> Path:
+        return self.data_dir / "workbench.db"
+
+    @property
+    def executions_dir(self) -> Path:
+        return self.data_dir / "executions"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.data_dir / "workspaces"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.data_dir / "run"
+
+    @property
+    def token_path(self) -> Path:
+        return self.data_dir / "token"
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read the `WORKBENCH_*` variables of `environ` (default: the process's), then apply flags.
+
+        Raises:
+            ConfigError: naming the variable, for an unknown variable or a value that does not parse.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name, raw in env.items():
+            if not name.startswith("WORKBENCH_") or name in _CLIENT_ONLY:
+                continue
+            parser = _ENV.get(name)
+            if parser is None:
+                known = ", ".join(sorted([*_ENV, *_CLIENT_ONLY]))
+                raise ConfigError(f"unknown setting {name}; known settings: {known}")
+            field, parse = parser
+            try:
+                values[field] = parse(raw)
+            except ValueError as exc:
+                raise ConfigError(f"bad value for {name}: {exc}") from None
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        """Check the values against each other; raises ConfigError naming the setting."""
+        if self.execution_event_delta_max_bytes < 4:
+            raise ConfigError("WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES must be at least 4")
+        if self.max_concurrent_executions < 1:
+            raise ConfigError("WORKBENCH_MAX_CONCURRENT_EXECUTIONS must be at least 1")
+        if not 0 < self.default_timeout_ms <= self.max_timeout_ms:
+            raise ConfigError(f"WORKBENCH_DEFAULT_TIMEOUT_MS must be between 1 and {self.max_timeout_ms}")
+        if self.token is not None and len(self.token) < 16:
+            raise ConfigError("WORKBENCH_TOKEN must be at least 16 characters")
+        host, _port = split_bind(self.bind)
+        if not self.allow_remote and not is_loopback(host):
+            raise ConfigError(
+                f"refusing to bind {self.bind}: not a loopback address; pass --allow-remote to expose "
+                "the daemon (whoever reaches it can run commands as this user)"
+            )
+
+
+def split_bind(bind: str) -> tuple[str, int]:
+    """`host:port` (IPv6 in brackets) → (host, port); raises ConfigError on anything else."""
+    host, sep, port = bind.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"bad bind address {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8787")
+    return host.strip("[]"), int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and loopback IP addresses."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw.strip())
+    if value <= 0:
+        raise ValueError(f"{raw!r} is not a positive integer")
+    return value
+
+
+def _non_negative_int(raw: str) -> int:
+    value = int(raw.strip())
+    if value < 0:
+        raise ValueError(f"{raw!r} is negative")
+    return value
+
+
+def _path(raw: str) -> Path:
+    if not raw:
+        raise ValueError("empty path")
+    return Path(raw).expanduser()
+
+
+def _text(raw: str) -> str:
+    if not raw:
+        raise ValueError("empty value")
+    return raw
+
+
+def _url(raw: str) -> str:
+    if not raw.startswith(("http://", "https://")):
+        raise ValueError(f"{raw!r} is not an http(s) URL")
+    return raw
+
+
+def _choice(kind: type[enum.StrEnum]) -> Any:
+    def parse(raw: str) -> enum.StrEnum:
+        try:
+            return kind(raw.strip())
+        except ValueError:
+            raise ValueError(f"{raw!r}; expected one of {', '.join(m.value for m in kind)}") from None
+
+    return parse
+
+
+_ENV: dict[str, tuple[str, Any]] = {
+    "WORKBENCH_DATA_DIR": ("data_dir", _path),
+    "WORKBENCH_BIND": ("bind", _text),
+    "WORKBENCH_TOKEN": ("token", _text),
+    "WORKBENCH_TOKENS_FILE": ("tokens_file", _path),
+    "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": (
+        "execution_event_output_budget_bytes",
+        _non_negative_int,
+    ),
+    "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": ("execution_event_delta_max_bytes", _positive_int),
+    "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": ("max_concurrent_executions", _positive_int),
+    "WORKBENCH_MAX_QUEUED_EXECUTIONS": ("max_queued_executions", _non_negative_int),
+    "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
+    "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),
+    "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
+    "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
+    "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
+}
+
+#: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside
+#: executions (so a daemon started from within an execution still starts). The daemon leaves them alone.
+_CLIENT_ONLY = frozenset({"WORKBENCH_URL", "WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS"})
