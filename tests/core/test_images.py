@@ -3,6 +3,7 @@ command line: unit tests, no daemon and no process started."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 import sandbox
 from workbench.core import launch
 from workbench.core.images import Image, default_images_dir, load_image, load_images
+from workbench.core.layout import Layout
+from workbench.core.store import ExecutionRow
 from workbench.wire.errors import (
     ConfigError,
     ImageUnavailable,
@@ -20,6 +23,7 @@ from workbench.wire.errors import (
     UnknownImage,
     UnsupportedLanguage,
 )
+from workbench.wire.status import ExecutionStatus
 
 GOOD = """
 description = "test image"
@@ -305,28 +309,35 @@ def test_the_spawn_spec_of_a_sandboxed_code_execution(images: dict[str, Image], 
     directory = data / "executions" / "ex_1"
     workspace = data / "workspaces" / "s"
     workspace.mkdir(parents=True)
-    row = {
-        "id": "ex_1",
-        "kind": "workbench_code",
-        "language": "python",
-        "code": "print(1)",
-        "session_id": "s",
-        "cwd": os.path.realpath(workspace),
-        "env_json": '{"EXTRA": "1"}',
-        "stdin": None,
-    }
-    launch.prepare_directory(row, box, directory)
+    row = ExecutionRow(
+        id="ex_1",
+        kind="workbench_code",
+        principal="admin",
+        session_id="s",
+        status=ExecutionStatus.QUEUED,
+        language="python",
+        code="print(1)",
+        cwd=os.path.realpath(workspace),
+        image="sandbox",
+        env_json='{"EXTRA": "1"}',
+        created_at=0,
+        deadline_at=1,
+        timeout_ms=1,
+        budget_bytes=1,
+    )
+    layout = Layout(data)
+    launch.prepare_directory(row, box, layout)
     assert (directory / "progress").exists() and (directory / "code.py").read_text() == "print(1)"
-    spec = launch.spawn_spec(row, box, directory, sandbox.Containment.AUTO, hide=[tmp_path / "tokens"])
+    spec = launch.spawn_spec(row, box, layout, sandbox.Containment.AUTO, hide=[tmp_path / "tokens"])
     real = os.path.realpath(directory)
     args = bwrap_args(spec.argv)
     assert args[args.index("--") + 1 :] == [box.languages["python"].program, f"{real}/code.py"]
     assert spec.env["WORKBENCH_PROGRESS"] == f"{real}/progress" and spec.env["HOME"] == "/tmp"
-    assert spec.env["EXTRA"] == "1" and spec.cwd == row["cwd"]
-    layout = launch.sandbox_layout(row, box, Path(real))
-    assert layout.writable == (os.path.realpath(workspace), f"{real}/progress")
-    assert layout.readable == (f"{real}/code.py",)
-    assert layout.hidden == (os.path.realpath(data),)
-    moved = {**row, "cwd": str(tmp_path)}
+    assert spec.env["EXTRA"] == "1" and spec.cwd == row.cwd
+    seen = launch.sandbox_layout(row, box, layout)
+    assert seen.writable == (os.path.realpath(workspace), f"{real}/progress")
+    assert seen.readable == (f"{real}/code.py",)
+    assert seen.hidden == (os.path.realpath(data),)
+    moved = dataclasses.replace(row, cwd=str(tmp_path))
     with pytest.raises(sandbox.SpawnError, match="no longer inside the workspace"):
-        launch.spawn_spec(moved, box, directory, sandbox.Containment.AUTO)
+        launch.spawn_spec(moved, box, layout, sandbox.Containment.AUTO)

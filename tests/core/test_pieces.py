@@ -8,9 +8,9 @@ import pytest
 
 from workbench.core.capture import parse_progress
 from workbench.core.display import FOLLOWER_BUFFER_BYTES, DisplayFollower, DisplayHub, split_text
-from workbench.core.executor import Slots
-from workbench.core.runner import Live
+from workbench.core.live import Live, Slots
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.core.store import ExecutionRow
 from workbench.wire.errors import ConfigError
 from workbench.wire.ids import new_execution_id, ulid
 from workbench.wire.models import EXECUTION_ID
@@ -121,7 +121,20 @@ def test_a_slow_display_follower_drops_and_counts_instead_of_growing() -> None:
 
 
 def live(n: int) -> Live:
-    return Live(f"ex_{n}", {}, ExecutionStatus.QUEUED)
+    row = ExecutionRow(
+        id=f"ex_{n}",
+        kind="workbench_bash",
+        principal="admin",
+        session_id="default",
+        status=ExecutionStatus.QUEUED,
+        cwd="/",
+        image="host",
+        created_at=0,
+        deadline_at=1,
+        timeout_ms=1,
+        budget_bytes=1,
+    )
+    return Live(row.id, row, row.status)
 
 
 def test_slots_grant_in_request_order_and_respect_capacity() -> None:

@@ -150,6 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=_client(name))
         return p
 
+    _add_serve(sub)
+    _add_starting(command)
+    _add_reading(command, as_json)
+    _add_acting(command, as_json)
+    return parser
+
+
+def _add_serve(sub: Any) -> None:
     serve = sub.add_parser("serve", help="run the daemon", description="Run the Workbench daemon.")
     serve.add_argument("--bind", help="HOST:PORT to listen on (default 127.0.0.1:8787, or $WORKBENCH_BIND)")
     serve.add_argument("--unix-socket", type=_path, help="also listen on this Unix socket (mode 0600)")
@@ -163,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_serve)
 
+
+def _add_starting(command: Callable[..., Any]) -> None:
+    """`run` and `code`: the commands that start an execution."""
     starting = _Parser(add_help=False)
     group = starting.add_argument_group("execution options")
     group.add_argument(
@@ -213,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     code.add_argument("-l", "--language", required=True, help="python, bash, sh, node, ...")
     code.add_argument("file", metavar="FILE|-", help="the code, or - to read it from stdin")
 
+
+def _add_reading(command: Callable[..., Any], as_json: _Parser) -> None:
+    """`ls`, `show`, `logs`, `events`, `wait`: the commands that read."""
     ls = command("ls", "list executions, newest first", "List executions, newest first, as a table.", as_json)
     ls.add_argument(
         "--status", help="queued, running, cancel_requested, completed, failed, cancelled, timed_out"
@@ -259,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", metavar="DURATION", help="give up after this long, e.g. 30s (default: never)"
     )
 
+
+def _add_acting(command: Callable[..., Any], as_json: _Parser) -> None:
+    """`cancel`, `artifacts`, `rerun`, `exits`, `rm`, `images`, `detach`."""
     cancel = command(
         "cancel",
         "cancel an execution",
@@ -316,7 +333,6 @@ def build_parser() -> argparse.ArgumentParser:
         as_json,
     )
     detach.add_argument("id")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,8 +22,10 @@ import trio
 
 from workbench.core.follow import IN_CREATE, Inotify
 from workbench.core.journal import Journal
+from workbench.core.layout import ExecutionDir
 from workbench.core.output import STREAMS, Delta, OutputCapture, OutputTruncated, Stream
-from workbench.core.records import EventBuilder, event_builder
+from workbench.core.records import event_builder
+from workbench.core.store.rows import EventBuilder
 
 _CHUNK = 1024 * 1024
 _BIG_CHUNK = 4 * 1024 * 1024
@@ -62,7 +64,7 @@ class Capture:
         journal: Journal,
         inotify: Inotify,
         execution_id: str,
-        directory: Path,
+        directory: ExecutionDir,
         output: OutputCapture,
         flush_ms: int,
         offsets: dict[str, int] | None = None,
@@ -75,10 +77,10 @@ class Capture:
         self.output = output
         self._flush_s = flush_ms / 1000
         start = offsets or {}
-        self._streams = [_Stream(name, directory / name, offset=start.get(name, 0)) for name in STREAMS]
+        self._streams = [_Stream(name, directory.spool(name), offset=start.get(name, 0)) for name in STREAMS]
         for s in self._streams:
             s.hasher = hashlib.sha256() if s.offset == 0 else None
-        self._progress_path = directory / "progress"
+        self._progress_path = directory.progress
         self._progress_offset = progress_offset
         self._progress_fd = -1
         self._finish = trio.Event()
@@ -128,7 +130,7 @@ class Capture:
             self._watches.add(str(s.path))
         if not self._open_progress():
             # The process may create it later: watch the directory for its creation.
-            self._watches.add(str(self._dir), IN_CREATE)
+            self._watches.add(str(self._dir.path), IN_CREATE)
 
     def _open_progress(self) -> bool:
         try:

@@ -28,7 +28,7 @@ from workbench.core.journal import Journal
 from workbench.core.recovery import recover
 from workbench.core.service import Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
-from workbench.core.store import sqlite as store
+from workbench.core.store.sqlite import SQLiteStore
 from workbench.wire.errors import ConfigError
 
 log = logging.getLogger("workbench.core.daemon")
@@ -87,7 +87,8 @@ def _prepare_data_dir(settings: Settings) -> None:
     data_dir = settings.data_dir
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(data_dir, 0o700)
-    for sub in (settings.executions_dir, settings.workspaces_dir, settings.run_dir):
+    layout = settings.layout
+    for sub in (layout.executions_dir, layout.workspaces_dir, layout.run_dir):
         sub.mkdir(mode=0o700, exist_ok=True)
 
 
@@ -103,34 +104,33 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         token, created = auth.admin_token(settings.token, settings.token_path)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
-        await trio.to_thread.run_sync(store.prepare, settings.store_path)
+        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
         caps = await trio.to_thread.run_sync(sandbox.detect)
         containment = choose_containment(settings.containment, caps)
         log.info("containment: %s (%s)", containment.value, caps.describe())
-        db = store.Store(settings.store_path)
-        db.start()
+        store = SQLiteStore(settings.store_path)
+        store.start()
         inotify = Inotify()
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
-                async with sandbox.open_supervisor(settings.run_dir) as supervisor:
-                    journal = Journal(db)
+                async with sandbox.open_supervisor(settings.layout.run_dir) as supervisor:
+                    journal = Journal(store)
                     async with trio.open_nursery() as executions:
                         executor = Executor(
                             settings=settings,
                             journal=journal,
-                            db=db,
                             supervisor=supervisor,
                             inotify=inotify,
                             images=images,
                             containment=containment,
                             nursery=executions,
                         )
-                        service = Service(settings=settings, db=db, journal=journal, executor=executor)
-                        exits = ExitsFeed(db, journal, service.stopping)
-                        await recover(executor, db, supervisor)
+                        service = Service(settings=settings, store=store, journal=journal, executor=executor)
+                        exits = ExitsFeed(store, service.stopping)
+                        await recover(executor, store, supervisor)
                         if settings.exit_webhook_url is not None:
-                            outer.start_soon(Webhook(settings.exit_webhook_url, exits, db).run)
+                            outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
                         daemon = Daemon(
                             settings=settings,
                             service=service,
@@ -151,7 +151,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         finally:
             inotify.close()
             with trio.CancelScope(shield=True):
-                await db.aclose()
+                await store.aclose()
 
 
 async def _stop_executions(

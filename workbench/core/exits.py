@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from functools import partial
 from typing import Any
 
 import httpx
 import trio
 
-from workbench.core.journal import Journal
 from workbench.core.records import now_ms
 from workbench.core.service import Principal
-from workbench.core.store import sqlite as store
+from workbench.core.store import Store
 from workbench.core.waiting import first_of
 from workbench.wire.errors import NotFound
 
@@ -46,31 +44,30 @@ def exit_json(delivery_id: str, body: str, attempt: int) -> dict[str, Any]:
 class ExitsFeed:
     """Leasing, long-polling and acking exits."""
 
-    def __init__(self, db: store.Store, journal: Journal, stopping: trio.Event) -> None:
-        self._db = db
-        self._journal = journal
+    def __init__(self, store: Store, stopping: trio.Event) -> None:
+        self._store = store
         self._stopping = stopping
 
     async def lease(self, principal: Principal | None, limit: int, lease_ms: int) -> list[dict[str, Any]]:
         """Hand out up to `limit` exits that are neither acked nor leased (None: every principal)."""
         owner = None if principal is None or principal.sees_all else principal.name
         now = now_ms()
-        rows = await self._db.write(lambda conn: store.lease_exits(conn, owner, now, lease_ms, limit))
-        return [exit_json(d, body, attempt) for d, body, attempt in rows]
+        rows = await self._store.lease_exits(owner, now, lease_ms, limit)
+        return [exit_json(e.delivery_id, e.body, e.attempt) for e in rows]
 
     async def poll(
         self, principal: Principal | None, limit: int, wait_ms: int, lease_ms: int
     ) -> list[dict[str, Any]]:
         """Wait up to `wait_ms` for exits to hand out; returns at once when there are some."""
         owner = None if principal is None or principal.sees_all else principal.name
-        watch = self._journal.exits_watch
+        watch = self._store.watches.exits
         with trio.move_on_after(wait_ms / 1000):
             while not self._stopping.is_set():
                 seen = watch.version
                 exits = await self.lease(principal, limit, lease_ms)
                 if exits:
                     return exits
-                next_end = await self._db.read(lambda conn: store.next_exit_lease_end(conn, owner))
+                next_end = await self._store.next_exit_lease_end(owner)
                 # Sleep until a new exit is saved, or until a leased-out one comes back.
                 wake_at = (
                     trio.current_time() + max(0, next_end - now_ms()) / 1000 if next_end else float("inf")
@@ -79,19 +76,10 @@ class ExitsFeed:
                     await first_of(partial(watch.wait_changed, seen), self._stopping.wait)
         return []
 
-    def notify(self) -> None:
-        """Leases changed: long-polls recompute when to look again."""
-        self._journal.notify_exits()
-
     async def ack(self, principal: Principal, delivery_id: str) -> None:
         """Mark an exit delivered (acking twice is fine). NotFound for an unknown or another's."""
         owner = None if principal.sees_all else principal.name
-        now = now_ms()
-
-        def ack(conn: sqlite3.Connection) -> bool:
-            return store.ack_exit(conn, delivery_id, owner, now)
-
-        if not await self._db.write(ack):
+        if not await self._store.ack_exit(delivery_id, owner, now_ms()):
             raise NotFound(f"no exit {delivery_id}")
 
 
@@ -101,10 +89,10 @@ class Webhook:
     Runs in the daemon's nursery; a slow or failing receiver only delays its own deliveries.
     """
 
-    def __init__(self, url: str, feed: ExitsFeed, db: store.Store) -> None:
+    def __init__(self, url: str, feed: ExitsFeed, store: Store) -> None:
         self.url = url
         self._feed = feed
-        self._db = db
+        self._store = store
         self._slots = trio.Semaphore(WEBHOOK_CONCURRENCY)
 
     async def run(self) -> None:
@@ -128,13 +116,12 @@ class Webhook:
             except httpx.HTTPError as exc:
                 ok, why = False, f"{type(exc).__name__}: {exc}"
             if ok:
-                await self._db.write(lambda conn: store.ack_exit(conn, delivery_id, None, now_ms()))
+                await self._store.ack_exit(delivery_id, None, now_ms())
                 return
             retry_ms = _backoff_ms(attempt)
             log.warning("webhook: exit %s not delivered (%s); retrying in %d ms", delivery_id, why, retry_ms)
             until = now_ms() + retry_ms
-            await self._db.write(lambda conn: store.extend_exit_lease(conn, delivery_id, until))
-            self._feed.notify()
+            await self._store.extend_exit_lease(delivery_id, until)
         finally:
             self._slots.release()
 

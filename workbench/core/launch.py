@@ -5,21 +5,17 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import sandbox
 from workbench.core.images import EXECUTION_PATH, Image, ImageLimits
+from workbench.core.layout import ExecutionDir, Layout
+from workbench.core.store import ExecutionRow
 from workbench.wire.errors import ImageUnavailable, InvalidRequest, UnknownImage, UnsupportedLanguage
 
-#: Files of an execution's directory besides the spool files.
-STDIN_FILE = "stdin"
-PROGRESS_FILE = "progress"
 
-
-def base_env(execution_id: str, directory: Path) -> dict[str, str]:
+def base_env(execution_id: str, progress: Path) -> dict[str, str]:
     """The small clean environment every execution starts from (never the daemon's own)."""
     try:
         user = pwd.getpwuid(os.getuid())
@@ -35,7 +31,7 @@ def base_env(execution_id: str, directory: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "WORKBENCH_EXECUTION_ID": execution_id,
-        "WORKBENCH_PROGRESS": str(directory / PROGRESS_FILE),
+        "WORKBENCH_PROGRESS": str(progress),
     }
 
 
@@ -95,45 +91,44 @@ def _cwd_error(message: str) -> InvalidRequest:
     return InvalidRequest(f"cwd {message}", details=[{"field": "cwd", "message": message}])
 
 
-def data_dir_of(directory: Path) -> Path:
-    """The data dir of an execution's `directory` (`<data-dir>/executions/<id>`, see Settings)."""
-    return directory.parent.parent
-
-
-def workspace_of(row: dict[str, Any], directory: Path) -> Path:
-    """The workspace of the execution's session: `<data-dir>/workspaces/<sessionId>`."""
-    return data_dir_of(directory) / "workspaces" / str(row["session_id"])
-
-
 def code_file_name(image: Image, language: str) -> str:
     return "code" + image.languages[language].extension
 
 
-def argv_for(row: dict[str, Any], image: Image, directory: Path) -> tuple[str, ...]:
+def _code_file(row: ExecutionRow, image: Image, directory: ExecutionDir) -> Path:
+    assert row.language is not None
+    return directory.code_file(image.languages[row.language].extension)
+
+
+def argv_for(row: ExecutionRow, image: Image, directory: ExecutionDir) -> tuple[str, ...]:
     """The program and arguments of an execution."""
-    if row["kind"] == "workbench_bash":
-        return (*image.shell, row["command"])
-    lang = image.languages[row["language"]]
-    path = str(directory / code_file_name(image, row["language"]))
+    if row.kind == "workbench_bash":
+        assert row.command is not None
+        return (*image.shell, row.command)
+    assert row.language is not None
+    lang = image.languages[row.language]
+    path = str(_code_file(row, image, directory))
     return tuple(path if part == "{file}" else part for part in lang.argv)
 
 
-def prepare_directory(row: dict[str, Any], image: Image, directory: Path) -> None:
+def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
     """Create the execution's directory with its stdin and code files (idempotent).
 
     Also the session's workspace where it is the working directory (its first use), and on a
     sandboxed image, where it is always bound in, the workspace and the (empty) progress file.
     """
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    workspace = workspace_of(row, directory)
-    if image.sandboxed or row["cwd"] == str(workspace):
+    directory = layout.execution(row.id)
+    directory.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    workspace = layout.workspace(row.session_id)
+    if image.sandboxed or row.cwd == str(workspace):
         workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if row.get("stdin") is not None:
-        _write(directory / STDIN_FILE, row["stdin"].encode("utf-8"))
-    if row["kind"] == "workbench_code":
-        _write(directory / code_file_name(image, row["language"]), row["code"].encode("utf-8"))
+    if row.stdin is not None:
+        _write(directory.stdin, row.stdin.encode("utf-8"))
+    if row.kind == "workbench_code":
+        assert row.code is not None
+        _write(_code_file(row, image, directory), row.code.encode("utf-8"))
     if image.sandboxed:
-        os.close(os.open(directory / PROGRESS_FILE, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        os.close(os.open(directory.progress, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -147,9 +142,9 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def spawn_spec(
-    row: dict[str, Any],
+    row: ExecutionRow,
     image: Image,
-    directory: Path,
+    layout: Layout,
     containment: sandbox.Containment,
     *,
     hide: Sequence[Path] = (),
@@ -163,33 +158,34 @@ def spawn_spec(
         sandbox.SpawnError: a sandboxed image that cannot run here, or a working directory that
             is no longer inside the session's workspace.
     """
+    directory = layout.execution(row.id)
     if image.sandboxed:
-        directory = Path(os.path.realpath(directory))
-    env = base_env(row["id"], directory)
+        directory = ExecutionDir(Path(os.path.realpath(directory.path)))
+    env = base_env(row.id, directory.progress)
     env.update(image.env)
-    env.update(json.loads(row["env_json"]))
+    env.update(json.loads(row.env_json))
     argv = argv_for(row, image, directory)
     if image.sandboxed:
         if image.bubblewrap is None:
             raise sandbox.SpawnError(f"image {image.name!r} is unavailable: {image.unavailable_reason}")
-        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, directory, hide), argv)
+        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, layout, hide), argv)
     return sandbox.SpawnSpec(
-        name=row["id"],
+        name=row.id,
         argv=argv,
         env=env,
-        cwd=row["cwd"],
-        dir=str(directory),
-        stdout_path=str(directory / "stdout"),
-        stderr_path=str(directory / "stderr"),
-        stdin_path=str(directory / STDIN_FILE) if row.get("stdin") is not None else None,
+        cwd=row.cwd,
+        dir=str(directory.path),
+        stdout_path=str(directory.stdout),
+        stderr_path=str(directory.stderr),
+        stdin_path=str(directory.stdin) if row.stdin is not None else None,
         limits=_limits(image.limits),
         containment=containment,
-        tag=("WORKBENCH_EXECUTION_ID", row["id"]),
+        tag=("WORKBENCH_EXECUTION_ID", row.id),
     )
 
 
 def sandbox_layout(
-    row: dict[str, Any], image: Image, directory: Path, hide: Sequence[Path] = ()
+    row: ExecutionRow, image: Image, layout: Layout, hide: Sequence[Path] = ()
 ) -> sandbox.SandboxLayout:
     """What a sandboxed execution sees of the host besides the read-only root.
 
@@ -199,18 +195,19 @@ def sandbox_layout(
     nothing inside a sandbox can replace it, whereas a directory inside it could be swapped for
     a symlink between the check of `cwd` and the bind, which would bind the symlink's target.
     """
-    workspace = os.path.realpath(workspace_of(row, directory))
-    cwd = row["cwd"]
+    directory = ExecutionDir(Path(os.path.realpath(layout.execution(row.id).path)))
+    workspace = os.path.realpath(layout.workspace(row.session_id))
+    cwd = row.cwd
     if os.path.realpath(cwd) != cwd or not _inside(cwd, workspace):
         raise sandbox.SpawnError(f"the working directory {cwd} is no longer inside the workspace {workspace}")
     readable: tuple[str, ...] = ()
-    if row["kind"] == "workbench_code":
-        readable = (str(directory / code_file_name(image, row["language"])),)
-    hidden = [os.path.realpath(data_dir_of(directory))]
+    if row.kind == "workbench_code":
+        readable = (str(_code_file(row, image, directory)),)
+    hidden = [os.path.realpath(layout.data_dir)]
     hidden += [os.path.realpath(path) for path in hide]
     return sandbox.SandboxLayout(
         cwd=cwd,
-        writable=(workspace, str(directory / PROGRESS_FILE)),
+        writable=(workspace, str(directory.progress)),
         readable=readable,
         hidden=tuple(hidden),
         network=image.network,
@@ -225,19 +222,3 @@ def _limits(limits: ImageLimits) -> sandbox.Limits:
         cpu_seconds=limits.cpu_seconds,
         memory_bytes=limits.memory_bytes,
     )
-
-
-def remove_directory(directory: Path, keep: set[str]) -> None:
-    """Remove everything of an execution's directory but the files in `keep` (its artifacts)."""
-    if not directory.exists():
-        return
-    if not keep:
-        shutil.rmtree(directory, ignore_errors=True)
-        return
-    for entry in directory.iterdir():
-        if entry.name in keep:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)

@@ -5,13 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Sequence
 
+from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found
 from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo
-from workbench.wire.status import ExecutionStatus
-
-EventBuilder = Callable[[int, str], str]
 
 
 def now_ms() -> int:
@@ -65,72 +62,51 @@ def event_builder(
     return build
 
 
-#: The columns a new execution row gets from the schema's defaults (see sql/0001_initial.sql).
-_NEW_ROW_DEFAULTS: dict[str, Any] = {
-    "started_at": None,
-    "finished_at": None,
-    "exit_code": None,
-    "signal": None,
-    "error_code": None,
-    "error_message": None,
-    "cancel_reason": None,
-    "stdout_bytes": 0,
-    "stderr_bytes": 0,
-    "event_bytes": 0,
-    "truncated": 0,
-    "last_sequence": 1,
-    "containment": None,
-}
-
-
-def new_row_defaults(row: dict[str, Any]) -> dict[str, Any]:
-    """A just-inserted row with the columns the store filled in, to render it without a read."""
-    return {**_NEW_ROW_DEFAULTS, **row}
-
-
-def execution_from_row(row: dict[str, Any], artifacts: list[dict[str, Any]]) -> Execution:
+def execution_from_row(row: ExecutionRow, artifacts: Sequence[ArtifactRow]) -> Execution:
     """The wire record of a store row and its artifact rows."""
     error = None
-    if row["error_code"] is not None:
-        error = ErrorInfo(code=row["error_code"], message=row["error_message"] or "")
-    metadata = json.loads(row["metadata_json"]) if row["metadata_json"] is not None else None
+    if row.error_code is not None:
+        error = ErrorInfo(code=row.error_code, message=row.error_message or "")
+    metadata = json.loads(row.metadata_json) if row.metadata_json is not None else None
     return Execution(
-        execution_id=row["id"],
-        execution_kind=row["kind"],
-        session_id=row["session_id"],
-        status=ExecutionStatus(row["status"]),
-        command=row["command"],
-        language=row["language"],
-        code=row["code"],
-        cwd=row["cwd"],
-        image=row["image"],
-        env=json.loads(row["env_json"]),
+        execution_id=row.id,
+        execution_kind=row.kind,
+        session_id=row.session_id,
+        status=row.status,
+        command=row.command,
+        language=row.language,
+        code=row.code,
+        cwd=row.cwd,
+        image=row.image,
+        env=json.loads(row.env_json),
         metadata=metadata,
-        idempotency_key=row["idempotency_key"],
-        created_at=format_time(row["created_at"]) or "",
-        started_at=format_time(row["started_at"]),
-        finished_at=format_time(row["finished_at"]),
-        deadline_at=format_time(row["deadline_at"]) or "",
-        timeout_ms=row["timeout_ms"],
-        idle_timeout_ms=row["idle_timeout_ms"],
-        exit_code=row["exit_code"],
-        signal=row["signal"],
+        idempotency_key=row.idempotency_key,
+        created_at=format_time(row.created_at) or "",
+        started_at=format_time(row.started_at),
+        finished_at=format_time(row.finished_at),
+        deadline_at=format_time(row.deadline_at) or "",
+        timeout_ms=row.timeout_ms,
+        idle_timeout_ms=row.idle_timeout_ms,
+        exit_code=row.exit_code,
+        signal=row.signal,
         error=error,
-        cancel_reason=row["cancel_reason"],
+        cancel_reason=row.cancel_reason,
         output=OutputInfo(
-            stdout_bytes=row["stdout_bytes"],
-            stderr_bytes=row["stderr_bytes"],
-            event_bytes=row["event_bytes"],
-            budget_bytes=row["budget_bytes"],
-            truncated=bool(row["truncated"]),
+            stdout_bytes=row.stdout_bytes,
+            stderr_bytes=row.stderr_bytes,
+            event_bytes=row.event_bytes,
+            budget_bytes=row.budget_bytes,
+            truncated=row.truncated,
         ),
         artifacts=[
-            Artifact(
-                name=a["name"], size_bytes=a["size_bytes"], sha256=a["sha256"], content_type=a["content_type"]
-            )
+            Artifact(name=a.name, size_bytes=a.size_bytes, sha256=a.sha256, content_type=a.content_type)
             for a in artifacts
         ],
-        last_sequence=row["last_sequence"],
-        detached=bool(row["detached"]),
-        containment=row["containment"],
+        last_sequence=row.last_sequence,
+        detached=row.detached,
+        containment=row.containment,
     )
+
+
+def execution_from(found: Found) -> Execution:
+    return execution_from_row(found.row, found.artifacts)

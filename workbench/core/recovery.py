@@ -16,15 +16,14 @@ import json
 import logging
 import signal
 from pathlib import Path
-from typing import Any
 
 import trio
 
 import sandbox
 from workbench.core.executor import Executor
+from workbench.core.live import Live
 from workbench.core.records import event_builder
-from workbench.core.runner import Live
-from workbench.core.store import sqlite as store
+from workbench.core.store import ExecutionRow, Store
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.recovery")
@@ -39,32 +38,32 @@ def adoption_note(live: Live) -> str:
     return "adopted after a daemon restart"
 
 
-def _child_info(row: dict[str, Any], directory: Path) -> sandbox.ChildInfo | None:
+def _child_info(row: ExecutionRow, directory: Path) -> sandbox.ChildInfo | None:
     """How the tree was recorded: in the store once running, else in the proc file the supervisor wrote."""
-    if row["child_json"]:
-        return sandbox.ChildInfo.from_dict(json.loads(row["child_json"]))
+    if row.child_json:
+        return sandbox.ChildInfo.from_dict(json.loads(row.child_json))
     return sandbox.read_proc_file(str(directory))
 
 
-async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Supervisor) -> None:
+async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervisor) -> None:
     """Submit every non-terminal execution of the store to the executor, adopted or queued.
 
     Adopted executions are journaled (an event saying so) before this returns, and they take
     their concurrency slots before any queued execution is granted one.
     """
-    rows = await db.read(store.live_executions)
+    rows = await store.live_executions()
     known = supervisor.known()
-    queued: list[dict[str, Any]] = []
+    queued: list[ExecutionRow] = []
     found: list[Live] = []
     for row in rows:
-        directory = executor.settings.executions_dir / row["id"]
-        status = S(row["status"])
+        directory = executor.settings.layout.execution(row.id).path
+        status = row.status
         info = _child_info(row, directory)
         if status is S.QUEUED and info is None:
             queued.append(row)
             continue
-        live = Live(row["id"], row, status)
-        child = known.get(row["id"])
+        live = Live(row.id, row, status)
+        child = known.get(row.id)
         if child is not None:
             # The supervisor outlived the daemon and still holds the tree (or its exit status).
             live.adopted, live.adopted_exit = child.info, child.status
@@ -85,7 +84,7 @@ async def recover(executor: Executor, db: store.Store, supervisor: sandbox.Super
         if live.reason is not None:
             log.warning("recovery: execution %s %s", live.id, live.reason)
         found.append(live)
-    await _release_strays(supervisor, known, {row["id"] for row in rows})
+    await _release_strays(supervisor, known, {row.id for row in rows})
     # Recovery is a record too, committed before the daemon accepts work (one group commit).
     async with trio.open_nursery() as nursery:
         for live in found:

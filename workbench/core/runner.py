@@ -7,86 +7,36 @@ ends in one terminal status, written after every output event, under a cancel sh
 
 from __future__ import annotations
 
-import enum
 import json
 import logging
 import signal as signals
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import Any
 
 import trio
 
 import sandbox
 from workbench.core import launch
 from workbench.core.capture import Capture
+from workbench.core.finish import Ending, finish
+from workbench.core.live import Live, Outcome, RunContext, Stop
 from workbench.core.output import OutputCapture
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
 from workbench.wire.status import ExecutionStatus as S
 
-if TYPE_CHECKING:
-    from workbench.core.executor import Executor
-
 log = logging.getLogger("workbench.core.runner")
-
-
-class Stop(enum.Enum):
-    """Why a running execution is being stopped."""
-
-    EXITED = "exited"
-    CANCEL = "cancel"
-    SHUTDOWN = "shutdown"
-    TIMEOUT = "timeout"
-    IDLE = "idle"
-
-
-@dataclass(eq=False)
-class Live:
-    """The in-memory side of a live execution, shared by its supervisor and the request handlers."""
-
-    id: str
-    row: dict[str, Any]
-    status: S
-    #: The first stop asked for (cancel or shutdown) with its reason and grace.
-    stop: Stop | None = None
-    reason: str | None = None
-    grace_ms: int = 0
-    kick: trio.Event = field(default_factory=trio.Event)
-    granted: trio.Event = field(default_factory=trio.Event)
-    #: Set once a cancel is recorded (`cancel_requested`/`cancelled`) or the outcome is final.
-    cancel_handled: trio.Event = field(default_factory=trio.Event)
-    done: trio.Event = field(default_factory=trio.Event)
-    #: Recovery: the tree a restarted daemon found (and its exit status if it already ended).
-    adopted: sandbox.ChildInfo | None = None
-    adopted_exit: sandbox.ExitStatus | None = None
-    adopted_known: bool = True
-    #: Whether the sandbox supervisor holds the tree (false: it ended and nothing of it is left).
-    held: bool = True
-
-    def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
-        if self.stop is None:
-            self.stop, self.reason, self.grace_ms = why, reason, grace_ms
-        self.kick.set()
-
-
-@dataclass
-class Outcome:
-    status: S
-    exit_code: int | None = None
-    signal: str | None = None
-    error: dict[str, str] | None = None
 
 
 class Run:
     """Supervises one execution from `queued` (or adoption) to its terminal status."""
 
-    def __init__(self, executor: Executor, live: Live) -> None:
-        self.ex = executor
+    def __init__(self, ctx: RunContext, live: Live) -> None:
+        self.ex = ctx
         self.live = live
         self.row = live.row
-        self.directory: Path = executor.settings.executions_dir / live.id
-        deadline_in = (self.row["deadline_at"] - now_ms()) / 1000
+        self.directory = ctx.settings.layout.execution(live.id)
+        deadline_in = (self.row.deadline_at - now_ms()) / 1000
         self.deadline = trio.current_time() + deadline_in
         self.child: sandbox.ChildInfo | None = None
         self.exit_status: sandbox.ExitStatus | None = None
@@ -111,6 +61,14 @@ class Run:
             self.live.cancel_handled.set()
             self.live.done.set()
 
+    async def _finish(
+        self, status: S, fields: dict[str, Any], outcome: Outcome, *, force: bool = False
+    ) -> None:
+        """The terminal status (see `finish`); the caller holds a cancel shield."""
+        held = self.child.name if self.child is not None and self.live.held else None
+        ending = Ending(self.live, self.directory, self.capture, held)
+        await finish(self.ex, ending, status, fields, outcome, force=force)
+
     # -- queued ---------------------------------------------------------------------------
 
     async def _queued(self) -> bool:
@@ -127,7 +85,7 @@ class Run:
                 if live.stop is not None:
                     await self._finish_queued(S.CANCELLED, None, live.reason)
                 else:
-                    timeout = self.row["timeout_ms"]
+                    timeout = self.row.timeout_ms
                     error = {
                         "code": "timeout",
                         "message": f"the deadline of {timeout} ms passed while queued",
@@ -145,25 +103,24 @@ class Run:
         fields = {"finished_at": now_ms(), "cancel_reason": reason}
         if error is not None:
             fields |= {"error_code": error["code"], "error_message": error["message"]}
-        await self.ex.finish(self, status, fields, Outcome(status, error=error))
+        await self._finish(status, fields, Outcome(status, error=error))
 
     async def _spawn(self) -> bool:
-        image = self.ex.images[self.row["image"]]
+        image = self.ex.images[self.row.image]
         spec = None
         try:
-            launch.prepare_directory(self.row, image, self.directory)
+            launch.prepare_directory(self.row, image, self.ex.settings.layout)
             # A tokens file kept outside the data dir is hidden from sandboxed executions too.
             tokens = self.ex.settings.tokens_file
             hide = [tokens] if tokens is not None else []
-            spec = launch.spawn_spec(self.row, image, self.directory, self.ex.containment, hide=hide)
+            spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
             self.child = await self.ex.supervisor.spawn(spec)
         except (sandbox.SpawnError, OSError) as exc:
             self.ex.slots.release()
             message = exc.args[0] if isinstance(exc, sandbox.SpawnError) else str(exc)
             error = {"code": "spawn_failed", "message": f"could not start: {message}"}
             with trio.CancelScope(shield=True):
-                await self.ex.finish(
-                    self,
+                await self._finish(
                     S.FAILED,
                     {"finished_at": now_ms(), "error_code": error["code"], "error_message": error["message"]},
                     Outcome(S.FAILED, error=error),
@@ -191,15 +148,15 @@ class Run:
         if offsets is None:
             output = OutputCapture(
                 delta_max_bytes=self.ex.settings.execution_event_delta_max_bytes,
-                budget_bytes=row["budget_bytes"],
+                budget_bytes=row.budget_bytes,
             )
         else:
             output = OutputCapture.resume(
                 delta_max_bytes=self.ex.settings.execution_event_delta_max_bytes,
-                budget_bytes=row["budget_bytes"],
+                budget_bytes=row.budget_bytes,
                 offsets={"stdout": offsets["stdout"], "stderr": offsets["stderr"]},
-                truncated=bool(row["truncated"]),
-                invalid_utf8={"stdout": bool(row["stdout_invalid"]), "stderr": bool(row["stderr_invalid"])},
+                truncated=row.truncated,
+                invalid_utf8={"stdout": row.stdout_invalid, "stderr": row.stderr_invalid},
             )
         return Capture(
             journal=self.ex.journal,
@@ -209,8 +166,8 @@ class Run:
             output=output,
             flush_ms=self.ex.settings.output_flush_ms,
             offsets=offsets,
-            progress_offset=row.get("progress_offset", 0) or 0,
-            on_display=self.ex.display_sink(self.live.id),
+            progress_offset=row.progress_offset,
+            on_display=partial(self.ex.displays.publish, self.live.id),
         )
 
     async def _running(self, offsets: dict[str, int] | None = None) -> None:
@@ -222,8 +179,8 @@ class Run:
                 async with trio.open_nursery() as watchers:
                     if self.live.held:
                         watchers.start_soon(self._watch_exit)
-                    if self.row["idle_timeout_ms"]:
-                        watchers.start_soon(self._watch_idle, self.row["idle_timeout_ms"] / 1000)
+                    if self.row.idle_timeout_ms:
+                        watchers.start_soon(self._watch_idle, self.row.idle_timeout_ms / 1000)
                     why = await self._wait_stop()
                     with trio.CancelScope(shield=True):
                         await self._stop_tree(why)
@@ -233,7 +190,7 @@ class Run:
         finally:
             self.ex.slots.release()
         with trio.CancelScope(shield=True):
-            await self.ex.finish(self, *self._final(why))
+            await self._finish(*self._final(why))
 
     async def _watch_exit(self) -> None:
         assert self.child is not None
@@ -324,11 +281,11 @@ class Run:
             target = S.TIMED_OUT
             error = {
                 "code": "idle_timeout",
-                "message": f"no output for {self.row['idle_timeout_ms']} ms; the tree was killed",
+                "message": f"no output for {self.row.idle_timeout_ms} ms; the tree was killed",
             }
         else:
             target = S.TIMED_OUT
-            error = {"code": "timeout", "message": f"the deadline of {self.row['timeout_ms']} ms passed"}
+            error = {"code": "timeout", "message": f"the deadline of {self.row.timeout_ms} ms passed"}
         if error is not None:
             fields |= {"error_code": error["code"], "error_message": error["message"]}
         return target, fields, Outcome(target, code, sig, error)
@@ -340,10 +297,10 @@ class Run:
         live, row = self.live, self.row
         self.child = live.adopted
         self.exit_status = live.adopted_exit
-        offsets = {"stdout": row["stdout_offset"], "stderr": row["stderr_offset"]}
+        offsets = {"stdout": row.stdout_offset, "stderr": row.stderr_offset}
         if self.child is None:
             with trio.CancelScope(shield=True):
-                await self.ex.finish(self, S.FAILED, *self._lost(live.reason or "the process tree was gone"))
+                await self._finish(S.FAILED, *self._lost(live.reason or "the process tree was gone"))
             return
         if live.status is S.QUEUED:
             # Spawned just before the previous daemon died, never recorded as running.
@@ -359,7 +316,7 @@ class Run:
             )
             live.status = S.RUNNING
         if live.status is S.CANCEL_REQUESTED and live.stop is None:
-            live.request_stop(Stop.CANCEL, row["cancel_reason"], 0)
+            live.request_stop(Stop.CANCEL, row.cancel_reason, 0)
         await self._running(offsets)
 
     def _lost(self, why: str) -> tuple[dict[str, Any], Outcome]:
@@ -377,7 +334,7 @@ class Run:
                 log.exception("execution %s: could not kill the tree after a failure", self.live.id)
         error = {"code": "internal", "message": f"the daemon failed supervising this execution: {exc}"}
         fields = {"finished_at": now_ms(), "error_code": "internal", "error_message": error["message"]}
-        await self.ex.finish(self, S.FAILED, fields, Outcome(S.FAILED, error=error), force=True)
+        await self._finish(S.FAILED, fields, Outcome(S.FAILED, error=error), force=True)
 
 
 _LIMIT_MESSAGES = {

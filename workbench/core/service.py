@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import trio
 
 from workbench.core import launch
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
-from workbench.core.records import EventBuilder, event_builder, execution_from_row, new_row_defaults, now_ms
+from workbench.core.layout import STREAMS
+from workbench.core.records import execution_from, execution_from_row, now_ms
 from workbench.core.settings import Settings
-from workbench.core.store import sqlite as store
+from workbench.core.store import ExecutionRow, Found, ListFilter, Store
 from workbench.core.waiting import first_of
 from workbench.wire.errors import (
     Conflict,
@@ -36,6 +35,7 @@ from workbench.wire.models import (
     EXECUTION_ID,
     EXECUTION_KINDS,
     Execution,
+    ExecutionKind,
     StartBashRequest,
     StartCodeRequest,
     StartRequest,
@@ -43,7 +43,6 @@ from workbench.wire.models import (
 from workbench.wire.status import ExecutionStatus
 
 ADMIN = "admin"
-ARTIFACT_NAMES = ("stdout", "stderr")
 
 
 @dataclass(frozen=True)
@@ -89,9 +88,9 @@ class EventsPage:
 class Service:
     """The operations of the API."""
 
-    def __init__(self, *, settings: Settings, db: store.Store, journal: Journal, executor: Executor) -> None:
+    def __init__(self, *, settings: Settings, store: Store, journal: Journal, executor: Executor) -> None:
         self.settings = settings
-        self.db = db
+        self.store = store
         self.journal = journal
         self.executor = executor
         #: Set when the daemon begins to stop: long-polls return what they have.
@@ -101,7 +100,7 @@ class Service:
 
     async def start(self, principal: Principal, req: StartRequest, idempotency_key: str | None) -> Started:
         """Accept an execution (or find the one this idempotency key already made)."""
-        kind = "workbench_bash" if isinstance(req, StartBashRequest) else "workbench_code"
+        kind: ExecutionKind = "workbench_bash" if isinstance(req, StartBashRequest) else "workbench_code"
         request_hash = _request_hash(kind, req)
         wait_ms = None if req.background else self._wait_ms(req.wait_timeout_ms)
         try:
@@ -118,39 +117,29 @@ class Service:
             # A retry of an accepted request replays it even if it could not be accepted now
             # (its cwd is gone, the queue is full, the daemon is stopping).
             if idempotency_key is not None:
-                existing = await self.db.read(
-                    lambda conn: store.find_by_idempotency_key(conn, principal.name, idempotency_key)
-                )
+                existing = await self.store.find_by_idempotency_key(principal.name, idempotency_key)
                 if existing is not None:
                     return await self._replay(existing, request_hash, wait_ms)
             raise
 
-        def create(conn: sqlite3.Connection) -> tuple[dict[str, Any], bool]:
-            if idempotency_key is not None:
-                found = store.find_by_idempotency_key(conn, principal.name, idempotency_key)
-                if found is not None:
-                    return found, False
-            store.insert_execution(conn, row, _first_event(row))
-            return row, True
-
-        created_row, created = await self.db.write(create, lambda r: self.journal.notify(r[0]["id"]))
+        created_row, created = await self.journal.create(row)
         if not created:
             return await self._replay(created_row, request_hash, wait_ms)
         self.executor.submit(created_row)
         # Rendered from the row just written: the execution is new, queued, without artifacts.
-        execution = execution_from_row(new_row_defaults(created_row), [])
+        execution = execution_from_row(created_row, [])
         return Started(execution, replayed=False, wait_ms=wait_ms)
 
-    async def _replay(self, row: dict[str, Any], request_hash: str, wait_ms: int | None) -> Started:
-        if row["request_hash"] != request_hash:
+    async def _replay(self, row: ExecutionRow, request_hash: str, wait_ms: int | None) -> Started:
+        if row.request_hash != request_hash:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was first used with a different request; use a new key for a "
                 "new request, or repeat the first request exactly",
-                details={"executionId": row["id"]},
+                details={"executionId": row.id},
             )
-        found = await self.db.read(lambda conn: store.get_execution_with_artifacts(conn, row["id"]))
-        current, artifacts = found if found is not None else (row, [])
-        return Started(execution_from_row(current or row, artifacts), replayed=True, wait_ms=wait_ms)
+        found = await self.store.get_execution(row.id)
+        execution = execution_from(found) if found is not None else execution_from_row(row, [])
+        return Started(execution, replayed=True, wait_ms=wait_ms)
 
     def _wait_ms(self, requested: int | None) -> int:
         if requested is None:
@@ -167,11 +156,11 @@ class Service:
     def _new_row(
         self,
         principal: Principal,
-        kind: str,
+        kind: ExecutionKind,
         req: StartRequest,
         idempotency_key: str | None,
         request_hash: str,
-    ) -> dict[str, Any]:
+    ) -> ExecutionRow:
         settings = self.settings
         image = launch.resolve_image(self.executor.images, req.image)
         if isinstance(req, StartCodeRequest):
@@ -186,54 +175,51 @@ class Service:
             metadata_json = json.dumps(req.metadata, ensure_ascii=False, separators=(",", ":"))
             if len(metadata_json.encode("utf-8")) > settings.max_metadata_bytes:
                 raise _field_error("metadata", f"must be at most {settings.max_metadata_bytes} bytes of JSON")
-        cwd = launch.resolve_cwd(image, self.settings.workspaces_dir / req.session_id, req.cwd)
+        cwd = launch.resolve_cwd(image, self.settings.layout.workspace(req.session_id), req.cwd)
         now = now_ms()
-        return {
-            "id": new_execution_id(),
-            "kind": kind,
-            "principal": principal.name,
-            "session_id": req.session_id,
-            "status": ExecutionStatus.QUEUED.value,
-            "command": req.command if isinstance(req, StartBashRequest) else None,
-            "language": req.language if isinstance(req, StartCodeRequest) else None,
-            "code": req.code if isinstance(req, StartCodeRequest) else None,
-            "cwd": cwd,
-            "image": image.name,
-            "env_json": json.dumps(req.env, ensure_ascii=False),
-            "stdin": req.stdin,
-            "metadata_json": metadata_json,
-            "idempotency_key": idempotency_key,
-            "request_hash": request_hash,
-            "created_at": now,
-            "deadline_at": now + timeout_ms,
-            "timeout_ms": timeout_ms,
-            "idle_timeout_ms": req.idle_timeout_ms,
-            "budget_bytes": settings.execution_event_output_budget_bytes,
-            "detached": int(req.detached),
-        }
+        return ExecutionRow(
+            id=new_execution_id(),
+            kind=kind,
+            principal=principal.name,
+            session_id=req.session_id,
+            status=ExecutionStatus.QUEUED,
+            command=req.command if isinstance(req, StartBashRequest) else None,
+            language=req.language if isinstance(req, StartCodeRequest) else None,
+            code=req.code if isinstance(req, StartCodeRequest) else None,
+            cwd=cwd,
+            image=image.name,
+            env_json=json.dumps(req.env, ensure_ascii=False),
+            stdin=req.stdin,
+            metadata_json=metadata_json,
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
+            created_at=now,
+            deadline_at=now + timeout_ms,
+            timeout_ms=timeout_ms,
+            idle_timeout_ms=req.idle_timeout_ms,
+            budget_bytes=settings.execution_event_output_budget_bytes,
+            detached=req.detached,
+        )
 
     # -- reading -----------------------------------------------------------------------------
 
     async def get(self, principal: Principal, execution_id: str, kind: str | None = None) -> Execution:
         """One record; NotFound for an unknown id, a wrong kind, or another principal's execution."""
-        row, artifacts = await self._row(principal, execution_id, kind)
-        return execution_from_row(row, artifacts)
+        return execution_from(await self._found(principal, execution_id, kind))
 
-    async def _row(
-        self, principal: Principal, execution_id: str, kind: str | None
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def _found(self, principal: Principal, execution_id: str, kind: str | None) -> Found:
         if not EXECUTION_ID.fullmatch(execution_id):
             raise NotFound(f"no execution {execution_id!r}")
-        found = await self.db.read(lambda conn: store.get_execution_with_artifacts(conn, execution_id))
+        found = await self.store.get_execution(execution_id)
         if found is None:
             raise NotFound(f"no execution {execution_id}")
-        row, artifacts = found
-        if not (principal.sees_all or row["principal"] == principal.name):
+        row = found.row
+        if not (principal.sees_all or row.principal == principal.name):
             # Exactly what an id that was never made gets: existence does not leak.
             raise NotFound(f"no execution {execution_id}")
-        if kind is not None and row["kind"] != kind:
+        if kind is not None and row.kind != kind:
             raise NotFound(f"no execution {execution_id} of kind {kind}")
-        return row, artifacts
+        return found
 
     async def list(
         self,
@@ -253,18 +239,9 @@ class Service:
         if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
             raise _field_error("cursor", "is not a cursor this daemon handed out")
         owner = None if principal.sees_all else principal.name
-        rows = await self.db.read(
-            lambda conn: store.list_executions(
-                conn,
-                principal=owner,
-                status=status,
-                kind=kind,
-                session_id=session_id,
-                before=cursor,
-                limit=limit + 1,
-            )
-        )
-        page = [execution_from_row(r, a) for r, a in rows[:limit]]
+        where = ListFilter(principal=owner, status=status, kind=kind, session_id=session_id)
+        rows = await self.store.list_executions(where, cursor, limit + 1)
+        page = [execution_from(found) for found in rows[:limit]]
         next_cursor = page[-1].execution_id if len(rows) > limit else None
         return page, next_cursor
 
@@ -272,7 +249,7 @@ class Service:
         self, principal: Principal, execution_id: str, kind: str | None, wait_ms: int
     ) -> tuple[Execution, bool]:
         """Wait up to `wait_ms` for a terminal status: (record, wait timed out)."""
-        await self._row(principal, execution_id, kind)  # existence and visibility first
+        await self._found(principal, execution_id, kind)  # existence and visibility first
         final = None
         with trio.move_on_after(wait_ms / 1000):
             final = await self.wait_terminal(execution_id)
@@ -286,42 +263,32 @@ class Service:
         `fresh`: the execution was accepted by this task without a checkpoint since, so it
         cannot be terminal yet: the first read is skipped.
         """
-
-        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-            return store.get_execution_with_artifacts(conn, execution_id)
-
         with self.journal.watch(execution_id) as watch:
             if not fresh:
-                found = await self.db.read(read)
+                found = await self.store.get_execution(execution_id)
                 if found is None:
                     return None
-                if ExecutionStatus(found[0]["status"]).terminal:
-                    return execution_from_row(*found)
+                if found.row.status.terminal:
+                    return execution_from(found)
             while watch.final is None:
                 if self.stopping.is_set():
                     return None
                 await first_of(partial(watch.wait_changed, watch.version), self.stopping.wait)
-            return execution_from_row(*watch.final)
+            return execution_from(watch.final)
 
     async def events(
         self, principal: Principal, execution_id: str, kind: str | None, after: int, limit: int
     ) -> EventsPage:
         """A page of committed events after `after`."""
-        await self._row(principal, execution_id, kind)
+        await self._found(principal, execution_id, kind)
         return await self.events_page(execution_id, after, limit)
 
     async def events_page(self, execution_id: str, after: int, limit: int) -> EventsPage:
-        def read(conn: sqlite3.Connection) -> tuple[list[tuple[int, str, str]], dict[str, Any] | None]:
-            return store.events_after(conn, execution_id, after, limit), store.get_execution(
-                conn, execution_id
-            )
-
-        events, row = await self.db.read(read)
-        next_after = events[-1][0] if events else after
-        terminal = row is None or (
-            ExecutionStatus(row["status"]).terminal and next_after >= row["last_sequence"]
-        )
-        return EventsPage([body for _, _, body in events], next_after, terminal)
+        read = await self.store.read_events(execution_id, after, limit)
+        events, row = read.events, read.row
+        next_after = events[-1].sequence if events else after
+        terminal = row is None or (row.status.terminal and next_after >= row.last_sequence)
+        return EventsPage([e.body for e in events], next_after, terminal)
 
     async def stream_page(
         self, execution_id: str, after: int, limit: int, max_bytes: int, *, find_truncation: bool = True
@@ -331,23 +298,22 @@ class Service:
         A page ends with the `output_truncated` event when it holds it, so that a stream can put
         the live display (which follows that event) in its place.
         """
-
-        def read(
-            conn: sqlite3.Connection,
-        ) -> tuple[list[tuple[int, str, str]], dict[str, Any] | None, int | None]:
-            events = store.events_after(
-                conn, execution_id, after, limit, max_bytes, stop_at="output_truncated"
-            )
-            row = store.get_execution(conn, execution_id)
-            truncated = find_truncation and row is not None and row["truncated"]
-            return events, row, store.truncation_sequence(conn, execution_id) if truncated else None
-
-        events, row, truncated_at = await self.db.read(read)
-        next_after = events[-1][0] if events else after
-        last = row["last_sequence"] if row is not None else next_after
-        terminal = row is None or (ExecutionStatus(row["status"]).terminal and next_after >= last)
-        frames = "".join(f"id: {seq}\nevent: {kind}\ndata: {body}\n\n" for seq, kind, body in events)
-        return StreamPage(frames, next_after, terminal, more=next_after < last, truncated_at=truncated_at)
+        read = await self.store.read_events(
+            execution_id,
+            after,
+            limit,
+            max_bytes=max_bytes,
+            stop_at="output_truncated",
+            find_truncation=find_truncation,
+        )
+        events, row = read.events, read.row
+        next_after = events[-1].sequence if events else after
+        last = row.last_sequence if row is not None else next_after
+        terminal = row is None or (row.status.terminal and next_after >= last)
+        frames = "".join(f"id: {e.sequence}\nevent: {e.event_type}\ndata: {e.body}\n\n" for e in events)
+        return StreamPage(
+            frames, next_after, terminal, more=next_after < last, truncated_at=read.truncated_at
+        )
 
     # -- acting ------------------------------------------------------------------------------
 
@@ -355,50 +321,47 @@ class Service:
         self, principal: Principal, execution_id: str, kind: str | None, reason: str | None, grace_ms: int
     ) -> tuple[bool, Execution]:
         """Cancel: (True, record) once recorded; (False, record) when it had already ended."""
-        row, _ = await self._row(principal, execution_id, kind)
-        if not ExecutionStatus(row["status"]).terminal:
+        found = await self._found(principal, execution_id, kind)
+        was_terminal = found.row.status.terminal
+        if not was_terminal:
             await self.executor.cancel(execution_id, reason, grace_ms)
         execution = await self.get(principal, execution_id, kind)
-        cancelled = execution.status in (ExecutionStatus.CANCEL_REQUESTED, ExecutionStatus.CANCELLED) and (
-            not ExecutionStatus(row["status"]).terminal
+        cancelled = not was_terminal and execution.status in (
+            ExecutionStatus.CANCEL_REQUESTED,
+            ExecutionStatus.CANCELLED,
         )
         return cancelled, execution
 
     async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:
         """Dispose of a terminal execution, its events, artifacts and files."""
-        row, _ = await self._row(principal, execution_id, kind)
-        if not ExecutionStatus(row["status"]).terminal:
+        row = (await self._found(principal, execution_id, kind)).row
+        if not row.status.terminal:
             raise Conflict(
-                f"execution {execution_id} is {row['status']}; cancel it or wait for it to end first"
+                f"execution {execution_id} is {row.status.value}; cancel it or wait for it to end first"
             )
-        deleted = await self.db.write(lambda conn: store.delete_execution(conn, execution_id))
-        if not deleted:
+        if not await self.store.delete_execution(execution_id):
             raise Conflict(f"execution {execution_id} is not terminal")
-        directory = self.settings.executions_dir / execution_id
-        await trio.to_thread.run_sync(launch.remove_directory, directory, set())
+        directory = self.settings.layout.execution(execution_id)
+        await trio.to_thread.run_sync(directory.remove, set())
 
     async def detach(
         self, principal: Principal, execution_id: str, kind: str | None
     ) -> tuple[bool, Execution]:
         """Hand the outcome to the exits feed: True, or False with the record if it had ended."""
-        await self._row(principal, execution_id, kind)
-        detached = await self.db.write(lambda conn: store.set_detached(conn, execution_id))
+        await self._found(principal, execution_id, kind)
+        detached = await self.store.set_detached(execution_id)
         return detached, await self.get(principal, execution_id, kind)
 
     async def artifact_file(
         self, principal: Principal, execution_id: str, kind: str | None, name: str
     ) -> tuple[Path, int, str]:
         """(path, size, content type) of an artifact; NotFound for any name it does not have."""
-        row, artifacts = await self._row(principal, execution_id, kind)
-        for artifact in artifacts:
-            if artifact["name"] == name and name in ARTIFACT_NAMES:
-                path = self.settings.executions_dir / row["id"] / name
-                return path, artifact["size_bytes"], artifact["content_type"]
+        found = await self._found(principal, execution_id, kind)
+        for artifact in found.artifacts:
+            if artifact.name == name and name in STREAMS:
+                path = self.settings.layout.execution(found.row.id).spool(name)
+                return path, artifact.size_bytes, artifact.content_type
         raise NotFound(f"execution {execution_id} has no artifact {name!r}")
-
-
-def _first_event(row: dict[str, Any]) -> EventBuilder:
-    return event_builder("status", timestamp=row["created_at"])
 
 
 def _field_error(field: str, message: str) -> InvalidRequest:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.layout import Layout
 from workbench.wire.errors import ConfigError
 
 BYTES = 1
@@ -94,16 +95,9 @@ class Settings:
         return self.data_dir / "workbench.db"
 
     @property
-    def executions_dir(self) -> Path:
-        return self.data_dir / "executions"
-
-    @property
-    def workspaces_dir(self) -> Path:
-        return self.data_dir / "workspaces"
-
-    @property
-    def run_dir(self) -> Path:
-        return self.data_dir / "run"
+    def layout(self) -> Layout:
+        """Where everything under the data dir is."""
+        return Layout(self.data_dir)
 
     @property
     def token_path(self) -> Path:

@@ -1,41 +1,49 @@
-"""The SQLite store: one writer thread with group commit, a few reader threads, versioned schema.
+"""The SQLite engine: one writer thread with group commit, a few reader threads.
 
-All SQL of Workbench lives here (and in `sql/`). Callers hand the store small synchronous
-functions of a connection (`write`, `read`); the writer thread runs every job that is waiting in
-one transaction (each job in its own savepoint, so one failing job does not undo the others) and
-commits once: under load many executions share one fsync, and a lone job commits at once.
-After the commit each job's `on_commit` callback runs on the trio thread, before its caller
-resumes: that is where the journal wakes readers, so nothing is visible before it is durable.
+The writer thread runs every job that is waiting in one transaction (each job in its own
+savepoint, so one failing job does not undo the others) and commits once: under load many
+executions share one fsync, and a lone job commits at once. After the commit each job's
+wake-ups run on the trio thread, before its caller resumes, so nothing is visible before it is
+durable. The SQL is in `sqlite_queries` and `sql/sqlite/`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import trio
 
-from workbench.wire.errors import ConfigError, Unavailable
-from workbench.wire.status import TERMINAL, ExecutionStatus
+from workbench.core.store import sqlite_queries as q
+from workbench.core.store.base import ExitBody, Store
+from workbench.core.store.rows import (
+    ArtifactRow,
+    EventBuilder,
+    EventsRead,
+    ExecutionRow,
+    ExitLease,
+    Found,
+    ListFilter,
+)
+from workbench.core.store.sqlite_schema import connect, prepare
+from workbench.core.store.watch import Watches
+from workbench.wire.errors import Unavailable
+from workbench.wire.ids import new_delivery_id
+from workbench.wire.status import ExecutionStatus
 
-log = logging.getLogger("workbench.core.store.sqlite")
+log = logging.getLogger("workbench.core.store")
 
 T = TypeVar("T")
-Row = dict[str, Any]
 
 #: Most jobs one transaction takes; keeps a commit's latency bounded under a flood.
 _MAX_BATCH = 512
 _READERS = 3
-_TERMINAL_SQL = ", ".join(f"'{s.value}'" for s in sorted(TERMINAL))
 
 
 @dataclass(eq=False)
@@ -50,7 +58,7 @@ class _Job(Generic[T]):
 _STOP = object()
 
 
-class Pending(Generic[T]):
+class SQLitePending(Generic[T]):
     """A submitted write."""
 
     def __init__(self, job: _Job[T]) -> None:
@@ -66,92 +74,8 @@ class Pending(Generic[T]):
         return result
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """The numbered migration files, in order: (version, name, sql)."""
-    found = []
-    for entry in resources.files("workbench.core.store.sql.sqlite").iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:4].isdigit():
-            found.append((int(name[:4]), name, entry.read_text(encoding="utf-8")))
-    found.sort()
-    versions = [v for v, _, _ in found]
-    if versions != list(range(1, len(found) + 1)):
-        raise RuntimeError(f"migration files are not numbered 1..n: {versions}")
-    return found
-
-
-SCHEMA_VERSION = len(migrations())
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection with the pragmas every Workbench connection uses."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 10000")
-    conn.execute("PRAGMA foreign_keys = ON")
-    # FULL: a commit is on disk before it is acknowledged, so no committed event is ever lost.
-    conn.execute("PRAGMA synchronous = FULL")
-    return conn
-
-
-def prepare(path: Path) -> None:
-    """Open (or create) the database file, check it, and migrate it to the current schema.
-
-    Raises:
-        ConfigError: the file is damaged, not a database, or newer than this Workbench.
-    """
-    try:
-        # The store holds every principal's commands and output: only this user may read it.
-        # SQLite gives its -wal and -shm files the database file's mode.
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
-        os.chmod(path, 0o600)
-        conn = connect(path)
-        try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode != "wal":
-                raise ConfigError(f"the store {path} cannot use WAL mode (got {mode!r})")
-            check = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
-            if check != ["ok"]:
-                raise ConfigError(
-                    f"the store {path} is damaged ({'; '.join(check[:3])}); move it aside to start "
-                    "with an empty store, or restore it from a backup"
-                )
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise ConfigError(
-                    f"the store {path} has schema version {version}, newer than this Workbench "
-                    f"({SCHEMA_VERSION}); upgrade Workbench"
-                )
-            for number, name, sql in migrations():
-                if number <= version:
-                    continue
-                log.info("store: applying migration %s", name)
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    for statement in _split_sql(sql):
-                        conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version = {number}")
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        raise ConfigError(
-            f"the store {path} cannot be opened: {exc}; if the file is damaged, move it aside to "
-            "start with an empty store"
-        ) from None
-
-
-def _split_sql(script: str) -> list[str]:
-    """Statements of a migration file (no triggers with inner semicolons are used)."""
-    lines = [line.split("--", 1)[0] for line in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
-class Store:
-    """The daemon's database: `write` on the one writer thread, `read` on reader threads."""
+class SQLiteStore(Store):
+    """The embedded store: `_write` on the one writer thread, `_read` on reader threads."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -160,6 +84,12 @@ class Store:
         self._threads: list[threading.Thread] = []
         self._token: trio.lowlevel.TrioToken | None = None
         self.failed: BaseException | None = None
+        self.watches = Watches()
+
+    @staticmethod
+    def prepare(path: Path) -> None:
+        """Create or migrate the database file (blocking; before `start`). See `sqlite_schema`."""
+        prepare(path)
 
     def start(self) -> None:
         """Start the threads; call from the trio thread after `prepare`."""
@@ -182,7 +112,7 @@ class Store:
         for thread in threads:
             await trio.to_thread.run_sync(thread.join)
 
-    async def write(
+    async def _write(
         self, fn: Callable[[sqlite3.Connection], T], on_commit: Callable[[T], None] | None = None
     ) -> T:
         """Run `fn` in a write transaction; returns once it is committed (durably).
@@ -194,11 +124,11 @@ class Store:
             Unavailable: the store failed (for example the disk is full).
             Exception: whatever `fn` raised; its changes are rolled back, other jobs' are not.
         """
-        return await self.submit(fn, on_commit).result()
+        return await self._submit(fn, on_commit).result()
 
-    def submit(
+    def _submit(
         self, fn: Callable[[sqlite3.Connection], T], on_commit: Callable[[T], None] | None = None
-    ) -> Pending[T]:
+    ) -> SQLitePending[T]:
         """Queue a write now (writes commit in the order they are submitted); await it later.
 
         Raises:
@@ -208,9 +138,9 @@ class Store:
             raise Unavailable(f"the store failed: {self.failed}")
         job: _Job[T] = _Job(fn, on_commit)
         self._writes.put(job)
-        return Pending(job)
+        return SQLitePending(job)
 
-    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on a reader connection (a consistent snapshot) and return its result."""
         job: _Job[T] = _Job(fn)
         self._reads.put(job)
@@ -223,6 +153,136 @@ class Store:
             raise job.error
         result: T = job.result
         return result
+
+    # -- accepting ------------------------------------------------------------------------------
+
+    async def create_execution(
+        self, row: ExecutionRow, first_event: EventBuilder
+    ) -> tuple[ExecutionRow, bool]:
+        key = row.idempotency_key
+
+        def create(conn: sqlite3.Connection) -> tuple[ExecutionRow, bool]:
+            if key is not None:
+                found = q.find_by_idempotency_key(conn, row.principal, key)
+                if found is not None:
+                    return found, False
+            q.insert_execution(conn, row, first_event)
+            return row, True
+
+        return await self._write(create, lambda r: self.watches.notify(r[0].id))
+
+    async def find_by_idempotency_key(self, principal: str, key: str) -> ExecutionRow | None:
+        return await self._read(lambda conn: q.find_by_idempotency_key(conn, principal, key))
+
+    # -- the journal ----------------------------------------------------------------------------
+
+    def begin_transition(
+        self,
+        execution_id: str,
+        target: ExecutionStatus,
+        sources: Iterable[ExecutionStatus],
+        fields: Mapping[str, Any],
+        event: EventBuilder,
+        *,
+        exit_body: ExitBody | None = None,
+    ) -> SQLitePending[int | None]:
+        final: list[Found] = []
+        allowed = tuple(sources)
+
+        def job(conn: sqlite3.Connection) -> int | None:
+            row = q.transition(conn, execution_id, target, allowed, fields, event)
+            if row is None:
+                return None
+            if exit_body is not None and row.detached:
+                body = exit_body(row)
+                q.insert_exit(
+                    conn, new_delivery_id(), execution_id, row.principal, body, row.finished_at or 0
+                )
+            if target.terminal:
+                # The final record, handed to watchers: waits answer without reading it again.
+                final.append(Found(row, q.list_artifacts(conn, execution_id)))
+            return row.last_sequence
+
+        def committed(sequence: int | None) -> None:
+            if sequence is not None:
+                self.watches.notify(execution_id, final[0] if final else None)
+                if target.terminal:
+                    self.watches.notify_exits()
+
+        return self._submit(job, committed)
+
+    async def append_events(
+        self,
+        execution_id: str,
+        events: Sequence[tuple[str, EventBuilder]],
+        fields: Mapping[str, Any],
+        *,
+        artifacts: Sequence[ArtifactRow] = (),
+        created_at: int = 0,
+    ) -> int | None:
+        def job(conn: sqlite3.Connection) -> int | None:
+            last = q.append_events(conn, execution_id, events, fields)
+            if last is not None and artifacts:
+                q.insert_artifacts(conn, execution_id, artifacts, created_at)
+            return last if events else None
+
+        return await self._write(
+            job, lambda last: self.watches.notify(execution_id) if last is not None else None
+        )
+
+    async def set_detached(self, execution_id: str) -> bool:
+        return await self._write(lambda conn: q.set_detached(conn, execution_id))
+
+    async def delete_execution(self, execution_id: str) -> bool:
+        return await self._write(lambda conn: q.delete_execution(conn, execution_id))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def get_execution(self, execution_id: str) -> Found | None:
+        return await self._read(lambda conn: q.get_found(conn, execution_id))
+
+    async def list_executions(self, where: ListFilter, before: str | None, limit: int) -> list[Found]:
+        return await self._read(lambda conn: q.list_executions(conn, where, before, limit))
+
+    async def live_executions(self) -> list[ExecutionRow]:
+        return await self._read(q.live_executions)
+
+    async def read_events(
+        self,
+        execution_id: str,
+        after: int,
+        limit: int,
+        *,
+        max_bytes: int | None = None,
+        stop_at: str | None = None,
+        find_truncation: bool = False,
+    ) -> EventsRead:
+        def read(conn: sqlite3.Connection) -> EventsRead:
+            events = q.events_after(conn, execution_id, after, limit, max_bytes, stop_at)
+            row = q.get_execution(conn, execution_id)
+            truncated_at = None
+            if find_truncation and row is not None and row.truncated:
+                truncated_at = q.truncation_sequence(conn, execution_id)
+            return EventsRead(events, row, truncated_at)
+
+        return await self._read(read)
+
+    # -- the exits feed -------------------------------------------------------------------------
+
+    async def lease_exits(
+        self, principal: str | None, now: int, lease_ms: int, limit: int
+    ) -> list[ExitLease]:
+        return await self._write(lambda conn: q.lease_exits(conn, principal, now, lease_ms, limit))
+
+    async def next_exit_lease_end(self, principal: str | None) -> int | None:
+        return await self._read(lambda conn: q.next_exit_lease_end(conn, principal))
+
+    async def extend_exit_lease(self, delivery_id: str, until: int) -> None:
+        await self._write(lambda conn: q.extend_exit_lease(conn, delivery_id, until))
+        self.watches.notify_exits()
+
+    async def ack_exit(self, delivery_id: str, principal: str | None, now: int) -> bool:
+        return await self._write(lambda conn: q.ack_exit(conn, delivery_id, principal, now))
 
     # -- threads -------------------------------------------------------------------------------
 
@@ -312,312 +372,3 @@ class Store:
 def _abandoned(conn: sqlite3.Connection) -> None:
     """Stands in for a read whose caller was cancelled before the reader thread got to it."""
     return None
-
-
-# ---------------------------------------------------------------------------------------------
-# The queries. Each is a plain function of a connection, run by `Store.write` or `Store.read`.
-
-_LIVE = ("queued", "running", "cancel_requested")
-
-
-def insert_execution(conn: sqlite3.Connection, row: Row, first_event: Callable[[int, str], str]) -> None:
-    """Insert an execution and its first status event (sequence 1)."""
-    columns = ", ".join(row)
-    marks = ", ".join("?" for _ in row)
-    conn.execute(
-        f"INSERT INTO executions ({columns}, last_sequence) VALUES ({marks}, 1)", tuple(row.values())
-    )
-    conn.execute(
-        "INSERT INTO events (execution_id, sequence, event_type, body) VALUES (?, 1, 'status', ?)",
-        (row["id"], first_event(1, row["status"])),
-    )
-
-
-def find_by_idempotency_key(conn: sqlite3.Connection, principal: str, key: str) -> Row | None:
-    cur = conn.execute(
-        "SELECT * FROM executions WHERE principal = ? AND idempotency_key = ?",
-        (principal, key),
-    )
-    found = cur.fetchone()
-    return dict(found) if found is not None else None
-
-
-def transition(
-    conn: sqlite3.Connection,
-    execution_id: str,
-    target: ExecutionStatus,
-    sources: Iterable[ExecutionStatus],
-    fields: Mapping[str, Any],
-    event: Callable[[int, str], str],
-) -> Row | None:
-    """The guarded status update and its event, in the caller's transaction.
-
-    Returns the updated row (its `last_sequence` is the event's sequence), or None when the
-    execution was not in one of `sources` (nothing is written then).
-    """
-    allowed = tuple(s.value for s in sources)
-    sets = "".join(f", {name} = ?" for name in fields)
-    cur = conn.execute(
-        f"UPDATE executions SET status = ?, last_sequence = last_sequence + 1{sets} "
-        f"WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING *",
-        (target.value, *fields.values(), execution_id, *allowed),
-    )
-    found = cur.fetchone()
-    if found is None:
-        return None
-    row = dict(found)
-    sequence: int = row["last_sequence"]
-    conn.execute(
-        "INSERT INTO events (execution_id, sequence, event_type, body) VALUES (?, ?, 'status', ?)",
-        (execution_id, sequence, event(sequence, target.value)),
-    )
-    return row
-
-
-def append_events(
-    conn: sqlite3.Connection,
-    execution_id: str,
-    events: Sequence[tuple[str, Callable[[int, str], str]]],
-    fields: Mapping[str, Any],
-) -> int | None:
-    """Append events (type, body-builder) to a live execution and update `fields` with them.
-
-    Returns the last sequence, or None when the execution is already terminal (nothing written:
-    the terminal status event stays the last event).
-    """
-    sets = "".join(f", {name} = ?" for name in fields)
-    cur = conn.execute(
-        f"UPDATE executions SET last_sequence = last_sequence + ?{sets} "
-        f"WHERE id = ? AND status NOT IN ({_TERMINAL_SQL}) RETURNING last_sequence, status",
-        (len(events), *fields.values(), execution_id),
-    )
-    found = cur.fetchone()
-    if found is None:
-        return None
-    last: int = found[0]
-    status: str = found[1]
-    first = last - len(events) + 1
-    conn.executemany(
-        "INSERT INTO events (execution_id, sequence, event_type, body) VALUES (?, ?, ?, ?)",
-        [(execution_id, first + i, kind, build(first + i, status)) for i, (kind, build) in enumerate(events)],
-    )
-    return last
-
-
-def update_execution(conn: sqlite3.Connection, execution_id: str, fields: Mapping[str, Any]) -> None:
-    """Set columns that are not the status (counters, child info)."""
-    sets = ", ".join(f"{name} = ?" for name in fields)
-    conn.execute(f"UPDATE executions SET {sets} WHERE id = ?", (*fields.values(), execution_id))
-
-
-def set_detached(conn: sqlite3.Connection, execution_id: str) -> bool:
-    """Mark a live execution detached; False when it has already ended (nothing changes)."""
-    cur = conn.execute(
-        f"UPDATE executions SET detached = 1 WHERE id = ? AND status NOT IN ({_TERMINAL_SQL})",
-        (execution_id,),
-    )
-    return cur.rowcount == 1
-
-
-def detached_metadata(conn: sqlite3.Connection, execution_id: str) -> str | None:
-    """The metadata JSON of a detached execution ("" when it has none); None if not detached."""
-    found = conn.execute(
-        "SELECT detached, metadata_json FROM executions WHERE id = ?", (execution_id,)
-    ).fetchone()
-    if found is None or not found[0]:
-        return None
-    return found[1] or ""
-
-
-def get_execution(conn: sqlite3.Connection, execution_id: str) -> Row | None:
-    found = conn.execute("SELECT * FROM executions WHERE id = ?", (execution_id,)).fetchone()
-    return dict(found) if found is not None else None
-
-
-def get_execution_with_artifacts(conn: sqlite3.Connection, execution_id: str) -> tuple[Row, list[Row]] | None:
-    row = get_execution(conn, execution_id)
-    if row is None:
-        return None
-    return row, list_artifacts(conn, execution_id)
-
-
-def list_executions(
-    conn: sqlite3.Connection,
-    *,
-    principal: str | None,
-    status: str | None,
-    kind: str | None,
-    session_id: str | None,
-    before: str | None,
-    limit: int,
-) -> list[tuple[Row, list[Row]]]:
-    """Newest first; `before` is the id of the last row of the previous page."""
-    where, args = [], []
-    for column, value in (
-        ("principal", principal),
-        ("status", status),
-        ("kind", kind),
-        ("session_id", session_id),
-    ):
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    if before is not None:
-        where.append("id < ?")
-        args.append(before)
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    rows = conn.execute(
-        f"SELECT * FROM executions {clause} ORDER BY id DESC LIMIT ?", (*args, limit)
-    ).fetchall()
-    return [(dict(r), list_artifacts(conn, r["id"])) for r in rows]
-
-
-def live_executions(conn: sqlite3.Connection) -> list[Row]:
-    """Every execution that is not terminal, oldest first (recovery and scheduling order)."""
-    rows = conn.execute(
-        "SELECT * FROM executions WHERE status IN ('queued', 'running', 'cancel_requested') ORDER BY id"
-    ).fetchall()
-    return [dict(r) for r in rows]
-
-
-def events_after(
-    conn: sqlite3.Connection,
-    execution_id: str,
-    after: int,
-    limit: int,
-    max_bytes: int | None = None,
-    stop_at: str | None = None,
-) -> list[tuple[int, str, str]]:
-    """(sequence, event_type, body) of the events after `after`, in order.
-
-    At most `limit` events; no more once `max_bytes` of bodies are gathered (at least one);
-    none after an event of type `stop_at`.
-    """
-    cur = conn.execute(
-        "SELECT sequence, event_type, body FROM events WHERE execution_id = ? AND sequence > ? "
-        "ORDER BY sequence LIMIT ?",
-        (execution_id, after, limit),
-    )
-    out: list[tuple[int, str, str]] = []
-    size = 0
-    for row in cur:
-        out.append((row[0], row[1], row[2]))
-        size += len(row[2])
-        if (max_bytes is not None and size >= max_bytes) or row[1] == stop_at:
-            break
-    return out
-
-
-def truncation_sequence(conn: sqlite3.Connection, execution_id: str) -> int | None:
-    """The sequence of the execution's `output_truncated` event, if it has one."""
-    found = conn.execute(
-        "SELECT sequence FROM events WHERE execution_id = ? AND event_type = 'output_truncated'",
-        (execution_id,),
-    ).fetchone()
-    return None if found is None else int(found[0])
-
-
-def list_artifacts(conn: sqlite3.Connection, execution_id: str) -> list[Row]:
-    rows = conn.execute(
-        "SELECT name, size_bytes, sha256, content_type FROM artifacts WHERE execution_id = ? ORDER BY name",
-        (execution_id,),
-    ).fetchall()
-    return [dict(r) for r in rows]
-
-
-def insert_artifact(
-    conn: sqlite3.Connection,
-    execution_id: str,
-    name: str,
-    size: int,
-    sha256: str,
-    content_type: str,
-    now: int,
-) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO artifacts (execution_id, name, size_bytes, sha256, content_type, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (execution_id, name, size, sha256, content_type, now),
-    )
-
-
-def delete_execution(conn: sqlite3.Connection, execution_id: str) -> bool:
-    """Delete a terminal execution with its events and artifacts; False if it is not terminal."""
-    cur = conn.execute(
-        f"DELETE FROM executions WHERE id = ? AND status IN ({_TERMINAL_SQL})", (execution_id,)
-    )
-    return cur.rowcount == 1
-
-
-def count_queued(conn: sqlite3.Connection) -> int:
-    count: int = conn.execute("SELECT count(*) FROM executions WHERE status = 'queued'").fetchone()[0]
-    return count
-
-
-# -- exits feed ----------------------------------------------------------------------------------
-
-
-def insert_exit(
-    conn: sqlite3.Connection,
-    delivery_id: str,
-    execution_id: str,
-    principal: str,
-    body: Mapping[str, Any],
-    now: int,
-) -> None:
-    conn.execute(
-        "INSERT INTO exits (delivery_id, execution_id, principal, body, created_at) VALUES (?, ?, ?, ?, ?)",
-        (delivery_id, execution_id, principal, json.dumps(body), now),
-    )
-
-
-def lease_exits(
-    conn: sqlite3.Connection, principal: str | None, now: int, lease_ms: int, limit: int
-) -> list[tuple[str, str, int]]:
-    """Hand out up to `limit` unacked exits whose lease has expired: (delivery_id, body, attempt)."""
-    where = "acked_at IS NULL AND lease_until <= ?"
-    args: list[Any] = [now]
-    if principal is not None:
-        where += " AND principal = ?"
-        args.append(principal)
-    rows = conn.execute(
-        f"UPDATE exits SET attempt = attempt + 1, lease_until = ? WHERE delivery_id IN "
-        f"(SELECT delivery_id FROM exits WHERE {where} ORDER BY delivery_id LIMIT ?) "
-        "RETURNING delivery_id, body, attempt",
-        (now + lease_ms, *args, limit),
-    ).fetchall()
-    return sorted((r[0], r[1], r[2]) for r in rows)
-
-
-def next_exit_lease_end(conn: sqlite3.Connection, principal: str | None) -> int | None:
-    """When the earliest leased-out unacked exit becomes available again (ms), if any."""
-    where = "acked_at IS NULL"
-    args: list[Any] = []
-    if principal is not None:
-        where += " AND principal = ?"
-        args.append(principal)
-    found = conn.execute(f"SELECT min(lease_until) FROM exits WHERE {where}", args).fetchone()
-    value: int | None = found[0]
-    return value
-
-
-def extend_exit_lease(conn: sqlite3.Connection, delivery_id: str, until: int) -> None:
-    """Hide an unacked exit until `until` (ms): when a failed delivery is tried again."""
-    conn.execute(
-        "UPDATE exits SET lease_until = ? WHERE delivery_id = ? AND acked_at IS NULL", (until, delivery_id)
-    )
-
-
-def ack_exit(conn: sqlite3.Connection, delivery_id: str, principal: str | None, now: int) -> bool:
-    """Mark an exit delivered; False when no such exit is visible to `principal`."""
-    where = "delivery_id = ?"
-    args: list[Any] = [delivery_id]
-    if principal is not None:
-        where += " AND principal = ?"
-        args.append(principal)
-    found = conn.execute(f"SELECT acked_at FROM exits WHERE {where}", args).fetchone()
-    if found is None:
-        return False
-    if found[0] is None:
-        conn.execute("UPDATE exits SET acked_at = ? WHERE delivery_id = ?", (now, delivery_id))
-    return True

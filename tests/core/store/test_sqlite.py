@@ -13,12 +13,15 @@ import trio
 
 from workbench.core.journal import Journal
 from workbench.core.records import event_builder, now_ms
-from workbench.core.store import sqlite as store
+from workbench.core.store import ExecutionRow, Store
+from workbench.core.store import sqlite_queries as q
+from workbench.core.store import sqlite_schema as schema
+from workbench.core.store.sqlite import SQLiteStore
 from workbench.wire.errors import ConfigError
 from workbench.wire.status import ExecutionStatus as S
 
 
-def row(execution_id: str, **extra: Any) -> dict[str, Any]:
+def row(execution_id: str, **extra: Any) -> ExecutionRow:
     now = now_ms()
     values = {
         "id": execution_id,
@@ -35,14 +38,14 @@ def row(execution_id: str, **extra: Any) -> dict[str, Any]:
         "budget_bytes": 100,
     }
     values.update(extra)
-    return values
+    return ExecutionRow.from_mapping(values)
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[store.Store]:
+async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
     path = tmp_path / "workbench.db"
-    store.prepare(path)
-    handle = store.Store(path)
+    schema.prepare(path)
+    handle = SQLiteStore(path)
     handle.start()
     yield handle
     await handle.aclose()
@@ -50,71 +53,72 @@ async def db(tmp_path: Path) -> AsyncIterator[store.Store]:
 
 def test_an_empty_file_is_migrated_to_the_current_schema(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
-    store.prepare(path)
+    schema.prepare(path)
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"executions", "events", "artifacts", "exits"} <= tables
     conn.close()
-    store.prepare(path)  # preparing again changes nothing
+    schema.prepare(path)  # preparing again changes nothing
 
 
 def test_every_older_version_migrates(tmp_path: Path) -> None:
     """From each older schema version (0 = empty), prepare() reaches the current one."""
-    for start in range(store.SCHEMA_VERSION):
+    for start in range(schema.SCHEMA_VERSION):
         path = tmp_path / f"v{start}.db"
         conn = sqlite3.connect(path)
-        for number, _name, sql in store.migrations():
+        for number, _name, sql in schema.migrations():
             if number <= start:
                 conn.executescript(sql)
                 conn.execute(f"PRAGMA user_version = {number}")
         conn.close()
-        store.prepare(path)
+        schema.prepare(path)
         conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
         conn.close()
 
 
 def test_migration_files_are_numbered_without_gaps() -> None:
-    assert [n for n, _, _ in store.migrations()] == list(range(1, store.SCHEMA_VERSION + 1))
+    assert [n for n, _, _ in schema.migrations()] == list(range(1, schema.SCHEMA_VERSION + 1))
 
 
 def test_a_newer_or_damaged_store_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     newer = tmp_path / "newer.db"
-    store.prepare(newer)
+    schema.prepare(newer)
     conn = sqlite3.connect(newer)
-    conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
+    conn.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(ConfigError, match="newer than this Workbench"):
-        store.prepare(newer)
+        schema.prepare(newer)
     damaged = tmp_path / "damaged.db"
     damaged.write_bytes(b"not a database at all" * 100)
     with pytest.raises(ConfigError, match=r"damaged|cannot be opened"):
-        store.prepare(damaged)
+        schema.prepare(damaged)
 
 
-async def test_a_failing_job_does_not_undo_the_others_in_its_batch(db: store.Store) -> None:
+async def test_a_failing_job_does_not_undo_the_others_in_its_batch(db: SQLiteStore) -> None:
     def insert(execution_id: str) -> Any:
-        return lambda conn: store.insert_execution(conn, row(execution_id), event_builder("status"))
+        return lambda conn: q.insert_execution(conn, row(execution_id), event_builder("status"))
 
     def boom(conn: sqlite3.Connection) -> None:
-        store.insert_execution(conn, row("ex_B"), event_builder("status"))
+        q.insert_execution(conn, row("ex_B"), event_builder("status"))
         raise RuntimeError("boom")
 
-    pending = [db.submit(insert("ex_A")), db.submit(boom), db.submit(insert("ex_C"))]
+    # The engine's own mechanism: each job of a batch in its own savepoint.
+    pending = [db._submit(insert("ex_A")), db._submit(boom), db._submit(insert("ex_C"))]
     await pending[0].result()
     with pytest.raises(RuntimeError, match="boom"):
         await pending[1].result()
     await pending[2].result()
-    ids = await db.read(lambda conn: [r["id"] for r in store.live_executions(conn)])
+    ids = [r.id for r in await db.live_executions()]
     assert ids == ["ex_A", "ex_C"]
 
 
-async def test_transitions_are_guarded_and_terminal_is_final(db: store.Store) -> None:
+async def test_transitions_are_guarded_and_terminal_is_final(db: Store) -> None:
     """Promise 4: a late exit cannot turn `cancelled` into `completed`."""
     journal = Journal(db)
-    await db.write(lambda conn: store.insert_execution(conn, row("ex_1"), event_builder("status")))
+    await db.create_execution(row("ex_1"), event_builder("status"))
     assert await journal.transition("ex_1", S.RUNNING) == 2
     assert await journal.transition("ex_1", S.CANCEL_REQUESTED, message="asked") == 3
     assert await journal.transition("ex_1", S.CANCELLED) == 4
@@ -124,30 +128,28 @@ async def test_transitions_are_guarded_and_terminal_is_final(db: store.Store) ->
         await journal.append("ex_1", [("output", event_builder("output", stream="stdout", output_delta="x"))])
         is None
     )
-    events = await db.read(lambda conn: store.events_after(conn, "ex_1", 0, 100))
-    assert [(seq, json.loads(body)["status"]) for seq, _, body in events] == [
+    events = (await db.read_events("ex_1", 0, 100)).events
+    assert [(e.sequence, json.loads(e.body)["status"]) for e in events] == [
         (1, "queued"),
         (2, "running"),
         (3, "cancel_requested"),
         (4, "cancelled"),
     ]
-    record = await db.read(lambda conn: store.get_execution(conn, "ex_1"))
-    assert record is not None and record["status"] == "cancelled" and record["last_sequence"] == 4
+    record = (await db.read_events("ex_1", 0, 0)).row
+    assert record is not None and record.status is S.CANCELLED and record.last_sequence == 4
 
 
-async def test_appends_are_gapless_and_wake_watchers_only_after_commit(db: store.Store) -> None:
+async def test_appends_are_gapless_and_wake_watchers_only_after_commit(db: Store) -> None:
     """Promise 2: sequences grow by one; a watcher wakes when the commit is done."""
     journal = Journal(db)
-    await db.write(
-        lambda conn: store.insert_execution(conn, row("ex_2", status="running"), event_builder("status"))
-    )
+    await db.create_execution(row("ex_2", status="running"), event_builder("status"))
     with journal.watch("ex_2") as watch:
         seen = watch.version
         woken: list[int] = []
 
         async def waiter() -> None:
             await watch.wait_changed(seen)
-            found = await db.read(lambda conn: store.events_after(conn, "ex_2", 0, 100))
+            found = (await db.read_events("ex_2", 0, 100)).events
             woken.append(len(found))
 
         async with trio.open_nursery() as nursery:
@@ -158,18 +160,16 @@ async def test_appends_are_gapless_and_wake_watchers_only_after_commit(db: store
             ]
             assert await journal.append("ex_2", builders, {"stdout_offset": 5}) == 6
         assert woken == [6], "the waiter saw every event of the commit that woke it"
-    events = await db.read(lambda conn: store.events_after(conn, "ex_2", 0, 100))
-    assert [seq for seq, _, _ in events] == list(range(1, 7))
-    record = await db.read(lambda conn: store.get_execution(conn, "ex_2"))
-    assert record is not None and record["stdout_offset"] == 5
+    events = (await db.read_events("ex_2", 0, 100)).events
+    assert [e.sequence for e in events] == list(range(1, 7))
+    record = (await db.read_events("ex_2", 0, 0)).row
+    assert record is not None and record.stdout_offset == 5
 
 
-async def test_many_concurrent_writes_share_commits(db: store.Store) -> None:
+async def test_many_concurrent_writes_share_commits(db: Store) -> None:
     """Group commit: a flood of small writes all land, in submission order."""
     journal = Journal(db)
-    await db.write(
-        lambda conn: store.insert_execution(conn, row("ex_3", status="running"), event_builder("status"))
-    )
+    await db.create_execution(row("ex_3", status="running"), event_builder("status"))
     async with trio.open_nursery() as nursery:
         for i in range(300):
             nursery.start_soon(
@@ -177,5 +177,5 @@ async def test_many_concurrent_writes_share_commits(db: store.Store) -> None:
                 "ex_3",
                 [("output", event_builder("output", stream="stdout", output_delta=str(i)))],
             )
-    events = await db.read(lambda conn: store.events_after(conn, "ex_3", 0, 1000))
-    assert [seq for seq, _, _ in events] == list(range(1, 302))
+    events = (await db.read_events("ex_3", 0, 1000)).events
+    assert [e.sequence for e in events] == list(range(1, 302))

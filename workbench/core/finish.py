@@ -1,0 +1,127 @@
+"""The end of an execution: its artifacts, the exit of a detached run, and the terminal transition.
+
+`finish()` is the one place an execution becomes terminal: artifacts first (with their events),
+then the terminal transition with the exit of a detached execution in the same transaction, then
+the tidying up, scheduled to run after the waiters are answered. Its caller (the supervisor task)
+runs it under a cancel shield, so that a shutdown cannot drop it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.core.capture import Capture
+from workbench.core.layout import STREAMS, ExecutionDir
+from workbench.core.live import Live, Outcome, RunContext
+from workbench.core.records import event_builder, format_time, now_ms
+from workbench.core.store import ArtifactRow, ExecutionRow
+from workbench.core.store.base import ExitBody
+from workbench.wire.status import ExecutionStatus as S
+
+log = logging.getLogger("workbench.core.finish")
+
+#: The last bytes of each stream kept in an exit record.
+EXIT_TAIL_BYTES = 16 * 1024
+
+
+@dataclass
+class Ending:
+    """What `finish` needs of a run."""
+
+    live: Live
+    directory: ExecutionDir
+    capture: Capture | None
+    #: The supervisor's name of the tree while it still holds it (released when tidying up).
+    held: str | None
+
+
+async def finish(
+    ctx: RunContext,
+    ending: Ending,
+    status: S,
+    fields: dict[str, Any],
+    outcome: Outcome,
+    *,
+    force: bool = False,
+) -> None:
+    """Publish artifacts, then commit the terminal status (with the exit record if detached)."""
+    live = ending.live
+    kept: set[str] = set()
+    capture = ending.capture
+    if capture is not None:
+        fields = {**capture.fields(), **fields}
+        kept = set(capture.result.kept)
+        if kept:
+            await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept)
+    sequence = await ctx.journal.transition(
+        live.id,
+        status,
+        fields=fields,
+        message=outcome.error["message"] if outcome.error else None,
+        exit_code=outcome.exit_code,
+        signal=outcome.signal,
+        error=outcome.error,
+        exit_body=_exit_body(ending.directory, outcome),
+    )
+    if sequence is None and not force:
+        log.warning("execution %s: terminal transition to %s refused", live.id, status)
+    live.status = status
+    ctx.displays.forget(live.id)
+    ctx.tidy(live.id, ending.held, kept)
+
+
+async def _publish_artifacts(
+    ctx: RunContext, execution_id: str, directory: ExecutionDir, kept: Mapping[str, str]
+) -> None:
+    artifacts = [
+        ArtifactRow(name, directory.spool(name).stat().st_size, digest, "application/octet-stream")
+        for name, digest in sorted(kept.items())
+    ]
+    events = [
+        ("artifact", event_builder("artifact", message=a.name, stream=a.name if a.name in STREAMS else None))
+        for a in artifacts
+    ]
+    await ctx.journal.append(execution_id, events, artifacts=artifacts, created_at=now_ms())
+
+
+def _exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
+    """The exit saved with the terminal status when the execution is detached (decided in-tx)."""
+
+    def body(row: ExecutionRow) -> dict[str, Any]:
+        # Read only for a detached execution, inside the transaction that decides it.
+        return {
+            "executionId": row.id,
+            "executionKind": row.kind,
+            "status": row.status.value,
+            "exitCode": outcome.exit_code,
+            "signal": outcome.signal,
+            "error": outcome.error,
+            "metadata": json.loads(row.metadata_json) if row.metadata_json else None,
+            "stdoutTail": tail(directory.stdout),
+            "stderrTail": tail(directory.stderr),
+            "finishedAt": format_time(row.finished_at),
+        }
+
+    return body
+
+
+def tail(path: Any) -> str:
+    """The last EXIT_TAIL_BYTES of a file as text, starting on a UTF-8 character boundary."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - EXIT_TAIL_BYTES))
+            data = f.read(EXIT_TAIL_BYTES)
+    except OSError:
+        return ""
+    start = 0
+    if size > EXIT_TAIL_BYTES:
+        # Skip continuation bytes so the tail does not begin inside a character.
+        while start < min(4, len(data)) and (data[start] & 0xC0) == 0x80:
+            start += 1
+    return data[start:].decode("utf-8", errors="replace")

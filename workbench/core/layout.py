@@ -1,0 +1,96 @@
+"""Where an execution's files are: the one owner of every path under the data dir.
+
+    <data>/executions/<id>/stdout, stderr      spool files (the process writes them directly)
+    <data>/executions/<id>/stdin               the start body's stdin, fed by the supervisor
+    <data>/executions/<id>/code.<ext>          the code of a `workbench_code` execution
+    <data>/executions/<id>/progress            `$WORKBENCH_PROGRESS`
+    <data>/workspaces/<session>                a session's working directory
+
+The sandbox supervisor writes its own status and proc files into the same directory; their names
+are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The two output streams, in the order they are read.
+STREAMS = ("stdout", "stderr")
+STDIN_FILE = "stdin"
+PROGRESS_FILE = "progress"
+
+
+@dataclass(frozen=True)
+class ExecutionDir:
+    """The directory of one execution and the files in it."""
+
+    path: Path
+
+    def spool(self, stream: str) -> Path:
+        """A stream's spool file (also the artifact of that name, when kept)."""
+        if stream not in STREAMS:
+            raise ValueError(f"no stream {stream!r}")
+        return self.path / stream
+
+    @property
+    def stdout(self) -> Path:
+        return self.path / "stdout"
+
+    @property
+    def stderr(self) -> Path:
+        return self.path / "stderr"
+
+    @property
+    def stdin(self) -> Path:
+        return self.path / STDIN_FILE
+
+    @property
+    def progress(self) -> Path:
+        return self.path / PROGRESS_FILE
+
+    def code_file(self, extension: str) -> Path:
+        return self.path / f"code{extension}"
+
+    def remove(self, keep: set[str]) -> None:
+        """Remove everything but the files named in `keep` (the artifacts); blocking I/O."""
+        directory = self.path
+        if not directory.exists():
+            return
+        if not keep:
+            shutil.rmtree(directory, ignore_errors=True)
+            return
+        for entry in directory.iterdir():
+            if entry.name in keep:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The data dir's tree."""
+
+    data_dir: Path
+
+    @property
+    def executions_dir(self) -> Path:
+        return self.data_dir / "executions"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.data_dir / "workspaces"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.data_dir / "run"
+
+    def execution(self, execution_id: str) -> ExecutionDir:
+        return ExecutionDir(self.executions_dir / execution_id)
+
+    def workspace(self, session_id: str) -> Path:
+        """The working directory a session's executions share by default."""
+        return self.workspaces_dir / session_id

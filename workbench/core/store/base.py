@@ -1,0 +1,163 @@
+"""The store interface: the journal's operations in domain terms, each one transaction.
+
+No caller outside `core/store/` sees a connection, a cursor or SQL. An engine (SQLite, embedded)
+implements every operation; what it commits is durable before the call returns, and the readers
+of what it touched are woken through `watches` after the commit, never before.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from workbench.core.store.rows import (
+    ArtifactRow,
+    EventBuilder,
+    EventsRead,
+    ExecutionRow,
+    ExitLease,
+    Found,
+    ListFilter,
+)
+from workbench.core.store.watch import Watches
+from workbench.wire.status import ExecutionStatus
+
+T = TypeVar("T", covariant=True)
+
+#: The body of an exit, made in the terminal transition's transaction from the updated row.
+ExitBody = Callable[[ExecutionRow], Mapping[str, Any]]
+
+
+class Pending(Protocol[T]):
+    """A write that is queued: later writes commit after it."""
+
+    async def result(self) -> T:
+        """Wait (shielded) until it is committed; its result, or what it raised."""
+        ...
+
+
+class Store(abc.ABC):
+    """Executions, their events and artifacts, and the exits feed."""
+
+    watches: Watches
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start serving; call from the trio thread once the schema is ready."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Finish every queued write, then stop."""
+
+    # -- accepting ------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_execution(
+        self, row: ExecutionRow, first_event: EventBuilder
+    ) -> tuple[ExecutionRow, bool]:
+        """Insert an execution with its first status event (sequence 1): (row, True).
+
+        When the row has an idempotency key the principal already used: (that execution, False),
+        and nothing is written. Both decided in one transaction.
+        """
+
+    @abc.abstractmethod
+    async def find_by_idempotency_key(self, principal: str, key: str) -> ExecutionRow | None:
+        """The execution a principal made with this key, if any."""
+
+    # -- the journal ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def begin_transition(
+        self,
+        execution_id: str,
+        target: ExecutionStatus,
+        sources: Iterable[ExecutionStatus],
+        fields: Mapping[str, Any],
+        event: EventBuilder,
+        *,
+        exit_body: ExitBody | None = None,
+    ) -> Pending[int | None]:
+        """Queue the guarded status update with its event; await `.result()` for its sequence.
+
+        Nothing is written (the result is None) unless the execution is in one of `sources`.
+        When `exit_body` is given and the execution is detached, its exit is saved in the same
+        transaction. A terminal transition hands its final record to the watchers.
+        """
+
+    @abc.abstractmethod
+    async def append_events(
+        self,
+        execution_id: str,
+        events: Sequence[tuple[str, EventBuilder]],
+        fields: Mapping[str, Any],
+        *,
+        artifacts: Sequence[ArtifactRow] = (),
+        created_at: int = 0,
+    ) -> int | None:
+        """Append events to a live execution, update `fields` and save `artifacts`, together.
+
+        Returns the last sequence, or None when the execution is terminal (nothing is written:
+        the terminal status event stays the last one). With no events, only `fields` change.
+        """
+
+    @abc.abstractmethod
+    async def set_detached(self, execution_id: str) -> bool:
+        """Mark a live execution detached; False once it has ended (nothing changes)."""
+
+    @abc.abstractmethod
+    async def delete_execution(self, execution_id: str) -> bool:
+        """Delete a terminal execution with its events and artifacts; False if not terminal."""
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def get_execution(self, execution_id: str) -> Found | None:
+        """An execution and its artifacts."""
+
+    @abc.abstractmethod
+    async def list_executions(self, where: ListFilter, before: str | None, limit: int) -> list[Found]:
+        """Newest first; `before` is the id of the last execution of the previous page."""
+
+    @abc.abstractmethod
+    async def live_executions(self) -> list[ExecutionRow]:
+        """Every execution that is not terminal, oldest first (recovery's read)."""
+
+    @abc.abstractmethod
+    async def read_events(
+        self,
+        execution_id: str,
+        after: int,
+        limit: int,
+        *,
+        max_bytes: int | None = None,
+        stop_at: str | None = None,
+        find_truncation: bool = False,
+    ) -> EventsRead:
+        """Events after `after` in order, with the execution as of the same snapshot.
+
+        At most `limit` events; no more once `max_bytes` of bodies are gathered (at least one);
+        none after an event of type `stop_at`. `find_truncation`: also the sequence of the
+        `output_truncated` event, if the execution has one.
+        """
+
+    # -- the exits feed -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def lease_exits(
+        self, principal: str | None, now: int, lease_ms: int, limit: int
+    ) -> list[ExitLease]:
+        """Hand out up to `limit` unacked exits whose lease expired (None: every principal's)."""
+
+    @abc.abstractmethod
+    async def next_exit_lease_end(self, principal: str | None) -> int | None:
+        """When the earliest leased-out unacked exit becomes available again (ms), if any."""
+
+    @abc.abstractmethod
+    async def extend_exit_lease(self, delivery_id: str, until: int) -> None:
+        """Hide an unacked exit until `until` (ms): a failed delivery is tried again then."""
+
+    @abc.abstractmethod
+    async def ack_exit(self, delivery_id: str, principal: str | None, now: int) -> bool:
+        """Mark an exit delivered; False when no such exit is visible to `principal`."""

@@ -1,0 +1,144 @@
+"""The typed rows the store hands out and takes: executions, artifacts, events, exits."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.wire.models import ExecutionKind
+from workbench.wire.status import ExecutionStatus
+
+#: Renders an event's JSON once the store has given it a sequence and knows the status then.
+EventBuilder = Callable[[int, str], str]
+
+_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached"})
+
+
+@dataclass(slots=True)
+class ExecutionRow:
+    """One execution as stored: what was asked, where it is, what it did so far."""
+
+    id: str
+    kind: ExecutionKind
+    principal: str
+    session_id: str
+    status: ExecutionStatus
+    cwd: str
+    image: str
+    created_at: int
+    deadline_at: int
+    timeout_ms: int
+    budget_bytes: int
+    command: str | None = None
+    language: str | None = None
+    code: str | None = None
+    env_json: str = "{}"
+    stdin: str | None = None
+    metadata_json: str | None = None
+    idempotency_key: str | None = None
+    request_hash: str | None = None
+    started_at: int | None = None
+    finished_at: int | None = None
+    idle_timeout_ms: int | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    cancel_reason: str | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    event_bytes: int = 0
+    truncated: bool = False
+    stdout_offset: int = 0
+    stderr_offset: int = 0
+    stdout_invalid: bool = False
+    stderr_invalid: bool = False
+    progress_offset: int = 0
+    #: The sequence of the newest event (the first status event is 1).
+    last_sequence: int = 1
+    detached: bool = False
+    containment: str | None = None
+    child_json: str | None = None
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
+        """A row from a database row's columns (integers for booleans, text for the status)."""
+        data = dict(values)
+        data["status"] = ExecutionStatus(data["status"])
+        for name in _BOOLEANS:
+            if name in data:
+                data[name] = bool(data[name])
+        return cls(**data)
+
+    def columns(self) -> dict[str, Any]:
+        """The row as database values, by column name."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["status"] = self.status.value
+        for name in _BOOLEANS:
+            data[name] = int(data[name])
+        return data
+
+
+#: The column names of `executions`; `fields` given to the store must be among them.
+EXECUTION_COLUMNS = frozenset(f.name for f in dataclasses.fields(ExecutionRow))
+
+
+def check_columns(fields: Mapping[str, Any]) -> None:
+    """Refuse a name that is not a column (names end up in SQL text)."""
+    unknown = set(fields) - EXECUTION_COLUMNS
+    if unknown or "status" in fields or "id" in fields:
+        raise ValueError(
+            f"not columns the caller may set: {sorted(unknown | ({'status', 'id'} & set(fields)))}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRow:
+    name: str
+    size_bytes: int
+    sha256: str
+    content_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """An execution with its artifacts."""
+
+    row: ExecutionRow
+    artifacts: list[ArtifactRow]
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    sequence: int
+    event_type: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventsRead:
+    """A page of events and the execution as it was when they were read (one snapshot)."""
+
+    events: list[EventRow]
+    row: ExecutionRow | None
+    #: The sequence of the `output_truncated` event, when asked for and there is one.
+    truncated_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExitLease:
+    delivery_id: str
+    body: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilter:
+    """Which executions a listing shows (None: any)."""
+
+    principal: str | None = None
+    status: str | None = None
+    kind: str | None = None
+    session_id: str | None = None

@@ -1,0 +1,279 @@
+"""The SQLite engine's SQL: plain functions of a connection, run inside the engine's transactions.
+
+Every statement of the SQLite engine is here (the schema is in `sql/sqlite/`). Column names that
+come from callers are checked against the schema's (`check_columns`) before they reach SQL text.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from workbench.core.store.rows import (
+    ArtifactRow,
+    EventBuilder,
+    EventRow,
+    ExecutionRow,
+    ExitLease,
+    Found,
+    ListFilter,
+    check_columns,
+)
+from workbench.wire.status import TERMINAL, ExecutionStatus
+
+_TERMINAL_SQL = ", ".join(f"'{s.value}'" for s in sorted(TERMINAL))
+_INSERT_EVENT = "INSERT INTO events (execution_id, sequence, event_type, body) VALUES (?, ?, ?, ?)"
+
+
+def _execution(found: sqlite3.Row | None) -> ExecutionRow | None:
+    return ExecutionRow.from_mapping(dict(found)) if found is not None else None
+
+
+def insert_execution(conn: sqlite3.Connection, row: ExecutionRow, first_event: EventBuilder) -> None:
+    """Insert an execution and its first status event (sequence 1)."""
+    values = row.columns()
+    values["last_sequence"] = 1
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    conn.execute(f"INSERT INTO executions ({columns}) VALUES ({marks})", tuple(values.values()))
+    conn.execute(_INSERT_EVENT, (row.id, 1, "status", first_event(1, row.status.value)))
+
+
+def find_by_idempotency_key(conn: sqlite3.Connection, principal: str, key: str) -> ExecutionRow | None:
+    cur = conn.execute(
+        "SELECT * FROM executions WHERE principal = ? AND idempotency_key = ?", (principal, key)
+    )
+    return _execution(cur.fetchone())
+
+
+def transition(
+    conn: sqlite3.Connection,
+    execution_id: str,
+    target: ExecutionStatus,
+    sources: Iterable[ExecutionStatus],
+    fields: Mapping[str, Any],
+    event: EventBuilder,
+) -> ExecutionRow | None:
+    """The guarded status update and its event, in the caller's transaction.
+
+    Returns the updated row (its `last_sequence` is the event's sequence), or None when the
+    execution was not in one of `sources` (nothing is written then).
+    """
+    check_columns(fields)
+    allowed = tuple(s.value for s in sources)
+    sets = "".join(f", {name} = ?" for name in fields)
+    cur = conn.execute(
+        f"UPDATE executions SET status = ?, last_sequence = last_sequence + 1{sets} "
+        f"WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING *",
+        (target.value, *fields.values(), execution_id, *allowed),
+    )
+    row = _execution(cur.fetchone())
+    if row is None:
+        return None
+    conn.execute(
+        _INSERT_EVENT, (execution_id, row.last_sequence, "status", event(row.last_sequence, target.value))
+    )
+    return row
+
+
+def append_events(
+    conn: sqlite3.Connection,
+    execution_id: str,
+    events: Sequence[tuple[str, EventBuilder]],
+    fields: Mapping[str, Any],
+) -> int | None:
+    """Append events (type, body-builder) to a live execution and update `fields` with them.
+
+    Returns the last sequence, or None when the execution is already terminal (nothing written:
+    the terminal status event stays the last event).
+    """
+    check_columns(fields)
+    sets = "".join(f", {name} = ?" for name in fields)
+    cur = conn.execute(
+        f"UPDATE executions SET last_sequence = last_sequence + ?{sets} "
+        f"WHERE id = ? AND status NOT IN ({_TERMINAL_SQL}) RETURNING last_sequence, status",
+        (len(events), *fields.values(), execution_id),
+    )
+    found = cur.fetchone()
+    if found is None:
+        return None
+    last: int = found[0]
+    status: str = found[1]
+    first = last - len(events) + 1
+    conn.executemany(
+        _INSERT_EVENT,
+        [(execution_id, first + i, kind, build(first + i, status)) for i, (kind, build) in enumerate(events)],
+    )
+    return last
+
+
+def set_detached(conn: sqlite3.Connection, execution_id: str) -> bool:
+    cur = conn.execute(
+        f"UPDATE executions SET detached = 1 WHERE id = ? AND status NOT IN ({_TERMINAL_SQL})",
+        (execution_id,),
+    )
+    return cur.rowcount == 1
+
+
+def get_execution(conn: sqlite3.Connection, execution_id: str) -> ExecutionRow | None:
+    return _execution(conn.execute("SELECT * FROM executions WHERE id = ?", (execution_id,)).fetchone())
+
+
+def get_found(conn: sqlite3.Connection, execution_id: str) -> Found | None:
+    row = get_execution(conn, execution_id)
+    return None if row is None else Found(row, list_artifacts(conn, execution_id))
+
+
+def list_executions(
+    conn: sqlite3.Connection, where: ListFilter, before: str | None, limit: int
+) -> list[Found]:
+    """Newest first; `before` is the id of the last row of the previous page."""
+    clauses, args = [], []
+    for column, value in (
+        ("principal", where.principal),
+        ("status", where.status),
+        ("kind", where.kind),
+        ("session_id", where.session_id),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            args.append(value)
+    if before is not None:
+        clauses.append("id < ?")
+        args.append(before)
+    clause = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = conn.execute(
+        f"SELECT * FROM executions {clause} ORDER BY id DESC LIMIT ?", (*args, limit)
+    ).fetchall()
+    return [Found(ExecutionRow.from_mapping(dict(r)), list_artifacts(conn, r["id"])) for r in rows]
+
+
+def live_executions(conn: sqlite3.Connection) -> list[ExecutionRow]:
+    rows = conn.execute(
+        "SELECT * FROM executions WHERE status IN ('queued', 'running', 'cancel_requested') ORDER BY id"
+    ).fetchall()
+    return [ExecutionRow.from_mapping(dict(r)) for r in rows]
+
+
+def events_after(
+    conn: sqlite3.Connection,
+    execution_id: str,
+    after: int,
+    limit: int,
+    max_bytes: int | None = None,
+    stop_at: str | None = None,
+) -> list[EventRow]:
+    """The events after `after`, in order (see `Store.read_events` for the bounds)."""
+    cur = conn.execute(
+        "SELECT sequence, event_type, body FROM events WHERE execution_id = ? AND sequence > ? "
+        "ORDER BY sequence LIMIT ?",
+        (execution_id, after, limit),
+    )
+    out: list[EventRow] = []
+    size = 0
+    for row in cur:
+        out.append(EventRow(row[0], row[1], row[2]))
+        size += len(row[2])
+        if (max_bytes is not None and size >= max_bytes) or row[1] == stop_at:
+            break
+    return out
+
+
+def truncation_sequence(conn: sqlite3.Connection, execution_id: str) -> int | None:
+    found = conn.execute(
+        "SELECT sequence FROM events WHERE execution_id = ? AND event_type = 'output_truncated'",
+        (execution_id,),
+    ).fetchone()
+    return None if found is None else int(found[0])
+
+
+def list_artifacts(conn: sqlite3.Connection, execution_id: str) -> list[ArtifactRow]:
+    rows = conn.execute(
+        "SELECT name, size_bytes, sha256, content_type FROM artifacts WHERE execution_id = ? ORDER BY name",
+        (execution_id,),
+    ).fetchall()
+    return [ArtifactRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def insert_artifacts(
+    conn: sqlite3.Connection, execution_id: str, artifacts: Sequence[ArtifactRow], now: int
+) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO artifacts (execution_id, name, size_bytes, sha256, content_type, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(execution_id, a.name, a.size_bytes, a.sha256, a.content_type, now) for a in artifacts],
+    )
+
+
+def delete_execution(conn: sqlite3.Connection, execution_id: str) -> bool:
+    cur = conn.execute(
+        f"DELETE FROM executions WHERE id = ? AND status IN ({_TERMINAL_SQL})", (execution_id,)
+    )
+    return cur.rowcount == 1
+
+
+# -- exits feed ----------------------------------------------------------------------------------
+
+
+def insert_exit(
+    conn: sqlite3.Connection,
+    delivery_id: str,
+    execution_id: str,
+    principal: str,
+    body: Mapping[str, Any],
+    now: int,
+) -> None:
+    conn.execute(
+        "INSERT INTO exits (delivery_id, execution_id, principal, body, created_at) VALUES (?, ?, ?, ?, ?)",
+        (delivery_id, execution_id, principal, json.dumps(body, allow_nan=False), now),
+    )
+
+
+def lease_exits(
+    conn: sqlite3.Connection, principal: str | None, now: int, lease_ms: int, limit: int
+) -> list[ExitLease]:
+    where = "acked_at IS NULL AND lease_until <= ?"
+    args: list[Any] = [now]
+    if principal is not None:
+        where += " AND principal = ?"
+        args.append(principal)
+    rows = conn.execute(
+        f"UPDATE exits SET attempt = attempt + 1, lease_until = ? WHERE delivery_id IN "
+        f"(SELECT delivery_id FROM exits WHERE {where} ORDER BY delivery_id LIMIT ?) "
+        "RETURNING delivery_id, body, attempt",
+        (now + lease_ms, *args, limit),
+    ).fetchall()
+    return sorted((ExitLease(r[0], r[1], r[2]) for r in rows), key=lambda e: e.delivery_id)
+
+
+def next_exit_lease_end(conn: sqlite3.Connection, principal: str | None) -> int | None:
+    where = "acked_at IS NULL"
+    args: list[Any] = []
+    if principal is not None:
+        where += " AND principal = ?"
+        args.append(principal)
+    found = conn.execute(f"SELECT min(lease_until) FROM exits WHERE {where}", args).fetchone()
+    value: int | None = found[0]
+    return value
+
+
+def extend_exit_lease(conn: sqlite3.Connection, delivery_id: str, until: int) -> None:
+    conn.execute(
+        "UPDATE exits SET lease_until = ? WHERE delivery_id = ? AND acked_at IS NULL", (until, delivery_id)
+    )
+
+
+def ack_exit(conn: sqlite3.Connection, delivery_id: str, principal: str | None, now: int) -> bool:
+    where = "delivery_id = ?"
+    args: list[Any] = [delivery_id]
+    if principal is not None:
+        where += " AND principal = ?"
+        args.append(principal)
+    found = conn.execute(f"SELECT acked_at FROM exits WHERE {where}", args).fetchone()
+    if found is None:
+        return False
+    if found[0] is None:
+        conn.execute("UPDATE exits SET acked_at = ? WHERE delivery_id = ?", (now, delivery_id))
+    return True

@@ -1,0 +1,72 @@
+"""Wake-ups of readers after commits: an in-process parking lot per watched execution.
+
+A reader notes `watch.version`, reads what is committed, and sleeps only if the version did not
+move: waits and streams never poll the store on a timer. An engine bumps a watch after each
+commit that touched its execution (SQLite, in-process) or when told so by the database
+(a notification, for an engine shared by several daemons).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import trio
+
+from workbench.core.store.rows import Found
+
+
+@dataclass(eq=False)
+class Watch:
+    """Wake-ups of one execution. `version` grows by one per commit that touched it."""
+
+    version: int = 0
+    users: int = 0
+    #: The execution's terminal record, once its terminal transition committed (while watched).
+    final: Found | None = None
+    _lot: trio.lowlevel.ParkingLot = field(default_factory=trio.lowlevel.ParkingLot)
+
+    async def wait_changed(self, seen: int) -> None:
+        """Return once `version` differs from `seen` (at once if it already does)."""
+        while self.version == seen:
+            await self._lot.park()
+
+    def bump(self) -> None:
+        self.version += 1
+        self._lot.unpark_all()
+
+
+class Watches:
+    """The watches of every execution someone waits on, and the exits feed's."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Watch] = {}
+        #: Woken after every terminal transition (which may save an exit) and whenever an exit's
+        #: lease changes: the exits feed's long-polls sleep on it.
+        self.exits = Watch()
+
+    @contextlib.contextmanager
+    def watch(self, execution_id: str) -> Iterator[Watch]:
+        """Register interest in an execution's commits for the duration of the block."""
+        w = self._by_id.get(execution_id)
+        if w is None:
+            w = self._by_id[execution_id] = Watch()
+        w.users += 1
+        try:
+            yield w
+        finally:
+            w.users -= 1
+            if w.users == 0 and self._by_id.get(execution_id) is w:
+                del self._by_id[execution_id]
+
+    def notify(self, execution_id: str, final: Found | None = None) -> None:
+        """Wake the watchers of an execution (after a commit that touched it)."""
+        w = self._by_id.get(execution_id)
+        if w is not None:
+            if final is not None:
+                w.final = final
+            w.bump()
+
+    def notify_exits(self) -> None:
+        self.exits.bump()
