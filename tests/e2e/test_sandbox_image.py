@@ -67,7 +67,7 @@ def results(text: str) -> dict[str, str]:
 async def test_runs_in_the_workspace_and_files_persist(wb: DaemonHandle) -> None:
     first, _ = await run(wb, "echo kept > notes.txt; pwd", sessionId="s1")
     assert first["status"] == "completed", first
-    workspace = wb.data_dir / "workspaces" / "s1"
+    workspace = wb.data_dir / "workspaces" / "admin" / "s1"
     assert first["cwd"] == real(workspace)
     assert (workspace / "notes.txt").read_text() == "kept\n"
     second, out = await run(wb, "cat notes.txt; ls", sessionId="s1")
@@ -86,7 +86,7 @@ async def test_writing_outside_the_workspace_fails(wb: DaemonHandle) -> None:
         "home": f"{home}/wb-sandbox-probe",
         "data": f"{data}/wb-sandbox-probe",
         "store": f"{data}/workbench.db",
-        "workspaces": f"{data}/workspaces/other/wb-sandbox-probe",
+        "workspaces": f"{data}/workspaces/admin/other/wb-sandbox-probe",
     }
     script = "".join(
         f"mkdir -p {os.path.dirname(path)} 2>/dev/null; "
@@ -112,7 +112,7 @@ async def test_writing_outside_the_workspace_fails(wb: DaemonHandle) -> None:
             assert not read_bytes(path).endswith(b"x\n")  # the real store, untouched
         else:
             assert not exists(path), f"{path} was written from inside the sandbox"
-    assert (wb.data_dir / "workspaces" / "default" / "inside").read_text() == "x\n"
+    assert (wb.data_dir / "workspaces" / "admin" / "default" / "inside").read_text() == "x\n"
 
 
 async def test_the_data_dir_and_private_dirs_are_hidden(wb: DaemonHandle) -> None:
@@ -127,7 +127,7 @@ async def test_the_data_dir_and_private_dirs_are_hidden(wb: DaemonHandle) -> Non
         record, out = await run(
             wb,
             f"ls -A {data}; cat {data}/token {data}/workbench.db; ls {other_dir}; "
-            f"cat {data}/workspaces/other/secret; cat {host_tmp}; ls -A /tmp /run; "
+            f"cat {data}/workspaces/admin/other/secret; cat {host_tmp}; ls -A /tmp /run; "
             "echo private > /tmp/mine; cat /tmp/mine",
         )
     finally:
@@ -201,7 +201,7 @@ async def test_its_own_pid_namespace(wb: DaemonHandle) -> None:
 
 async def test_setuid_and_file_capabilities_regain_nothing(wb: DaemonHandle) -> None:
     """No capability is held, no_new_privs is set, and setuid or file-capability programs change neither."""
-    workspace = wb.data_dir / "workspaces" / "default"
+    workspace = wb.data_dir / "workspaces" / "admin" / "default"
     workspace.mkdir(parents=True)
     grep = shutil.which("grep")
     assert grep is not None
@@ -248,7 +248,7 @@ async def test_cancel_and_deadline_kill_everything_inside(
     )
     started = await wb.start(tree, image="sandbox", timeoutMs=60_000 if how == "cancel" else 1_500)
     eid = started["executionId"]
-    pids_file = wb.data_dir / "workspaces" / "default" / "pids"
+    pids_file = wb.data_dir / "workspaces" / "admin" / "default" / "pids"
     await procs.eventually(lambda: pids_file.exists() and len(pids_file.read_text().split()) >= 6)
     inner = {int(p) for p in pids_file.read_text().split()}
     outer = outer_pids(procs.processes_mentioning(eid), inner)
@@ -316,7 +316,7 @@ async def test_progress_stdin_and_code_work_inside(wb: DaemonHandle) -> None:
 
 async def test_an_explicit_cwd_must_be_inside_the_workspace(wb: DaemonHandle, tmp_path: Path) -> None:
     await run(wb, "mkdir -p sub/deeper; ln -s / escape; ln -s sub inner", sessionId="cwd")
-    workspace = wb.data_dir / "workspaces" / "cwd"
+    workspace = wb.data_dir / "workspaces" / "admin" / "cwd"
     inside, out = await run(wb, "pwd; touch made-here", sessionId="cwd", cwd=str(workspace / "sub"))
     assert inside["status"] == "completed" and out == f"{real(workspace / 'sub')}\n"
     assert (workspace / "sub" / "made-here").exists()
@@ -327,7 +327,7 @@ async def test_an_explicit_cwd_must_be_inside_the_workspace(wb: DaemonHandle, tm
         str(workspace / "escape"),
         str(workspace / "escape" / "etc"),
         f"{workspace}/../default",
-        str(wb.data_dir / "workspaces" / "default"),
+        str(wb.data_dir / "workspaces" / "admin" / "default"),
     ):
         response = await wb.client.post(
             "/v1/executions/workbench_bash",

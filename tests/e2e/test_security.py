@@ -409,3 +409,29 @@ async def test_binding_beyond_loopback_needs_allow_remote_and_warns(tmp_path: Pa
     assert "WARNING" in text and "listening on 0.0.0.0:0: anyone who can reach it" in text
     assert "method=GET route=/v1/executions status=200" in text and "principal=admin" in text
     assert token not in text and token[:-1] not in text
+
+
+async def test_principals_never_share_a_workspace(principals: Principals) -> None:
+    """Promise 9: the same session id of two principals is two workspaces, on every image."""
+    alice, bob = principals["alice"], principals["bob"]
+    images = (await alice.get("/v1/images")).json()["images"]
+    names = [i["name"] for i in images if i["available"]]
+    for image in names:
+        session = f"shared-{image}"
+        body = {"command": "echo secret > mine.txt; pwd", "sessionId": session, "image": image}
+        wrote = (await alice.post("/v1/executions/workbench_bash", json=body)).json()
+        assert wrote["exitCode"] == 0, wrote
+        probe = {
+            "command": "cat mine.txt 2>/dev/null || echo absent; echo overwritten > mine.txt",
+            "sessionId": session,
+            "image": image,
+        }
+        read = (await bob.post("/v1/executions/workbench_bash", json=probe)).json()
+        out = (await bob.get(f"/v1/executions/{read['executionId']}/events")).json()["events"]
+        printed = "".join(e["outputDelta"] or "" for e in out if e["eventType"] == "output")
+        assert printed == "absent\n", (image, printed)
+        again = {"command": "cat mine.txt", "sessionId": session, "image": image}
+        mine = (await alice.post("/v1/executions/workbench_bash", json=again)).json()
+        events = (await alice.get(f"/v1/executions/{mine['executionId']}/events")).json()["events"]
+        assert "".join(e["outputDelta"] or "" for e in events if e["eventType"] == "output") == "secret\n"
+        assert wrote["cwd"] != read["cwd"]

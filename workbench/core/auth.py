@@ -150,7 +150,7 @@ def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
         if not isinstance(token, str):
             raise ConfigError(f"{at}: field 'token' must be a string")
         check_token(token, f"{at}: field 'token'")
-        if not isinstance(name, str) or not _PRINCIPAL.fullmatch(name):
+        if not isinstance(name, str) or not _PRINCIPAL.fullmatch(name) or name in {".", ".."}:
             raise ConfigError(f"{at}: field 'principal' must be 1-64 letters, digits or ._-@")
         if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
             raise ConfigError(f"{at}: field 'scopes' must be a list of {sorted(SCOPES)}")

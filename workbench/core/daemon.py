@@ -26,7 +26,7 @@ from workbench.core.follow import Inotify
 from workbench.core.images import Image, default_images_dir, load_images
 from workbench.core.journal import Journal
 from workbench.core.recovery import recover
-from workbench.core.service import Service
+from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.wire.errors import ConfigError
@@ -101,6 +101,13 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
     """
     _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
+        moved = settings.layout.adopt_shared_workspaces(ADMIN)
+        if moved:
+            log.warning(
+                "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
+                ", ".join(moved),
+                ADMIN,
+            )
         token, created = auth.admin_token(settings.token, settings.token_path)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))

@@ -119,7 +119,7 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
     """
     directory = layout.execution(row.id)
     directory.path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    workspace = layout.workspace(row.session_id)
+    workspace = layout.workspace(row.principal, row.session_id)
     if image.sandboxed or row.cwd == str(workspace):
         workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
     if row.stdin is not None:
@@ -196,7 +196,7 @@ def sandbox_layout(
     a symlink between the check of `cwd` and the bind, which would bind the symlink's target.
     """
     directory = ExecutionDir(Path(os.path.realpath(layout.execution(row.id).path)))
-    workspace = os.path.realpath(layout.workspace(row.session_id))
+    workspace = os.path.realpath(layout.workspace(row.principal, row.session_id))
     cwd = row.cwd
     if os.path.realpath(cwd) != cwd or not _inside(cwd, workspace):
         raise sandbox.SpawnError(f"the working directory {cwd} is no longer inside the workspace {workspace}")

@@ -4,7 +4,7 @@
     <data>/executions/<id>/stdin               the start body's stdin, fed by the supervisor
     <data>/executions/<id>/code.<ext>          the code of a `workbench_code` execution
     <data>/executions/<id>/progress            `$WORKBENCH_PROGRESS`
-    <data>/workspaces/<session>                a session's working directory
+    <data>/workspaces/<principal>/<session>    a session's working directory (per principal)
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -19,6 +19,8 @@ from pathlib import Path
 #: The two output streams, in the order they are read.
 STREAMS = ("stdout", "stderr")
 STDIN_FILE = "stdin"
+#: Marks a workspaces dir laid out per principal (`Layout.adopt_shared_workspaces`).
+_PER_PRINCIPAL = ".per-principal"
 PROGRESS_FILE = "progress"
 
 
@@ -88,9 +90,40 @@ class Layout:
     def run_dir(self) -> Path:
         return self.data_dir / "run"
 
+    def adopt_shared_workspaces(self, admin: str) -> list[str]:
+        """Move workspaces of the first layout (`workspaces/<session>`, shared by every principal)
+        under `admin`, once; returns the sessions moved. Call with the data dir locked.
+
+        They were reachable by every principal; the admin principal, who sees everything, keeps
+        them, and nobody else reaches them any more.
+        """
+        marker = self.workspaces_dir / _PER_PRINCIPAL
+        if marker.exists() or not self.workspaces_dir.is_dir():
+            return []
+        entries = sorted(p for p in self.workspaces_dir.iterdir() if p.name != _PER_PRINCIPAL)
+        moved: list[str] = []
+        if entries:
+            target = self.workspaces_dir / admin
+            staging = self.workspaces_dir / f".{admin}.moving"
+            staging.mkdir(mode=0o700, exist_ok=True)
+            for entry in entries:
+                if entry != staging:
+                    entry.rename(staging / entry.name)
+                    moved.append(entry.name)
+            staging.rename(target)
+        marker.write_text("workspaces/<principal>/<session>\n")
+        return moved
+
     def execution(self, execution_id: str) -> ExecutionDir:
         return ExecutionDir(self.executions_dir / execution_id)
 
-    def workspace(self, session_id: str) -> Path:
-        """The working directory a session's executions share by default."""
-        return self.workspaces_dir / session_id
+    def workspace(self, principal: str, session_id: str) -> Path:
+        """The working directory a principal's session shares by default: never another's.
+
+        Both names are checked at their source (tokens file, request) to be single path
+        components; this refuses anything else again, so no caller can reach outside.
+        """
+        for name in (principal, session_id):
+            if not name or "/" in name or name in {".", ".."} or "\0" in name:
+                raise ValueError(f"not a workspace name: {name!r}")
+        return self.workspaces_dir / principal / session_id

@@ -175,7 +175,9 @@ class Service:
             metadata_json = json.dumps(req.metadata, ensure_ascii=False, separators=(",", ":"))
             if len(metadata_json.encode("utf-8")) > settings.max_metadata_bytes:
                 raise _field_error("metadata", f"must be at most {settings.max_metadata_bytes} bytes of JSON")
-        cwd = launch.resolve_cwd(image, self.settings.layout.workspace(req.session_id), req.cwd)
+        cwd = launch.resolve_cwd(
+            image, self.settings.layout.workspace(principal.name, req.session_id), req.cwd
+        )
         now = now_ms()
         return ExecutionRow(
             id=new_execution_id(),
