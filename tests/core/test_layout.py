@@ -27,7 +27,8 @@ def test_shared_workspaces_of_the_first_layout_go_to_admin_once(tmp_path: Path) 
     assert layout.adopt_shared_workspaces("admin") == ["admin", "default"]
     assert (layout.workspace("admin", "default") / "notes.txt").read_text() == "kept"
     assert layout.workspace("admin", "admin").is_dir()
-    assert sorted(p.name for p in layout.workspaces_dir.iterdir()) == [".per-principal", "admin"]
+    assert sorted(p.name for p in layout.workspaces_dir.iterdir()) == ["admin"]
+    assert (tmp_path / ".workspaces-per-principal").exists()
     # Once moved, a later start moves nothing, even a principal's own directory.
     layout.workspace("bob", "x").mkdir(parents=True)
     assert layout.adopt_shared_workspaces("admin") == []

@@ -149,3 +149,11 @@ def test_slots_grant_in_request_order_and_respect_capacity() -> None:
     slots.release()
     assert lives[4].granted.is_set() and not lives[3].granted.is_set()
     assert slots.free == 0 and slots.queued == 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [("9" * 5000 + "/10").encode(), ("9" * 400 + ".5/10").encode(), b"1/" + b"9" * 19, b"1e400/2"],
+)
+def test_progress_numbers_out_of_bounds_are_not_progress(line: bytes) -> None:
+    assert parse_progress(line) is None

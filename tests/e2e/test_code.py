@@ -188,7 +188,7 @@ async def test_unknown_language_lists_those_the_image_has(wb: DaemonHandle) -> N
 async def test_code_leaves_no_file_in_the_workspace(wb: DaemonHandle) -> None:
     """The code file lives in the execution's directory, which goes when the execution is deleted."""
     record = await run_code(wb, "python", "print('x')", sessionId="tidy")
-    assert list((wb.data_dir / "workspaces" / "tidy").iterdir()) == []
+    assert list((wb.data_dir / "workspaces" / "admin" / "tidy").iterdir()) == []
     deleted = await wb.client.delete(f"/v1/executions/{record['executionId']}")
     assert deleted.status_code == 204
     assert not (wb.data_dir / "executions" / record["executionId"]).exists()

@@ -324,7 +324,7 @@ async def test_a_full_queue_leaves_no_workspace(make_daemon: Any) -> None:
         )
         expect(refused, {429}, "too_many_executions")
         assert len((await wb.client.get("/v1/executions")).json()["executions"]) == 1
-        assert not (wb.data_dir / "workspaces" / "full").exists()
+        assert not (wb.data_dir / "workspaces" / "admin" / "full").exists()
     finally:
         await wb.client.post(f"/v1/executions/{sleeper['executionId']}/cancel", json={})
         await wb.wait(sleeper["executionId"])

@@ -150,7 +150,7 @@ async def test_a_bad_image_file_stops_the_daemon_naming_file_and_field(
 
 
 async def test_a_session_workspace_is_made_on_first_use_and_keeps_files(wb: DaemonHandle) -> None:
-    workspace = wb.data_dir / "workspaces" / "proj-1"
+    workspace = wb.data_dir / "workspaces" / "admin" / "proj-1"
     assert not workspace.exists()
     first = await wb.run("echo draft > notes; pwd", sessionId="proj-1")
     assert first["status"] == "completed" and first["cwd"] == str(workspace)
@@ -159,7 +159,9 @@ async def test_a_session_workspace_is_made_on_first_use_and_keeps_files(wb: Daem
     second = await wb.run("cat notes", sessionId="proj-1")
     assert second["status"] == "completed"
     default = await wb.run("pwd; test ! -e notes")
-    assert default["status"] == "completed" and default["cwd"] == str(wb.data_dir / "workspaces" / "default")
+    assert default["status"] == "completed" and default["cwd"] == str(
+        wb.data_dir / "workspaces" / "admin" / "default"
+    )
     other = await wb.run("test ! -e notes", sessionId="proj-2")
     assert other["status"] == "completed"
 
@@ -167,7 +169,7 @@ async def test_a_session_workspace_is_made_on_first_use_and_keeps_files(wb: Daem
 async def test_an_explicit_cwd_wins_on_the_host_image(wb: DaemonHandle, tmp_path: Path) -> None:
     record = await wb.run("pwd", cwd=str(tmp_path), sessionId="s")
     assert record["cwd"] == str(tmp_path)
-    assert not (wb.data_dir / "workspaces" / "s").exists()
+    assert not (wb.data_dir / "workspaces" / "admin" / "s").exists()
 
 
 @pytest.mark.parametrize(
@@ -188,5 +190,5 @@ async def test_session_ids_at_the_limits_are_accepted(wb: DaemonHandle) -> None:
     for session_id in ("x" * 64, "a.b-c_D9", "...", ".hidden"):
         record = await wb.run("true", sessionId=session_id)
         assert record["status"] == "completed", session_id
-        assert Path(record["cwd"]) == wb.data_dir / "workspaces" / session_id
-        assert os.path.dirname(record["cwd"]) == str(wb.data_dir / "workspaces")
+        assert Path(record["cwd"]) == wb.data_dir / "workspaces" / "admin" / session_id
+        assert os.path.dirname(record["cwd"]) == str(wb.data_dir / "workspaces" / "admin")

@@ -11,6 +11,7 @@ not cost a second pass at the end.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from collections.abc import Callable
@@ -31,9 +32,16 @@ _CHUNK = 1024 * 1024
 _BIG_CHUNK = 4 * 1024 * 1024
 #: Most event bytes gathered before they are appended, so memory stays bounded.
 _APPEND_AT = 1024 * 1024
-#: Counters alone (past the budget) are written at most this often.
+#: Counters alone (past the budget) are written at most this often, and at least this soon
+#: after they changed, even when nothing else is written.
 _COUNTERS_EVERY = 0.25
-_PROGRESS = re.compile(r"\s*(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?:\s+(.*?))?\s*")
+#: Progress is a budget of its own: at most one event per this many seconds, the latest line
+#: wins, and the last one is always kept.
+_PROGRESS_EVERY = 0.25
+#: Digits a progress number may have: more is not a progress count (and not a float we emit).
+_DIGITS = 18
+_NUMBER = rf"(\d{{1,{_DIGITS}}}(?:\.\d{{1,{_DIGITS}}})?)"
+_PROGRESS = re.compile(rf"\s*{_NUMBER}\s*/\s*{_NUMBER}(?:\s+(.*?))?\s*")
 _PROGRESS_LINE_MAX = 4096
 
 
@@ -89,6 +97,8 @@ class Capture:
         self._buffer: memoryview | None = None
         self._counters_at = 0.0
         self._counters_dirty = False
+        self._progress_at = -float("inf")
+        self._progress_pending: tuple[float, float, str | None] | None = None
         #: trio time of the last output seen; the idle timeout watches it.
         self.last_output = trio.current_time()
         self.result = CaptureResult()
@@ -111,7 +121,8 @@ class Capture:
                 if finishing:
                     break
                 flushed_at = trio.current_time()
-                await self._watches.wait(seen)
+                with trio.move_on_at(self._due()):
+                    await self._watches.wait(seen)
                 # Coalesce: a chatty process is journaled at most once per flush interval (and,
                 # its one-shot watch spent meanwhile, raises no event per write).
                 if not self._finish.is_set():
@@ -120,6 +131,15 @@ class Capture:
             await self._finalize()
         finally:
             self._close()
+
+    def _due(self) -> float:
+        """When what is held back (counters, the latest progress) must be written anyway."""
+        due = float("inf")
+        if self._counters_dirty:
+            due = self._counters_at + _COUNTERS_EVERY
+        if self._progress_pending is not None:
+            due = min(due, self._progress_at + _PROGRESS_EVERY)
+        return due
 
     # -- following -------------------------------------------------------------------------
 
@@ -254,10 +274,14 @@ class Capture:
             for line in data[: end + 1].splitlines():
                 parsed = parse_progress(line)
                 if parsed is not None:
-                    done, total, message = parsed
-                    events.append(
-                        ("progress", event_builder("progress", progress=done, total=total, message=message))
-                    )
+                    self._progress_pending = parsed  # the latest wins
+        now = trio.current_time()
+        if self._progress_pending is not None and (final or now - self._progress_at >= _PROGRESS_EVERY):
+            done, total, message = self._progress_pending
+            self._progress_pending, self._progress_at = None, now
+            events.append(
+                ("progress", event_builder("progress", progress=done, total=total, message=message))
+            )
         return events
 
     async def _append(self, events: list[tuple[str, EventBuilder]]) -> None:
@@ -318,7 +342,7 @@ def parse_progress(line: bytes) -> tuple[float, float, str | None] | None:
     if found is None:
         return None
     done, total = _number(found.group(1)), _number(found.group(2))
-    if total <= 0 or done < 0:
+    if total <= 0 or done < 0 or not (math.isfinite(done) and math.isfinite(total)):
         return None
     message = found.group(3) or None
     return done, total, message

@@ -20,7 +20,7 @@ from pathlib import Path
 STREAMS = ("stdout", "stderr")
 STDIN_FILE = "stdin"
 #: Marks a workspaces dir laid out per principal (`Layout.adopt_shared_workspaces`).
-_PER_PRINCIPAL = ".per-principal"
+_PER_PRINCIPAL = ".workspaces-per-principal"
 PROGRESS_FILE = "progress"
 
 
@@ -97,10 +97,10 @@ class Layout:
         They were reachable by every principal; the admin principal, who sees everything, keeps
         them, and nobody else reaches them any more.
         """
-        marker = self.workspaces_dir / _PER_PRINCIPAL
+        marker = self.data_dir / _PER_PRINCIPAL
         if marker.exists() or not self.workspaces_dir.is_dir():
             return []
-        entries = sorted(p for p in self.workspaces_dir.iterdir() if p.name != _PER_PRINCIPAL)
+        entries = sorted(self.workspaces_dir.iterdir())
         moved: list[str] = []
         if entries:
             target = self.workspaces_dir / admin

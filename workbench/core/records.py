@@ -57,6 +57,7 @@ def event_builder(
                 "error": error,
             },
             ensure_ascii=False,
+            allow_nan=False,  # a journal of JSON never holds Infinity or NaN
         )
 
     return build
