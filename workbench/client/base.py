@@ -1,4 +1,4 @@
-"""What `Client` and `AsyncClient` share besides their calls: settings, resending, and following a stream."""
+"""What `Client` and `AsyncClient` share besides their methods: settings, and the state of a follow."""
 
 from __future__ import annotations
 
@@ -11,18 +11,10 @@ from workbench.client import calls
 from workbench.client.calls import Call
 from workbench.client.config import Target, resolve
 from workbench.client.sse import Frame
-from workbench.wire.errors import Unavailable
 from workbench.wire.models import Event, LiveEvent
 
-#: Pauses before each resend of a request whose connection broke (then it fails).
-RESEND_DELAYS = (0.0, 0.1, 0.5)
-#: A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s).
-STREAM_READ_S = 45.0
 BACKOFF_FIRST_S = 0.05
 BACKOFF_MAX_S = 2.0
-
-#: What a broken request or stream raises inside the client before it decides to retry.
-BROKEN = (httpx.TransportError, Unavailable)
 
 
 class Base:
@@ -47,17 +39,8 @@ class Base:
             "timeout": httpx.Timeout(self._timeout, read=read),
         }
 
-    def _resend_delay(self, call: Call[Any], attempt: int, exc: httpx.TransportError) -> float:
-        """The pause before resending `call` after its `attempt`-th try broke; raises when it must not."""
-        if not call.retry or attempt > len(RESEND_DELAYS) or isinstance(exc, httpx.TimeoutException):
-            raise calls.unreachable(self.url, exc) from exc
-        return RESEND_DELAYS[attempt - 1]
-
     def _follow(self, after: int, live: bool) -> Follow:
         return Follow(self.url, after, live, self._reconnect_for)
-
-    def _stream_timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(self._timeout, read=STREAM_READ_S)
 
 
 class Follow:
@@ -71,9 +54,6 @@ class Follow:
         self.truncated = False
         self.failing_since: float | None = None
         self.delay = BACKOFF_FIRST_S
-
-    def headers(self) -> dict[str, str]:
-        return {"Last-Event-ID": str(self.last)}
 
     def connected(self) -> LiveEvent | None:
         """Called when a stream opens: after a reconnect past the budget, a gap (display was missed)."""

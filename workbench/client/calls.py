@@ -1,8 +1,8 @@
 """The requests of the Python client, built and parsed without I/O, so `Client` and `AsyncClient` share them.
 
-Each public method of the clients is one `Call`: what to send, whether it is safe to send again
-after a broken connection, and how to turn the response into a typed result. The twins only
-differ in how they send it.
+Each request is one `Call`: what to send, whether it is safe to send again after a broken
+connection, and how to turn the response into a typed result. The methods of the clients
+(`workbench.client.methods`) are written from these; the twins only differ in how they send them.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ ExecutionRef = str | Execution
 MAX_WAIT_S = 600.0
 #: Extra time an HTTP request gets beyond the long-poll it asks the daemon for.
 SLACK_S = 30.0
+#: A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s).
+STREAM_READ_S = 45.0
 
 
 @dataclass(frozen=True)
@@ -205,8 +207,20 @@ def events_page(ref: ExecutionRef, after: int, limit: int = 1000) -> Call[EventP
     )
 
 
-def stream_path(ref: ExecutionRef) -> str:
-    return f"/v1/executions/{execution_id(ref)}/events/stream"
+@_expect(200)
+def _stream_head(response: httpx.Response) -> httpx.Response:
+    return response
+
+
+def stream(ref: ExecutionRef, after: int) -> Call[httpx.Response]:
+    """`GET .../events/stream` from sequence `after`; its parse raises the error of a refused stream."""
+    return Call(
+        "GET",
+        f"/v1/executions/{execution_id(ref)}/events/stream",
+        _stream_head,
+        headers={"Last-Event-ID": str(after)},
+        timeout=STREAM_READ_S,
+    )
 
 
 def stream_event(frame: Frame) -> Event | LiveEvent | None:

@@ -1,0 +1,329 @@
+"""Every public method of `Client` and `AsyncClient`, written once: its signature, docstring and plan.
+
+Each function here is a method of both clients with `client` in place of `self`; `Client` runs its
+plan blocking and `AsyncClient` awaited (see `workbench.client.plan`). The requests themselves are
+described in `workbench.client.calls`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from workbench.client import calls
+from workbench.client.base import Base
+from workbench.client.calls import ExecutionRef
+from workbench.client.plan import (
+    BROKEN,
+    NEXT_LINE,
+    READ_BODY,
+    Item,
+    Open,
+    Plan,
+    Sleep,
+    Stream,
+    iterator,
+    method,
+    send,
+)
+from workbench.client.sse import FrameReader
+from workbench.wire.models import (
+    Artifact,
+    CancelResult,
+    DetachResult,
+    Event,
+    EventPage,
+    Execution,
+    ExecutionList,
+    Exit,
+    Health,
+    Image,
+    LiveEvent,
+)
+
+# -- starting ---------------------------------------------------------------------------------
+
+
+@method
+def run_bash(
+    client: Base,
+    command: str,
+    *,
+    background: bool = False,
+    wait_timeout: float | None = None,
+    timeout: float | None = None,
+    idle_timeout: float | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    metadata: Any = None,
+    image: str | None = None,
+    session_id: str | None = None,
+    detached: bool = False,
+    idempotency_key: str | None = None,
+) -> Plan[Execution]:
+    """Start `command` (run by bash) and return its record.
+
+    With `background=True` the record comes back at once (`queued` or `running`). Otherwise
+    this waits for the end: for `wait_timeout` seconds if given (the record may then not be
+    terminal yet), else as long as it runs. `timeout` is the execution's deadline in seconds
+    (from acceptance), `idle_timeout` ends it when it prints nothing for that long. The same
+    `idempotency_key` never runs a command twice.
+    """
+    body = calls.start_body(
+        background=background,
+        wait_timeout=wait_timeout,
+        timeout=timeout,
+        idle_timeout=idle_timeout,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        metadata=metadata,
+        image=image,
+        session_id=session_id,
+        detached=detached,
+    )
+    body = {"command": command, **body}
+    return (yield from _start(client, "workbench_bash", body, idempotency_key, wait_timeout))
+
+
+@method
+def run_code(
+    client: Base,
+    language: str,
+    code: str,
+    *,
+    background: bool = False,
+    wait_timeout: float | None = None,
+    timeout: float | None = None,
+    idle_timeout: float | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    metadata: Any = None,
+    image: str | None = None,
+    session_id: str | None = None,
+    detached: bool = False,
+    idempotency_key: str | None = None,
+) -> Plan[Execution]:
+    """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`."""
+    body = calls.start_body(
+        background=background,
+        wait_timeout=wait_timeout,
+        timeout=timeout,
+        idle_timeout=idle_timeout,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        metadata=metadata,
+        image=image,
+        session_id=session_id,
+        detached=detached,
+    )
+    body = {"language": language, "code": code, **body}
+    return (yield from _start(client, "workbench_code", body, idempotency_key, wait_timeout))
+
+
+def _start(
+    client: Base, kind: str, body: dict[str, Any], key: str | None, wait_timeout: float | None
+) -> Plan[Execution]:
+    began = time.monotonic()
+    execution = yield from send(client, calls.start(kind, body, key))
+    if body["background"] or execution.terminal:
+        return execution
+    # The start's long-poll is capped (`MAX_WAIT_S`): an unfinished run may still have time left.
+    left = None if wait_timeout is None else wait_timeout - (time.monotonic() - began)
+    if left is not None and left <= 0:
+        return execution
+    return (yield from wait(client, execution, timeout=left))
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+@method
+def get(client: Base, execution: ExecutionRef) -> Plan[Execution]:
+    """The current record. Raises NotFound for an unknown id (or another principal's)."""
+    return (yield from send(client, calls.get(execution)))
+
+
+@method
+def list(
+    client: Base,
+    *,
+    status: str | None = None,
+    kind: str | None = None,
+    session_id: str | None = None,
+    limit: int = 50,
+) -> Plan[builtins.list[Execution]]:
+    """Up to `limit` executions, newest first, following the pages as needed."""
+    out: builtins.list[Execution] = []
+    cursor: str | None = None
+    while len(out) < limit:
+        page = yield from list_page(
+            client,
+            status=status,
+            kind=kind,
+            session_id=session_id,
+            limit=min(1000, limit - len(out)),
+            cursor=cursor,
+        )
+        out.extend(page.executions)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return out
+
+
+@method
+def list_page(
+    client: Base,
+    *,
+    status: str | None = None,
+    kind: str | None = None,
+    session_id: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> Plan[ExecutionList]:
+    """One page of the listing; pass its `next_cursor` back as `cursor` for the next."""
+    call = calls.list_page(status=status, kind=kind, session_id=session_id, limit=limit, cursor=cursor)
+    return (yield from send(client, call))
+
+
+@method
+def wait(client: Base, execution: ExecutionRef, timeout: float | None = None) -> Plan[Execution]:
+    """Wait for the end, at most `timeout` seconds (None: as long as it runs); the record then.
+
+    A wait that times out returns the record as it is (check `.terminal`) and changes nothing.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = calls.MAX_WAIT_S if deadline is None else max(0.0, deadline - time.monotonic())
+        result = yield from send(client, calls.wait_once(execution, left))
+        if not result.wait_timed_out or (deadline is not None and time.monotonic() >= deadline):
+            return result.execution
+
+
+@method
+def events_page(client: Base, execution: ExecutionRef, after: int = 0, limit: int = 1000) -> Plan[EventPage]:
+    """One page of journal events after sequence `after`."""
+    return (yield from send(client, calls.events_page(execution, after, limit)))
+
+
+@iterator
+def events(
+    client: Base, execution: ExecutionRef, *, after: int = 0, follow: bool = True, live: bool = True
+) -> Stream[Event | LiveEvent]:
+    """The events after sequence `after`: the journal's replayed, then (with `follow`) live ones.
+
+    Following ends after the terminal status event. When the connection drops or the daemon
+    restarts, it reconnects from the last sequence seen (backing off, for up to
+    `reconnect_for` seconds), so the journal events come gapless and without duplicates.
+    With `live`, display output past the output budget comes too, as `LiveEvent`s
+    (`sequence` None); a `LiveEvent` of type `gap` says some display output was missed.
+    """
+    if not follow:
+        while True:
+            page = yield from events_page(client, execution, after)
+            for journaled in page.events:
+                yield Item(journaled)
+            if page.terminal or page.next_after == after:
+                return
+            after = page.next_after
+    state = client._follow(after, live)
+    while True:
+        error: Exception | None = None
+        try:
+            call = calls.stream(execution, state.last)
+            response = yield Open(call)
+            if response.status_code != 200:
+                yield READ_BODY
+                call.parse(response)  # raises: Unavailable is retried below, the others end it
+            gap = state.connected()
+            if gap is not None:
+                yield Item(gap)
+            reader = FrameReader()
+            while (line := (yield NEXT_LINE)) is not None:
+                frame = reader.line(line)
+                event = state.take(frame) if frame is not None else None
+                if event is None:
+                    continue
+                yield Item(event)
+                if calls.is_last(event):
+                    return
+        except BROKEN as exc:
+            error = exc
+        yield Sleep(state.broke(error))
+
+
+@method
+def artifacts(client: Base, execution: ExecutionRef) -> Plan[builtins.list[Artifact]]:
+    """The artifacts kept for an execution (its whole stdout/stderr when they had to be kept)."""
+    return (yield from send(client, calls.artifacts(execution))).artifacts
+
+
+@method
+def artifact(
+    client: Base, execution: ExecutionRef, name: str, start: int = 0, end: int | None = None
+) -> Plan[bytes]:
+    """The bytes of artifact `name` from offset `start` up to `end` (exclusive; None: the end)."""
+    return (yield from send(client, calls.artifact(execution, name, start, end)))
+
+
+@method
+def images(client: Base) -> Plan[builtins.list[Image]]:
+    """The images executions can run in."""
+    return (yield from send(client, calls.images())).images
+
+
+@method
+def health(client: Base) -> Plan[Health]:
+    """`GET /healthz`: answers once the daemon accepts work."""
+    return (yield from send(client, calls.health()))
+
+
+@method
+def exits(
+    client: Base, *, limit: int = 100, wait_timeout: float = 30.0, lease: float | None = None
+) -> Plan[builtins.list[Exit]]:
+    """Undelivered exits of detached executions, waiting up to `wait_timeout` s for one.
+
+    Each exit handed out is hidden for `lease` seconds (the daemon's default when None), then
+    handed out again until `ack_exit` is called with it.
+    """
+    return (yield from send(client, calls.exits(limit, wait_timeout, lease))).exits
+
+
+# -- changing ---------------------------------------------------------------------------------
+
+
+@method
+def ack_exit(client: Base, delivery: Exit | str) -> Plan[None]:
+    """Mark an exit delivered: it is never handed out again."""
+    delivery_id = delivery.delivery_id if isinstance(delivery, Exit) else delivery
+    yield from send(client, calls.ack_exit(delivery_id))
+
+
+@method
+def cancel(
+    client: Base, execution: ExecutionRef, reason: str | None = None, *, grace: float | None = None
+) -> Plan[CancelResult]:
+    """Cancel: kill the whole tree (SIGTERM and `grace` seconds first, when given).
+
+    `cancelled` is False when it had already ended; its outcome then stands.
+    """
+    return (yield from send(client, calls.cancel(execution, reason, grace)))
+
+
+@method
+def detach(client: Base, execution: ExecutionRef) -> Plan[DetachResult]:
+    """Hand the outcome to the exits feed (or get the record if it had already ended)."""
+    return (yield from send(client, calls.detach(execution)))
+
+
+@method
+def delete(client: Base, execution: ExecutionRef) -> Plan[None]:
+    """Dispose of an ended execution and its files; Conflict while it runs."""
+    yield from send(client, calls.delete(execution))
