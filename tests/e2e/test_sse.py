@@ -151,7 +151,8 @@ async def test_shutdown_ends_open_streams_promptly(tmp_path: Path) -> None:
 async def test_progress_lines_become_events(wb: DaemonHandle) -> None:
     """Each progress line spaced past the coalescing interval is an event; others are not progress."""
     record = await wb.run(
-        'echo "1/4 fetching" >> "$WORKBENCH_PROGRESS"; echo "not progress" >> "$WORKBENCH_PROGRESS"; sleep 0.4; '
+        'echo "1/4 fetching" >> "$WORKBENCH_PROGRESS"; '
+        'echo "not progress" >> "$WORKBENCH_PROGRESS"; sleep 0.4; '
         'echo "2/4" >> "$WORKBENCH_PROGRESS"; echo "-1/3 bad" >> "$WORKBENCH_PROGRESS"; sleep 0.4; '
         'printf "2.5/4 halfway there\\n" >> "$WORKBENCH_PROGRESS"; echo "5/0 bad" >> "$WORKBENCH_PROGRESS"'
     )
