@@ -14,9 +14,25 @@ import httpx
 import pytest
 import trio
 
-from tests import procs
+from tests import ceilings, procs
 
 TOKEN = "test-token-0123456789abcdef"
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-trio's trio_mode has marked the async tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every trio test runs under tests/ceilings.py's watch (Hypothesis ones excepted)."""
+    for item in items:
+        marker = item.get_closest_marker("trio")
+        if marker is None or hasattr(getattr(item, "obj", None), "hypothesis"):
+            continue
+        runner = marker.kwargs.get("run", trio.run)
+        item.add_marker(pytest.mark.trio(run=partial(ceilings.run, item, runner)), append=False)
+
+
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
+    """Note the item's ceiling for tests/ceilings.py; pytest-timeout then sets its alarm as usual."""
+    item.stash[ceilings.CEILING] = settings.timeout
 
 
 @dataclass
