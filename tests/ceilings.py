@@ -10,6 +10,9 @@ function (its fixtures then tear down as usual), half the grace later it cancels
 is left, and the test fails with those stacks. The alarm stays as the backstop, for a test that
 ignores cancellation or blocks trio's loop with synchronous code (its traceback then shows where);
 `run` then closes the broken run so that the next test starts cleanly.
+
+A wait inside a test has a bound of its own, closer to what it waits for: `within` fails it with
+what was awaited.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import os
 import traceback
 import types
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -39,6 +43,16 @@ _PLUMBING = (
     ),
     __file__,
 )
+
+
+@contextmanager
+def within(seconds: float, what: str) -> Iterator[None]:
+    """`trio.fail_after(seconds)` whose TooSlowError says what did not happen in time."""
+    try:
+        with trio.fail_after(seconds):
+            yield
+    except trio.TooSlowError as exc:
+        raise trio.TooSlowError(f"{what}: not within {seconds:g} s") from exc
 
 
 def grace(ceiling: float) -> float:

@@ -17,6 +17,10 @@ import trio
 from tests import ceilings, procs
 
 TOKEN = "test-token-0123456789abcdef"
+# Bounds of an in-process daemon's start (recovery included) and of its stop (the graceful period
+# for in-flight responses, then killing what still runs).
+START_S = 30
+STOP_S = 60
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-trio's trio_mode has marked the async tests
@@ -99,12 +103,22 @@ async def make_daemon(tmp_path: Path) -> AsyncIterator[Any]:
     from api.serve import serve
 
     handles: list[DaemonHandle] = []
+    stopped: list[trio.Event] = []
+
+    async def serving(settings: Any, shutdown: trio.Event, done: trio.Event, *, task_status: Any) -> None:
+        try:
+            await serve(settings, shutdown=shutdown, task_status=task_status)
+        finally:
+            done.set()
+
     async with trio.open_nursery() as nursery:
 
         async def make(data_dir: Path | None = None, **overrides: Any) -> DaemonHandle:
             settings = daemon_settings(data_dir or tmp_path / "data", **overrides)
-            shutdown = trio.Event()
-            daemon, binds = await nursery.start(partial(serve, settings, shutdown=shutdown))
+            shutdown, done = trio.Event(), trio.Event()
+            with ceilings.within(START_S, f"the daemon on {settings.data_dir} to accept requests"):
+                daemon, binds = await nursery.start(serving, settings, shutdown, done)
+            stopped.append(done)
             url = next(b for b in binds if b.startswith("http://"))
             client = httpx.AsyncClient(
                 base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
@@ -117,6 +131,9 @@ async def make_daemon(tmp_path: Path) -> AsyncIterator[Any]:
         for handle in handles:
             await handle.client.aclose()
             handle.shutdown.set()
+        with ceilings.within(STOP_S, "the test's daemons to stop once told to"):
+            for done in stopped:
+                await done.wait()
 
 
 @pytest.fixture
