@@ -14,9 +14,29 @@ import httpx
 import pytest
 import trio
 
-from tests import procs
+from tests import ceilings, procs
 
 TOKEN = "test-token-0123456789abcdef"
+# Bounds of an in-process daemon's start (recovery included) and of its stop (the graceful period
+# for in-flight responses, then killing what still runs).
+START_S = 30
+STOP_S = 60
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-trio's trio_mode has marked the async tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every trio test runs under tests/ceilings.py's watch (Hypothesis ones excepted)."""
+    for item in items:
+        marker = item.get_closest_marker("trio")
+        if marker is None or hasattr(getattr(item, "obj", None), "hypothesis"):
+            continue
+        runner = marker.kwargs.get("run", trio.run)
+        item.add_marker(pytest.mark.trio(run=partial(ceilings.run, item, runner)), append=False)
+
+
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
+    """Note the item's ceiling for tests/ceilings.py; pytest-timeout then sets its alarm as usual."""
+    item.stash[ceilings.CEILING] = settings.timeout
 
 
 @dataclass
@@ -83,12 +103,22 @@ async def make_daemon(tmp_path: Path) -> AsyncIterator[Any]:
     from api.serve import serve
 
     handles: list[DaemonHandle] = []
+    stopped: list[trio.Event] = []
+
+    async def serving(settings: Any, shutdown: trio.Event, done: trio.Event, *, task_status: Any) -> None:
+        try:
+            await serve(settings, shutdown=shutdown, task_status=task_status)
+        finally:
+            done.set()
+
     async with trio.open_nursery() as nursery:
 
         async def make(data_dir: Path | None = None, **overrides: Any) -> DaemonHandle:
             settings = daemon_settings(data_dir or tmp_path / "data", **overrides)
-            shutdown = trio.Event()
-            daemon, binds = await nursery.start(partial(serve, settings, shutdown=shutdown))
+            shutdown, done = trio.Event(), trio.Event()
+            with ceilings.within(START_S, f"the daemon on {settings.data_dir} to accept requests"):
+                daemon, binds = await nursery.start(serving, settings, shutdown, done)
+            stopped.append(done)
             url = next(b for b in binds if b.startswith("http://"))
             client = httpx.AsyncClient(
                 base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
@@ -101,6 +131,9 @@ async def make_daemon(tmp_path: Path) -> AsyncIterator[Any]:
         for handle in handles:
             await handle.client.aclose()
             handle.shutdown.set()
+        with ceilings.within(STOP_S, "the test's daemons to stop once told to"):
+            for done in stopped:
+                await done.wait()
 
 
 @pytest.fixture

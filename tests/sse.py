@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from tests import ceilings
+
 
 @dataclass
 class Frame:
@@ -45,14 +47,19 @@ async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
 
 
 async def collect(
-    client: httpx.AsyncClient, execution_id: str, headers: dict[str, str] | None = None, params: Any = None
+    client: httpx.AsyncClient,
+    execution_id: str,
+    headers: dict[str, str] | None = None,
+    params: Any = None,
+    within_s: float = 60,
 ) -> list[Frame]:
-    """Every frame of a stream until the server ends it."""
+    """Every frame of a stream until the server ends it (which it does once the execution ends)."""
     out = []
-    async with client.stream(
-        "GET", f"/v1/executions/{execution_id}/events/stream", headers=headers, params=params
-    ) as response:
-        assert response.status_code == 200, await response.aread()
-        async for frame in frames(response):
-            out.append(frame)
+    with ceilings.within(within_s, f"the event stream of {execution_id} to end"):
+        async with client.stream(
+            "GET", f"/v1/executions/{execution_id}/events/stream", headers=headers, params=params
+        ) as response:
+            assert response.status_code == 200, await response.aread()
+            async for frame in frames(response):
+                out.append(frame)
     return out

@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 import trio
 
+from tests import ceilings
 from tests.conftest import TOKEN, DaemonHandle
+
+# How long one CLI command may take (the longest any test runs is a wait of a few seconds).
+EXIT_S = 60
 
 
 class Ran:
@@ -49,14 +53,15 @@ class Cli:
         return [sys.executable, "-m", "workbench", *args]
 
     async def __call__(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Ran:
-        result = await trio.run_process(
-            self.argv(*args),
-            stdin=stdin,
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-            env=env or self.env(),
-        )
+        with ceilings.within(EXIT_S, f"`workbench {' '.join(args)}` to exit"):
+            result = await trio.run_process(
+                self.argv(*args),
+                stdin=stdin,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+                env=env or self.env(),
+            )
         return Ran(result.returncode, result.stdout, result.stderr)
 
     async def ok(self, *args: str, stdin: bytes = b"") -> Ran:

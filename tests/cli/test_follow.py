@@ -72,7 +72,8 @@ async def test_a_long_wait_shows_a_progress_line_on_a_terminal(cli: Cli, wb: Dae
         async def drain() -> None:
             while True:
                 try:
-                    data = await trio.to_thread.run_sync(os.read, main, 4096)
+                    # Abandoned if the test's bound runs out: a blocked read is not cancellable.
+                    data = await trio.to_thread.run_sync(os.read, main, 4096, abandon_on_cancel=True)
                 except OSError:  # EIO once the child side is closed
                     return
                 if not data:

@@ -61,22 +61,34 @@ def test_sse_frames() -> None:
     ]
 
 
+WAIT_S = 10
+
+
 @contextmanager
 def server(answers: list[list[bytes]]) -> Iterator[tuple[int, list[bytes]]]:
     """A raw HTTP server: connection i answers its requests with answers[i], then closes."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
+    # Bounds: no accept or read waits more than WAIT_S, and a client that hangs up ends the script.
+    listener.settimeout(WAIT_S)
     seen: list[bytes] = []
+
+    def receive(conn: socket.socket) -> bytes:
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise ConnectionError("the client hung up before its request was whole")
+        return chunk
 
     def serve() -> None:
         for script in answers:
             conn, _ = listener.accept()
+            conn.settimeout(WAIT_S)
             with conn:
                 data = b""
                 for answer in script:
                     while b"\r\n\r\n" not in data:
-                        data += conn.recv(65536)
+                        data += receive(conn)
                     head, _, data = data.partition(b"\r\n\r\n")
                     length = next(
                         (
@@ -87,7 +99,7 @@ def server(answers: list[list[bytes]]) -> Iterator[tuple[int, list[bytes]]]:
                         0,
                     )
                     while len(data) < length:
-                        data += conn.recv(65536)
+                        data += receive(conn)
                     seen.append(head + b"\r\n\r\n" + data[:length])
                     data = data[length:]
                     conn.sendall(answer)

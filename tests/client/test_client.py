@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from tests import ceilings
 from tests.conftest import TOKEN, DaemonHandle
 from workbench import (
     AsyncClient,
@@ -150,7 +151,8 @@ async def test_events_past_the_budget_come_as_flagged_live_events(wb: DaemonHand
     expected = "".join(f"{i:07d} " + "x" * 91 + "\n" for i in range(70000))
     async with AsyncClient(wb.url, TOKEN) as client:
         run = await client.run_bash(f"{sys.executable} {script}", background=True)
-        events = [e async for e in client.events(run)]
+        with ceilings.within(60, "the followed events of the big run to end"):
+            events = [e async for e in client.events(run)]
         check_journal([e for e in events if isinstance(e, Event)])
         journal = [e for e in events if isinstance(e, Event)]
         live = [e for e in events if isinstance(e, LiveEvent)]

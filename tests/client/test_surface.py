@@ -9,6 +9,7 @@ from pathlib import Path
 import trio
 
 import workbench
+from tests import ceilings
 from tests.cli.conftest import Cli
 from tests.conftest import DaemonHandle
 
@@ -39,7 +40,9 @@ def test_the_public_surface_is_pinned() -> None:
 
 def loaded_after(code: str) -> set[str]:
     probe = f"import sys\n{code}\nprint(' '.join(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     return set(out.split())
 
 
@@ -58,9 +61,14 @@ async def test_the_cli_run_path_stays_light(wb: DaemonHandle, tmp_path: Path) ->
         "from workbench.cli import main\n"
         "main(['run', '--', 'echo light'])\n"
     )
-    result = await trio.run_process(
-        [sys.executable, "-c", probe], capture_stdout=True, capture_stderr=True, env=cli.env(), check=False
-    )
+    with ceilings.within(60, "`workbench run -- echo light` to exit"):
+        result = await trio.run_process(
+            [sys.executable, "-c", probe],
+            capture_stdout=True,
+            capture_stderr=True,
+            env=cli.env(),
+            check=False,
+        )
     assert result.returncode == 0 and result.stdout == b"light\n", result.stderr[-500:]
     loaded = set(result.stderr.decode().split())
     assert not loaded & set(HEAVY), loaded & set(HEAVY)

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import trio
 
-from tests import procs
+from tests import ceilings, procs
 from tests.conftest import TOKEN, DaemonHandle, daemon_settings
 from tests.sse import Frame, collect, frames
 
@@ -51,23 +51,29 @@ async def test_live_events_arrive_before_the_process_ends(wb: DaemonHandle, tmp_
         "echo first; while [ ! -e release ]; do sleep 0.02; done; echo second", cwd=str(tmp_path)
     )
     seen: list[str] = []
-    async with wb.client.stream("GET", f"/v1/executions/{started['executionId']}/events/stream") as response:
-        async for frame in frames(response):
-            if frame.event == "output":
-                seen.append(frame.json["outputDelta"])
-                if seen == ["first\n"]:
-                    record = (await wb.client.get(f"/v1/executions/{started['executionId']}")).json()
-                    assert record["status"] == "running"
-                    (tmp_path / "release").touch()
+    with ceilings.within(30, "both lines and then the end of the stream"):
+        async with wb.client.stream(
+            "GET", f"/v1/executions/{started['executionId']}/events/stream"
+        ) as response:
+            async for frame in frames(response):
+                if frame.event == "output":
+                    seen.append(frame.json["outputDelta"])
+                    if seen == ["first\n"]:
+                        record = (await wb.client.get(f"/v1/executions/{started['executionId']}")).json()
+                        assert record["status"] == "running"
+                        (tmp_path / "release").touch()
     assert seen == ["first\n", "second\n"]
 
 
 async def test_a_client_that_disconnects_does_not_cancel(wb: DaemonHandle) -> None:
     """Promise 5: closing a stream never changes the execution."""
     started = await wb.start("sleep 0.5; echo done")
-    async with wb.client.stream("GET", f"/v1/executions/{started['executionId']}/events/stream") as response:
-        async for _frame in frames(response):
-            break
+    with ceilings.within(30, "a first frame of the stream"):
+        async with wb.client.stream(
+            "GET", f"/v1/executions/{started['executionId']}/events/stream"
+        ) as response:
+            async for _frame in frames(response):
+                break
     final = await wb.wait(started["executionId"])
     assert final["status"] == "completed"
     assert final["cancelReason"] is None
@@ -184,12 +190,13 @@ async def test_a_last_event_id_beyond_the_end_follows_live(wb: DaemonHandle, tmp
     assert await collect(wb.client, finished["executionId"], headers={"Last-Event-ID": "999"}) == []
     started = await wb.start("while [ ! -e go ]; do sleep 0.02; done; echo after", cwd=str(tmp_path))
     got: list[Frame] = []
-    async with wb.client.stream(
-        "GET", f"/v1/executions/{started['executionId']}/events/stream", headers={"Last-Event-ID": "999"}
-    ) as response:
-        (tmp_path / "go").touch()
-        async for frame in frames(response):
-            got.append(frame)
+    with ceilings.within(30, "the live stream to end after `go`"):
+        async with wb.client.stream(
+            "GET", f"/v1/executions/{started['executionId']}/events/stream", headers={"Last-Event-ID": "999"}
+        ) as response:
+            (tmp_path / "go").touch()
+            async for frame in frames(response):
+                got.append(frame)
     # Nothing is replayed (the first event, `queued`, is not sent); what follows is live.
     assert all(f.id is not None and f.id > 1 for f in got)
     assert [f.event for f in got][-2:] == ["output", "status"]
@@ -237,13 +244,15 @@ async def test_a_follower_who_arrives_past_the_budget_is_told_what_it_missed(
     eid = started["executionId"]
     await procs.eventually(lambda: (wb.data_dir / "executions" / eid / "stdout").exists())
     record = await wb.wait(eid, wait_ms=0)
-    while not record["output"]["truncated"] or record["output"]["stdoutBytes"] < 50_001:
-        record = await wb.wait(eid, wait_ms=50)
+    with ceilings.within(30, "the execution to write past its budget"):
+        while not record["output"]["truncated"] or record["output"]["stdoutBytes"] < 50_001:
+            record = await wb.wait(eid, wait_ms=50)
     got: list[Frame] = []
-    async with wb.client.stream("GET", f"/v1/executions/{eid}/events/stream") as response:
-        (tmp_path / "go").touch()
-        async for frame in frames(response):
-            got.append(frame)
+    with ceilings.within(30, "the stream to end after `go`"):
+        async with wb.client.stream("GET", f"/v1/executions/{eid}/events/stream") as response:
+            (tmp_path / "go").touch()
+            async for frame in frames(response):
+                got.append(frame)
     display = [f for f in got if f.id is None and f.event in {"output", "gap"}]
     assert display[0].event == "gap"
     assert json.loads(display[0].data)["missedBytes"] >= 50_001 - 10_000

@@ -233,7 +233,7 @@ def test_public_api() -> None:
 def test_the_shim_stays_lean() -> None:
     """The shim process does not load trio: every spawn's fork would copy it."""
     code = "import sys, sandbox.shim; print('trio' in sys.modules, 'hashlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["False", "False"]
 
 

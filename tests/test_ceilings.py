@@ -1,0 +1,62 @@
+"""Every test has a ceiling: a hung test fails with a traceback instead of hanging CI."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import trio
+
+from tests import ceilings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_pyproject_gives_every_test_a_default_timeout() -> None:
+    """pytest-timeout is a dev dependency and [tool.pytest.ini_options] sets its default ceiling."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    dev = project["project"]["optional-dependencies"]["dev"]
+    assert any(d.replace("_", "-").startswith("pytest-timeout") for d in dev), dev
+    options = project["tool"]["pytest"]["ini_options"]
+    assert "timeout" in options, "[tool.pytest.ini_options] lost its default per-test timeout"
+    # Some ceiling, and one far below CI's 90 minutes: a test needing more says so with a marker.
+    assert 0 < float(options["timeout"]) <= 600, options["timeout"]
+    assert options.get("timeout_method") == "signal", "tests/ceilings.py expects the alarm as its backstop"
+
+
+HUNG = """
+import trio
+
+
+async def test_waits_forever() -> None:
+    await trio.Event().wait()
+
+
+async def test_ignores_cancellation() -> None:
+    with trio.CancelScope(shield=True):
+        await trio.sleep(3600)
+
+
+async def test_after_them() -> None:
+    await trio.sleep(0)
+"""
+
+
+async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs(tmp_path: Path) -> None:
+    """Under tests/conftest.py, with a ceiling of 4 s: the test waiting forever is cancelled from inside
+    trio and fails with its stack; the one ignoring cancellation meets the alarm; the next one passes."""
+    (tmp_path / "test_hung.py").write_text(HUNG)
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 4\ntimeout_method = signal\n")
+    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
+    argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_hung.py")]
+    with ceilings.within(60, "the inner pytest run to end"):
+        done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
+    out = done.stdout.decode(errors="replace")
+    assert done.returncode == 1, out[-3000:]
+    assert "2 failed, 1 passed" in out, out[-3000:]
+    assert "Timeout: the test came within 1 s of its ceiling of 4 s" in out, out[-3000:]
+    assert "in test_waits_forever\n    await trio.Event().wait()" in out, out[-3000:]
+    assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
+    assert "Timeout (>4.0s) from pytest-timeout" in out, "the alarm ended the shielded one"
+    assert "run() from inside a run()" not in out, out[-3000:]
