@@ -27,6 +27,10 @@ EXECUTION_ID = re.compile(r"ex_[0-9A-HJKMNP-TV-Z]{26}")
 MAX_ARG_BYTES = 128 * 1024 - 1
 #: The longest path the kernel takes (PATH_MAX, NUL included).
 MAX_PATH_BYTES = 4096 - 1
+#: The longest long-poll (`waitTimeoutMs`) and the longest deadline (`timeoutMs`, `idleTimeoutMs`);
+#: the daemon's settings hold the same values (`max_wait_timeout_ms`, `max_timeout_ms`).
+MAX_WAIT_TIMEOUT_MS = 600_000
+MAX_TIMEOUT_MS = 86_400_000
 
 
 class WireModel(BaseModel):
@@ -72,9 +76,9 @@ class StartRequest(RequestModel):
     """What both execution kinds accept besides their own command or code."""
 
     background: bool = False
-    wait_timeout_ms: int | None = Field(default=None, ge=0)
-    timeout_ms: int | None = Field(default=None, ge=1)
-    idle_timeout_ms: int | None = Field(default=None, ge=1)
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    idle_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     stdin: str | None = None
@@ -161,7 +165,7 @@ class StartCodeRequest(StartRequest):
 class WaitRequest(RequestModel):
     """`POST .../wait`."""
 
-    wait_timeout_ms: int | None = Field(default=None, ge=0)
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
 
     @field_validator("wait_timeout_ms", mode="before")
     @classmethod
