@@ -44,7 +44,6 @@ def create_app(daemon: Daemon) -> QuartTrio:
     app.url_map.strict_slashes = False
     # A redirect (308) is no answer this API documents: `//` in a path is simply no route.
     app.url_map.merge_slashes = False
-    app.extensions["workbench"] = daemon
 
     @app.before_request
     async def _guard() -> None:

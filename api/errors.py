@@ -9,7 +9,7 @@ from quart import Response
 
 from workbench.wire.errors import WorkbenchError
 
-#: HTTP status of every error code of `API.md`.
+#: HTTP status of every error code: one status per code, on every route.
 STATUS: dict[str, int] = {
     "bad_request": 400,
     "unauthorized": 401,
@@ -17,6 +17,7 @@ STATUS: dict[str, int] = {
     "not_found": 404,
     "conflict": 409,
     "payload_too_large": 413,
+    "range_not_satisfiable": 416,
     "invalid_request": 422,
     "idempotency_key_reused": 422,
     "unknown_image": 422,
@@ -31,8 +32,7 @@ STATUS: dict[str, int] = {
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """A JSON response; `body` may be a ready JSON text."""
     text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-    response = Response(text, status=status, content_type="application/json", headers=headers)
-    return response
+    return Response(text, status=status, content_type="application/json", headers=headers)
 
 
 def error_response(

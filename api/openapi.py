@@ -1,298 +1,61 @@
-"""`GET /openapi.json`: the OpenAPI 3.1 document of `API.md`, generated from the wire models.
+"""`GET /openapi.json`: the OpenAPI 3.1 document of the API, generated from the wire models.
 
 The schemas come from the same pydantic models the daemon answers with and the client parses
 (`workbench.wire.models`), in validation mode for request bodies and serialization mode for
-responses; the routes, parameters and error statuses are declared here, route by route, and a
-test checks them against the routes the app registers. Every per-execution route is listed with
-and without its `{kind}/` segment. The document is plain JSON: no HTML page, nothing from a CDN.
+responses (where every field is always present, so every field is `required`). Each enum is one
+named schema, referenced wherever it is used. The routes, parameters and error statuses are in
+`api.operations`; a test checks them against the routes the app registers. The document is plain
+JSON: no HTML page, nothing from a CDN.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+import typing
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from api.errors import STATUS
-from workbench.wire.models import (
-    EXECUTION_KINDS,
-    ArtifactList,
-    CancelRequest,
-    CancelResult,
-    DetachResult,
-    ErrorResponse,
-    Event,
-    EventPage,
-    Execution,
-    ExecutionList,
-    ExitList,
-    Health,
-    ImageList,
-    StartBashRequest,
-    StartCodeRequest,
-    WaitRequest,
-    WaitResult,
-)
+from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from workbench.wire.models import ErrorResponse, Event, EventType, ExecutionKind, StreamName
 from workbench.wire.status import ExecutionStatus
 
-REF = "#/components/schemas/{model}"
 Mode = Literal["validation", "serialization"]
 
-#: What each error code means, for the descriptions of the error responses (`API.md`, "Errors").
+#: What each error code means (the descriptions of the error responses).
 ERROR_MEANINGS = {
-    "bad_request": "malformed JSON or bad query parameters",
+    "bad_request": "malformed JSON, a query parameter the route does not take or that does not parse, "
+    "a bad header",
     "unauthorized": "missing or wrong bearer token",
     "forbidden": "the token lacks the scope for this route",
-    "not_found": "unknown execution, kind, artifact or route, or an execution of another principal",
-    "conflict": "the request conflicts with the current state (e.g. deleting a running execution)",
-    "payload_too_large": "body over the limit (default 1 MiB)",
-    "invalid_request": "fails validation (`details` lists the fields); also `idempotency_key_reused`, "
-    "`unknown_image`, `image_unavailable`, `unsupported_language`",
+    "not_found": "unknown execution, kind, artifact, exit or route (or a wrong method), or an execution "
+    "of another principal",
+    "conflict": "the request conflicts with the current state: deleting an execution that has not ended",
+    "payload_too_large": "body over the limit (1 MiB)",
+    "range_not_satisfiable": "the `Range` cannot be met (`Content-Range: bytes */SIZE`)",
+    "invalid_request": "the body fails validation (`details` lists the fields)",
+    "idempotency_key_reused": "the Idempotency-Key was first used with a different body",
+    "unknown_image": "no image by that name",
+    "image_unavailable": "the image cannot run on this machine",
+    "unsupported_language": "the image has no such language",
     "too_many_executions": "the queue is full",
     "unavailable": "shutting down, or the store failed",
+    "internal": "a bug: see the daemon's log",
 }
-#: Errors every authenticated route may answer.
-COMMON = ("bad_request", "unauthorized", "forbidden", "not_found", "unavailable")
-WITH_BODY = (*COMMON, "payload_too_large", "invalid_request")
 
-
-@dataclass(frozen=True)
-class Op:
-    """One operation: method, path (OpenAPI style), what it takes and what it answers."""
-
-    method: str
-    path: str
-    operation_id: str
-    summary: str
-    body: type[BaseModel] | None = None
-    #: Status → (response model, description); a None model is an empty body.
-    ok: dict[int, tuple[type[BaseModel] | None, str]] = field(default_factory=dict)
-    errors: tuple[str, ...] = COMMON
-    query: tuple[tuple[str, dict[str, Any], str], ...] = ()
-    headers: tuple[tuple[str, dict[str, Any], str], ...] = ()
-    public: bool = False
-    #: A response that is not JSON: (status → (media type, description)).
-    raw: dict[int, tuple[str, str]] = field(default_factory=dict)
-
-
-def _ops() -> list[Op]:
-    integer = {"type": "integer", "minimum": 0}
-    start_errors = (*WITH_BODY, "conflict", "too_many_executions")
-    idempotency = (
-        (
-            "Idempotency-Key",
-            {"type": "string", "minLength": 1, "maxLength": 255},
-            "the first request with a key creates the execution; a later one with the same body "
-            "returns the same record (200, `Idempotent-Replayed: true`)",
-        ),
-    )
-    started: dict[int, tuple[type[BaseModel] | None, str]] = {
-        200: (Execution, "replayed by its Idempotency-Key (header `Idempotent-Replayed: true`)"),
-        201: (Execution, "ran in the foreground: the record after up to `waitTimeoutMs` (terminal or not)"),
-        202: (Execution, "accepted in the background (`queued` or `running`)"),
-    }
-    ops = [
-        Op(
-            "get",
-            "/healthz",
-            "health",
-            "Answers once the daemon accepts work",
-            ok={200: (Health, "ready")},
-            errors=(),
-            public=True,
-        ),
-        Op(
-            "get",
-            "/openapi.json",
-            "openapi",
-            "This document",
-            errors=(),
-            public=True,
-            raw={200: ("application/json", "the OpenAPI 3.1 document")},
-        ),
-        Op(
-            "post",
-            "/v1/executions/workbench_bash",
-            "startBash",
-            "Start a bash execution",
-            StartBashRequest,
-            started,
-            start_errors,
-            headers=idempotency,
-        ),
-        Op(
-            "post",
-            "/v1/executions/workbench_code",
-            "startCode",
-            "Start a code execution",
-            StartCodeRequest,
-            started,
-            start_errors,
-            headers=idempotency,
-        ),
-        Op(
-            "get",
-            "/v1/executions",
-            "listExecutions",
-            "List executions, newest first",
-            ok={200: (ExecutionList, "a page; pass `nextCursor` as `cursor` for the next")},
-            errors=(*COMMON, "invalid_request"),
-            query=(
-                ("status", {"$ref": REF.format(model="ExecutionStatus")}, "only this status"),
-                ("kind", {"type": "string", "enum": list(EXECUTION_KINDS)}, "only this kind"),
-                ("sessionId", {"type": "string"}, "only this session's"),
-                ("limit", {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}, "page size"),
-                ("cursor", {"type": "string"}, "`nextCursor` of the previous page"),
-            ),
-        ),
-        Op(
-            "get",
-            "/v1/exits",
-            "exits",
-            "Long-poll the exits feed of detached executions",
-            ok={200: (ExitList, "undelivered exits, each leased for `leaseMs`")},
-            query=(
-                ("limit", {"type": "integer", "minimum": 1, "default": 100}, "at most this many"),
-                (
-                    "waitTimeoutMs",
-                    {**integer, "maximum": 600000, "default": 30000},
-                    "long-poll for this long",
-                ),
-                ("leaseMs", {**integer, "default": 30000}, "hide what is handed out for this long"),
-            ),
-        ),
-        Op(
-            "post",
-            "/v1/exits/{deliveryId}/ack",
-            "ackExit",
-            "Mark an exit delivered",
-            ok={204: (None, "delivered: never handed out again")},
-        ),
-        Op(
-            "get",
-            "/v1/images",
-            "images",
-            "The images executions can run in",
-            ok={200: (ImageList, "every image, available or not")},
-        ),
-    ]
-    per_execution = [
-        Op("get", "", "getExecution", "Read one execution", ok={200: (Execution, "the record")}),
-        Op(
-            "delete",
-            "",
-            "deleteExecution",
-            "Dispose of a terminal execution and its files",
-            ok={204: (None, "gone")},
-            errors=(*COMMON, "conflict"),
-        ),
-        Op(
-            "post",
-            "/wait",
-            "wait",
-            "Wait for the end (long-poll)",
-            WaitRequest,
-            ok={200: (WaitResult, "terminal, or the wait timed out (`waitTimedOut`)")},
-            errors=WITH_BODY,
-        ),
-        Op(
-            "post",
-            "/cancel",
-            "cancel",
-            "Cancel: kill the whole process tree",
-            CancelRequest,
-            ok={
-                202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
-                200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
-            },
-            errors=WITH_BODY,
-        ),
-        Op(
-            "post",
-            "/detach",
-            "detach",
-            "Hand the outcome to the exits feed",
-            ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
-        ),
-        Op(
-            "get",
-            "/events",
-            "events",
-            "A page of journal events",
-            ok={200: (EventPage, "events after `after`")},
-            query=(
-                ("after", {**integer, "default": 0}, "the last sequence already seen"),
-                ("limit", {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}, "page size"),
-            ),
-        ),
-        Op(
-            "get",
-            "/events/stream",
-            "eventsStream",
-            "Follow the events (server-sent events)",
-            query=(("after", {**integer, "default": 0}, "the last sequence already seen"),),
-            headers=(
-                (
-                    "Last-Event-ID",
-                    {"type": "string", "pattern": "^[0-9]+$"},
-                    "the last `id:` seen; wins over `after`",
-                ),
-            ),
-            raw={200: ("text/event-stream", SSE_DESCRIPTION)},
-        ),
-        Op("get", "/artifacts", "artifacts", "List the artifacts", ok={200: (ArtifactList, "the artifacts")}),
-        Op(
-            "get",
-            "/artifacts/{name}",
-            "artifact",
-            "Download an artifact (honours Range)",
-            headers=(("Range", {"type": "string"}, "`bytes=a-b`, `bytes=a-` or `bytes=-n`"),),
-            raw={
-                200: ("application/octet-stream", "the whole artifact"),
-                206: ("application/octet-stream", "the range asked for (`Content-Range`)"),
-                416: ("application/json", "the range cannot be satisfied (an error body)"),
-            },
-        ),
-    ]
-    for op in per_execution:
-        for prefix, suffix in (
-            ("/v1/executions/{kind}/{executionId}", "WithKind"),
-            ("/v1/executions/{executionId}", ""),
-        ):
-            ops.append(
-                Op(
-                    op.method,
-                    prefix + op.path,
-                    op.operation_id + suffix,
-                    op.summary,
-                    op.body,
-                    op.ok,
-                    op.errors,
-                    op.query,
-                    op.headers,
-                    op.public,
-                    op.raw,
-                )
-            )
-    return ops
-
-
-SSE_DESCRIPTION = """Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
-then a blank line. The stream replays every event after `Last-Event-ID` (or `?after=`), follows
-live, and ends after the terminal status event. Past the output budget, live followers also get
-`output` events without an `id:` (display only: not journaled, not replayed) and, if they fell
-behind, one `event: gap` with data `{"missedBytes": N}`. A `: keepalive` comment comes at least
-every 15 seconds."""
-
-PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
-    "kind": ({"type": "string", "enum": list(EXECUTION_KINDS)}, "the execution kind; a wrong one is 404"),
-    "executionId": ({"type": "string", "pattern": "^ex_[0-9A-HJKMNP-TV-Z]{26}$"}, "the execution id"),
-    "name": ({"type": "string", "enum": ["stdout", "stderr"]}, "the artifact"),
-    "deliveryId": ({"type": "string"}, "the delivery id of an exit"),
+#: The enums of the wire, each one named schema.
+ENUMS: dict[str, tuple[list[str], str]] = {
+    "ExecutionKind": (list(typing.get_args(ExecutionKind)), "what an execution runs"),
+    "ExecutionStatus": ([s.value for s in ExecutionStatus], "where an execution is in its life"),
+    "EventType": (list(typing.get_args(EventType)), "what a journal event records"),
+    "StreamName": (list(typing.get_args(StreamName)), "an output stream (and the artifact that keeps it)"),
+    "Containment": (["cgroup", "pidns", "pgroup"], "how an execution's process tree is held and killed"),
+    "ErrorCode": (list(STATUS), "the code of an error response; its HTTP status is fixed per code"),
 }
+#: Fields typed as plain strings in Python whose values are one of an enum.
+FIELD_ENUMS = {("ErrorBody", "code"): "ErrorCode", ("Execution", "containment"): "Containment"}
 
 
 def _schemas(ops: list[Op]) -> dict[str, Any]:
@@ -304,19 +67,76 @@ def _schemas(ops: list[Op]) -> dict[str, Any]:
             if model is not None:
                 wanted[(model, "serialization")] = None
     wanted[(Event, "serialization")] = None
-    _, top = models_json_schema(list(wanted), by_alias=True, ref_template=REF)
+    _, top = models_json_schema(list(wanted), by_alias=True, ref_template=SCHEMA)
     schemas: dict[str, Any] = dict(top.get("$defs", {}))
-    if "ExecutionStatus" not in schemas:
-        schemas["ExecutionStatus"] = {"type": "string", "enum": [s.value for s in ExecutionStatus]}
+    for name, (values, description) in ENUMS.items():
+        schemas[name] = {"type": "string", "enum": values, "description": description}
+    for (owner, prop), enum_name in FIELD_ENUMS.items():
+        old = schemas[owner]["properties"][prop]
+        nullable = any(branch.get("type") == "null" for branch in old.get("anyOf", ()))
+        new: dict[str, Any] = {"anyOf": [ref(enum_name), {"type": "null"}]} if nullable else ref(enum_name)
+        schemas[owner]["properties"][prop] = {**new, **_keep(old)}
+    by_values = {frozenset(values): name for name, (values, _) in ENUMS.items()}
+    bodies = {op.body.__name__ for op in ops if op.body is not None}
+    for name, schema in schemas.items():
+        if name in ENUMS:
+            continue
+        schemas[name] = schema = _named_enums(schema, by_values)
+        if name not in bodies:
+            # A default says what the server assumes when a request leaves a field out: a response
+            # leaves nothing out.
+            for prop in schema.get("properties", {}).values():
+                prop.pop("default", None)
     return schemas
+
+
+def _keep(schema: dict[str, Any]) -> dict[str, Any]:
+    """What a property's schema says besides its type (its description, default)."""
+    return {k: v for k, v in schema.items() if k in ("description", "default")}
+
+
+def _named_enums(schema: Any, by_values: dict[frozenset[str], str]) -> Any:
+    """`schema` with each inlined enum of a named one replaced by a `$ref`, and without the
+    generated `title` of each property (the camelCase name, badly spelled)."""
+    if isinstance(schema, list):
+        return [_named_enums(item, by_values) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    enum = schema.get("enum")
+    if isinstance(enum, list) and frozenset(enum) in by_values:
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "type", "title")}
+        return {**ref(by_values[frozenset(enum)]), **rest}
+    out = {k: _named_enums(v, by_values) for k, v in schema.items()}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {
+            k: {kk: vv for kk, vv in v.items() if kk != "title"} for k, v in out["properties"].items()
+        }
+    return out
+
+
+def _error_responses(codes: tuple[str, ...]) -> dict[str, Any]:
+    """The error responses of an operation, one per status: a `$ref` where one code has that status."""
+    by_status: dict[int, list[str]] = {}
+    for code in codes:
+        by_status.setdefault(STATUS[code], []).append(code)
+    responses: dict[str, Any] = {}
+    for status, group in sorted(by_status.items()):
+        if len(group) == 1:
+            responses[str(status)] = {"$ref": f"#/components/responses/{group[0]}"}
+        else:
+            responses[str(status)] = {
+                "description": "; ".join(f"`{code}`: {ERROR_MEANINGS[code]}" for code in group),
+                "content": {"application/json": {"schema": ref("ErrorResponse")}},
+            }
+    return responses
 
 
 def _operation(op: Op) -> dict[str, Any]:
     params: list[dict[str, Any]] = []
     for name in (part[1:-1] for part in op.path.split("/") if part.startswith("{")):
-        kind, description = PATH_PARAMETERS[name]
+        schema, description = PATH_PARAMETERS[name]
         params.append(
-            {"name": name, "in": "path", "required": True, "schema": kind, "description": description}
+            {"name": name, "in": "path", "required": True, "schema": schema, "description": description}
         )
     params += [{"name": n, "in": "query", "schema": s, "description": d} for n, s, d in op.query]
     params += [{"name": n, "in": "header", "schema": s, "description": d} for n, s, d in op.headers]
@@ -324,19 +144,20 @@ def _operation(op: Op) -> dict[str, Any]:
     for status, (model, description) in sorted(op.ok.items()):
         response: dict[str, Any] = {"description": description}
         if model is not None:
-            response["content"] = {"application/json": {"schema": {"$ref": REF.format(model=model.__name__)}}}
+            response["content"] = {"application/json": {"schema": ref(model.__name__)}}
+        if status in op.response_headers:
+            response["headers"] = {
+                n: {"schema": s, "description": d} for n, s, d in op.response_headers[status]
+            }
         responses[str(status)] = response
     for status, (media, description) in sorted(op.raw.items()):
-        schema: dict[str, Any] = {"type": "string"}
+        body: dict[str, Any] = {"type": "string"}
         if media == "application/octet-stream":
-            schema["contentMediaType"] = media
-        elif media == "application/json" and status >= 400:
-            schema = {"$ref": REF.format(model="ErrorResponse")}
+            body["contentMediaType"] = media
         elif media == "application/json":
-            schema = {"type": "object"}
-        responses[str(status)] = {"description": description, "content": {media: {"schema": schema}}}
-    for code in op.errors:
-        responses.setdefault(str(STATUS[code]), {"$ref": f"#/components/responses/{code}"})
+            body = {"type": "object"}
+        responses[str(status)] = {"description": description, "content": {media: {"schema": body}}}
+    responses.update(_error_responses(op.errors))
     operation: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.summary,
@@ -346,8 +167,8 @@ def _operation(op: Op) -> dict[str, Any]:
         operation["parameters"] = params
     if op.body is not None:
         operation["requestBody"] = {
-            "required": op.body not in (WaitRequest, CancelRequest),
-            "content": {"application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}},
+            "required": not op.body_optional,
+            "content": {"application/json": {"schema": ref(op.body.__name__)}},
         }
     if op.public:
         operation["security"] = []
@@ -357,14 +178,18 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = _ops()
+    ops = operations()
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)
-    error_ref = {"application/json": {"schema": {"$ref": REF.format(model="ErrorResponse")}}}
+    error_content = {"application/json": {"schema": ref("ErrorResponse")}}
     responses = {
-        code: {"description": f"`{code}`: {meaning}", "content": error_ref}
-        for code, meaning in ERROR_MEANINGS.items()
+        code: {
+            "description": f"`{code}` ({STATUS[code]}): {ERROR_MEANINGS[code]}",
+            "content": error_content,
+            "x-http-status": STATUS[code],
+        }
+        for code in STATUS
     }
     return {
         "openapi": "3.1.0",
@@ -372,7 +197,7 @@ def document() -> dict[str, Any]:
             "title": "Workbench",
             "version": "1",
             "description": "Durable, contained, streamable executions of bash commands and code. "
-            'Every error is `{"error": {"code", "message", "details"}}`.',
+            'Every error is `{"error": {"code", "message", "details"}}`, with the HTTP status of its code.',
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pydantic
@@ -19,7 +20,7 @@ from workbench.core.auth import require
 from workbench.core.daemon import Daemon
 from workbench.core.service import Principal
 from workbench.wire.errors import BadRequest, InvalidRequest, PayloadTooLarge
-from workbench.wire.models import RequestModel
+from workbench.wire.models import MAX_WAIT_TIMEOUT_MS, RequestModel
 
 M = TypeVar("M", bound=RequestModel)
 
@@ -28,6 +29,7 @@ MAX_JSON_DEPTH = 32
 #: Largest integer a query parameter or header may carry (SQLite's INTEGER).
 MAX_INT = 2**63 - 1
 _INTEGER = re.compile(r"-?[0-9]+")
+_SEQUENCE = re.compile(r"[0-9]+")
 
 
 def too_large(limit: int) -> PayloadTooLarge:
@@ -171,9 +173,40 @@ def parse_int(name: str, raw: str, *, minimum: int = 0, maximum: int = MAX_INT) 
     return value
 
 
-def query_int(name: str, default: int, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
-    """An integer query parameter; 400 when it is not one (ASCII digits) or out of range."""
-    raw = request.args.get(name)
-    if raw is None:
-        return default
-    return parse_int(f"query parameter {name}", raw, minimum=minimum, maximum=maximum)
+def parse_sequence(name: str, raw: str) -> int:
+    """An event sequence number sent in a header: ASCII digits only; BadRequest otherwise."""
+    if not _SEQUENCE.fullmatch(raw.strip()):
+        raise BadRequest(
+            f"{name} must be an event sequence number (a non-negative integer), not {raw[:40]!r}"
+        )
+    return parse_int(name, raw)
+
+
+@dataclass(frozen=True)
+class IntParam:
+    """An integer query parameter of a route: read by the handler, described in the OpenAPI document."""
+
+    name: str
+    default: int
+    minimum: int = 0
+    maximum: int = MAX_INT
+
+    def read(self) -> int:
+        """The parameter's value, or its default; 400 when it is not an integer in range."""
+        raw = request.args.get(self.name)
+        if raw is None:
+            return self.default
+        return parse_int(f"query parameter {self.name}", raw, minimum=self.minimum, maximum=self.maximum)
+
+    def schema(self) -> dict[str, Any]:
+        """Its JSON schema."""
+        return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum, "default": self.default}
+
+
+#: The integer query parameters of the routes (`GET /v1/executions`, `.../events`, `/v1/exits`).
+LIST_LIMIT = IntParam("limit", 50, minimum=1, maximum=1000)
+EVENTS_AFTER = IntParam("after", 0)
+EVENTS_LIMIT = IntParam("limit", 1000, minimum=1, maximum=10_000)
+EXITS_LIMIT = IntParam("limit", 100, minimum=1, maximum=1000)
+EXITS_WAIT = IntParam("waitTimeoutMs", 30_000, maximum=MAX_WAIT_TIMEOUT_MS)
+EXITS_LEASE = IntParam("leaseMs", 30_000, minimum=1_000, maximum=3_600_000)

@@ -12,12 +12,25 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import sse
-from api.errors import json_response
-from api.requests import authenticate, check_query, parse_body, parse_int, query_int
+from api.errors import error_response, json_response
+from api.requests import (
+    EVENTS_AFTER,
+    EVENTS_LIMIT,
+    EXITS_LEASE,
+    EXITS_LIMIT,
+    EXITS_WAIT,
+    LIST_LIMIT,
+    authenticate,
+    check_query,
+    parse_body,
+    parse_sequence,
+)
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
+    EXECUTION_ID,
+    EXECUTION_KINDS,
     SESSION_ID,
     CancelRequest,
     StartBashRequest,
@@ -25,8 +38,10 @@ from workbench.wire.models import (
     StartRequest,
     WaitRequest,
 )
+from workbench.wire.status import ExecutionStatus
 
 KINDS = "<any(workbench_bash, workbench_code):kind>"
+STATUSES = frozenset(s.value for s in ExecutionStatus)
 DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 _CHUNK = 256 * 1024
 
@@ -57,6 +72,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
     @app.get("/healthz")
     async def healthz() -> Response:
+        check_query()
         return json_response({"status": "ok"})
 
     @app.post(f"/v1/executions/{KINDS}")
@@ -84,18 +100,21 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         args = request.args
         check_query(("status", "kind", "sessionId", "limit", "cursor"))
-        session_id = args.get("sessionId")
+        status, kind = args.get("status"), args.get("kind")
+        session_id, cursor = args.get("sessionId"), args.get("cursor")
+        # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
+        if status is not None and status not in STATUSES:
+            raise BadRequest(f"query parameter status must be one of {', '.join(ExecutionStatus)}")
+        if kind is not None and kind not in EXECUTION_KINDS:
+            raise BadRequest(f"query parameter kind must be one of {', '.join(EXECUTION_KINDS)}")
         if session_id is not None and not SESSION_ID.fullmatch(session_id):
             raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
-        page, cursor = await svc.list(
-            principal,
-            status=args.get("status"),
-            kind=args.get("kind"),
-            session_id=session_id,
-            limit=query_int("limit", 50, minimum=1, maximum=1000),
-            cursor=args.get("cursor"),
+        if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
+            raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
+        page, next_cursor = await svc.list(
+            principal, status=status, kind=kind, session_id=session_id, limit=LIST_LIMIT.read(), cursor=cursor
         )
-        return json_response({"executions": [e.wire() for e in page], "nextCursor": cursor})
+        return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 
     @per_execution("", ["GET"], "get_execution")
     async def get_execution(kind: str | None, execution_id: str) -> Response:
@@ -114,12 +133,10 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def wait(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        body = await parse_body(WaitRequest, allow_empty=True)
+        body = await parse_body(WaitRequest, allow_empty=True)  # bounds checked there: 422
         wait_ms = (
             body.wait_timeout_ms if body.wait_timeout_ms is not None else settings.default_wait_timeout_ms
         )
-        if wait_ms > settings.max_wait_timeout_ms:
-            raise BadRequest(f"waitTimeoutMs must be at most {settings.max_wait_timeout_ms}")
         execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
         return json_response({"execution": execution.wire(), "waitTimedOut": timed_out})
 
@@ -150,8 +167,8 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             principal,
             execution_id,
             kind,
-            query_int("after", 0, minimum=0),
-            query_int("limit", 1000, minimum=1, maximum=10000),
+            EVENTS_AFTER.read(),
+            EVENTS_LIMIT.read(),
         )
         text = (
             '{"events": [' + ", ".join(page.bodies) + f'], "nextAfter": {page.next_after}, '
@@ -163,13 +180,12 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def events_stream(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query(("after",))
-        # Checked here so that a number the store cannot hold is a 400, not a broken stream.
+        # Both are checked, and a number the store cannot hold is a 400, not a broken stream.
+        after = EVENTS_AFTER.read()
         last_event_id = request.headers.get("Last-Event-ID")
         if last_event_id is not None:
-            parse_int("Last-Event-ID", last_event_id)
-        if "after" in request.args:
-            query_int("after", 0)
-        return await sse.stream(daemon, principal, execution_id, kind)
+            after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
+        return await sse.stream(daemon, principal, execution_id, kind, after)
 
     @per_execution("/artifacts", ["GET"], "artifacts")
     async def artifacts(kind: str | None, execution_id: str) -> Response:
@@ -191,9 +207,9 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         check_query(("limit", "waitTimeoutMs", "leaseMs"))
         handed = await daemon.exits.poll(
             principal,
-            query_int("limit", 100, minimum=1, maximum=1000),
-            query_int("waitTimeoutMs", 30_000, minimum=0, maximum=settings.max_wait_timeout_ms),
-            query_int("leaseMs", 30_000, minimum=1_000, maximum=3_600_000),
+            EXITS_LIMIT.read(),
+            EXITS_WAIT.read(),
+            EXITS_LEASE.read(),
         )
         return json_response({"exits": handed})
 
@@ -217,6 +233,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         # No token needed: the document describes the API and holds nothing of anyone's.
         from api.openapi import document
 
+        check_query()
         return json_response(document())
 
 
@@ -248,12 +265,8 @@ async def _file_response(path: os.PathLike[str] | str, size: int, content_type: 
         parsed = _parse_range(header, size)
         if parsed is None:
             headers["Content-Range"] = f"bytes */{size}"
-            return Response(
-                '{"error": {"code": "bad_request", "message": "the Range cannot be satisfied"}}',
-                status=416,
-                content_type="application/json",
-                headers=headers,
-            )
+            message = f"the Range {header[:100]!r} cannot be satisfied: the artifact has {size} bytes"
+            return error_response("range_not_satisfiable", message, headers=headers)
         start, end = parsed
         status = 206
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"

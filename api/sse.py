@@ -17,31 +17,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 
 import trio
-from quart import Response, request
+from quart import Response
 
 from workbench.core.daemon import Daemon
 from workbench.core.display import DisplayFollower, split_text
 from workbench.core.records import format_time, now_ms
 from workbench.core.service import Principal
 from workbench.core.waiting import first_of
-from workbench.wire.errors import BadRequest
 
 KEEPALIVE_S = 15.0
 #: Events read per journal query, and the most bytes of events held for one client at once.
 PAGE_EVENTS = 512
 PAGE_BYTES = 1024 * 1024
-
-
-def parse_after(last_event_id: str | None, after: str | None) -> int:
-    """The sequence to resume after: `Last-Event-ID` wins over `?after=`; 400 when not a number."""
-    for name, raw in (("Last-Event-ID", last_event_id), ("after", after)):
-        if raw is None:
-            continue
-        text = raw.strip()
-        if not text.isdigit():
-            raise BadRequest(f"{name} must be an event sequence number (a non-negative integer), not {raw!r}")
-        return int(text)
-    return 0
 
 
 def display_frames(follower: DisplayFollower, delta_max: int) -> str:
@@ -71,13 +58,11 @@ def display_frames(follower: DisplayFollower, delta_max: int) -> str:
     return "".join(out)
 
 
-async def stream(daemon: Daemon, principal: Principal, execution_id: str, kind: str | None) -> Response:
-    """The `text/event-stream` response (or a JSON error before it starts)."""
+async def stream(
+    daemon: Daemon, principal: Principal, execution_id: str, kind: str | None, after: int
+) -> Response:
+    """The `text/event-stream` response of the events after `after` (or a JSON error before it starts)."""
     svc = daemon.service
-    after = parse_after(request.headers.get("Last-Event-ID"), request.args.get("after"))
-    unknown = set(request.args) - {"after"}
-    if unknown:
-        raise BadRequest(f"unknown query parameter {sorted(unknown)[0]!r}")
     execution = await svc.get(principal, execution_id, kind)  # 404 before the stream starts
     delta_max = daemon.settings.execution_event_delta_max_bytes
 

@@ -7,9 +7,9 @@ OpenAPI document is generated from them, so the three cannot drift apart.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 from pydantic.alias_generators import to_camel
 
 from workbench.wire.status import ExecutionStatus
@@ -21,18 +21,58 @@ StreamName = Literal["stdout", "stderr"]
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+IMAGE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 EXECUTION_ID = re.compile(r"ex_[0-9A-HJKMNP-TV-Z]{26}")
 #: The kernel's limit on one argument or one `NAME=value` of the environment (MAX_ARG_STRLEN,
 #: NUL included): a longer command or variable could only fail at spawn, so it is refused up front.
 MAX_ARG_BYTES = 128 * 1024 - 1
 #: The longest path the kernel takes (PATH_MAX, NUL included).
 MAX_PATH_BYTES = 4096 - 1
+#: The longest long-poll (`waitTimeoutMs`) and the longest deadline (`timeoutMs`, `idleTimeoutMs`);
+#: the daemon's settings hold the same values (`max_wait_timeout_ms`, `max_timeout_ms`).
+MAX_WAIT_TIMEOUT_MS = 600_000
+MAX_TIMEOUT_MS = 86_400_000
+MAX_CANCEL_REASON = 1000
+
+#: An RFC 3339 UTC time with milliseconds, e.g. `2026-11-29T12:00:00.123Z`.
+Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+
+
+def _string(**keywords: Any) -> Any:
+    """The JSON schema of a request string checked by a validator below (which a schema cannot run)."""
+    return WithJsonSchema({"type": "string", **keywords}, mode="validation")
+
+
+# The limits of `command` and of `env` values count UTF-8 bytes, which `maxLength` (characters)
+# cannot say: they are in the descriptions.
+Command = Annotated[str, _string(minLength=1)]
+Cwd = Annotated[str, _string(pattern="^/", maxLength=MAX_PATH_BYTES)]
+Env = Annotated[
+    dict[str, str],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": {"pattern": f"^{ENV_NAME.pattern}$"},
+            "additionalProperties": {"type": "string"},
+        },
+        mode="validation",
+    ),
+]
+SessionId = Annotated[str, _string(pattern=f"^{SESSION_ID.pattern}$")]
+ImageName = Annotated[str, _string(pattern=f"^{IMAGE_NAME.pattern}$")]
 
 
 class WireModel(BaseModel):
     """camelCase aliases on the wire; attributes by their Python names too."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    # Responses carry every field, defaults included: the schema says they are always there.
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        use_attribute_docstrings=True,
+        json_schema_serialization_defaults_required=True,
+    )
 
     def wire(self) -> dict[str, Any]:
         """The JSON-able dict of this model as it goes on the wire."""
@@ -42,7 +82,13 @@ class WireModel(BaseModel):
 class RequestModel(WireModel):
     """A request body: unknown fields are an error, not silently ignored."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, frozen=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=False,
+        frozen=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,16 +118,27 @@ class StartRequest(RequestModel):
     """What both execution kinds accept besides their own command or code."""
 
     background: bool = False
-    wait_timeout_ms: int | None = Field(default=None, ge=0)
-    timeout_ms: int | None = Field(default=None, ge=1)
-    idle_timeout_ms: int | None = Field(default=None, ge=1)
-    cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    """false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once."""
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    """How long a foreground start waits for the end (default 30000)."""
+    timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    """The deadline, counted from acceptance, queueing included (default 3600000)."""
+    idle_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    """No output for this long ends it `timed_out` (`error.code` `idle_timeout`)."""
+    cwd: Cwd | None = None
+    """An absolute working directory that exists (default: the session's workspace)."""
+    env: Env = Field(default_factory=dict)
+    """Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL."""
     stdin: str | None = None
+    """Text fed to the process, then end of file (default: end of file at once)."""
     metadata: Any = None
-    image: str = "host"
-    session_id: str = "default"
+    """Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged."""
+    image: ImageName = "host"
+    """The image to run in (`GET /v1/images`)."""
+    session_id: SessionId = "default"
+    """The session: its workspace is the default `cwd`. Not `.` or `..`."""
     detached: bool = False
+    """Hand the outcome to the exits feed."""
 
     @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", mode="before")
     @classmethod
@@ -129,7 +186,7 @@ class StartRequest(RequestModel):
     @field_validator("image")
     @classmethod
     def _image(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", value):
+        if not IMAGE_NAME.fullmatch(value):
             raise ValueError("image must be a name of letters, digits, '-', '_' or '.'")
         return value
 
@@ -137,7 +194,8 @@ class StartRequest(RequestModel):
 class StartBashRequest(StartRequest):
     """`POST /v1/executions/workbench_bash`."""
 
-    command: str = Field(min_length=1)
+    command: Command = Field(min_length=1)
+    """Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL."""
 
     @field_validator("command")
     @classmethod
@@ -150,7 +208,9 @@ class StartCodeRequest(StartRequest):
     """`POST /v1/executions/workbench_code`."""
 
     language: str = Field(min_length=1, max_length=64)
+    """A language of the image (`bash`, `sh`, `python`, `node` where installed)."""
     code: str
+    """The program, written to a file and run by the image's command for `language`; without NUL."""
 
     @field_validator("code")
     @classmethod
@@ -161,7 +221,8 @@ class StartCodeRequest(StartRequest):
 class WaitRequest(RequestModel):
     """`POST .../wait`."""
 
-    wait_timeout_ms: int | None = Field(default=None, ge=0)
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    """How long to wait for the end (default 30000)."""
 
     @field_validator("wait_timeout_ms", mode="before")
     @classmethod
@@ -172,8 +233,10 @@ class WaitRequest(RequestModel):
 class CancelRequest(RequestModel):
     """`POST .../cancel`."""
 
-    reason: str | None = Field(default=None, max_length=1000)
+    reason: str | None = Field(default=None, max_length=MAX_CANCEL_REASON)
+    """Kept in the record as `cancelReason`."""
     grace_ms: int = Field(default=0, ge=0, le=600_000)
+    """Send SIGTERM first and wait up to this long before SIGKILL (default 0: SIGKILL at once)."""
 
     @field_validator("grace_ms", mode="before")
     @classmethod
@@ -189,6 +252,8 @@ class ErrorInfo(WireModel):
     """Why an execution failed (`error` of the record and of the terminal event)."""
 
     code: str
+    """`spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
+    `lost` or `internal`."""
     message: str
 
 
@@ -228,10 +293,10 @@ class Execution(WireModel):
     env: dict[str, str] = Field(default_factory=dict)
     metadata: Any = None
     idempotency_key: str | None = None
-    created_at: str
-    started_at: str | None = None
-    finished_at: str | None = None
-    deadline_at: str
+    created_at: Timestamp
+    started_at: Timestamp | None = None
+    finished_at: Timestamp | None = None
+    deadline_at: Timestamp
     timeout_ms: int
     idle_timeout_ms: int | None = None
     exit_code: int | None = None
@@ -256,7 +321,7 @@ class Event(WireModel):
     sequence: int
     event_type: EventType
     status: ExecutionStatus
-    timestamp: str
+    timestamp: Timestamp
     stream: StreamName | None = None
     output_delta: str | None = None
     message: str | None = None
@@ -293,9 +358,13 @@ class ArtifactList(WireModel):
 
 
 class ErrorBody(WireModel):
+    # `details` is left out when there are none.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=False)
+
     code: str
     message: str
     details: Any = None
+    """What exactly was wrong, e.g. `[{"field", "message"}]` for `invalid_request`."""
 
 
 class ErrorResponse(WireModel):
@@ -322,7 +391,7 @@ class Exit(WireModel):
     metadata: Any = None
     stdout_tail: str = ""
     stderr_tail: str = ""
-    finished_at: str | None = None
+    finished_at: Timestamp | None = None
     attempt: int = 1
 
 
@@ -356,8 +425,12 @@ class ImageList(WireModel):
 class DetachResult(WireModel):
     """`POST .../detach`: detached, or not because it had already ended (then with its record)."""
 
+    # `execution` comes only when it was not detached.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=False)
+
     detached: bool
     execution: Execution | None = None
+    """The record, when it had already ended (`detached: false`)."""
 
 
 class LiveEvent(WireModel):
@@ -372,7 +445,7 @@ class LiveEvent(WireModel):
     sequence: None = None
     event_type: Literal["output", "gap"]
     status: ExecutionStatus = ExecutionStatus.RUNNING
-    timestamp: str | None = None
+    timestamp: Timestamp | None = None
     stream: StreamName | None = None
     output_delta: str | None = None
     missed_bytes: int | None = None

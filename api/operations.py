@@ -1,0 +1,317 @@
+"""The operations of the OpenAPI document: each route with what it takes, answers and may refuse.
+
+`api.openapi` turns this table into the document; a test checks it against the routes the app
+registers. The integer query parameters are the very objects the handlers read them with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from api.requests import EVENTS_AFTER, EVENTS_LIMIT, EXITS_LEASE, EXITS_LIMIT, EXITS_WAIT, LIST_LIMIT
+from workbench.wire.models import (
+    EXECUTION_ID,
+    SESSION_ID,
+    ArtifactList,
+    CancelRequest,
+    CancelResult,
+    DetachResult,
+    EventPage,
+    Execution,
+    ExecutionList,
+    ExitList,
+    Health,
+    ImageList,
+    StartBashRequest,
+    StartCodeRequest,
+    WaitRequest,
+    WaitResult,
+)
+
+SCHEMA = "#/components/schemas/{model}"
+#: A parameter or header: (name, schema, description).
+Param = tuple[str, dict[str, Any], str]
+
+#: Errors every request may get, whatever its route: a query parameter it does not take, a body
+#: over the size limit.
+ANY = ("bad_request", "payload_too_large")
+#: Errors of every route that needs a token.
+AUTHENTICATED = (*ANY, "unauthorized", "forbidden", "unavailable")
+#: Errors of every per-execution route.
+PER_EXECUTION = (*AUTHENTICATED, "not_found")
+#: Errors of a route that reads a JSON body.
+WITH_BODY = ("invalid_request",)
+START_ERRORS = (
+    *AUTHENTICATED,
+    *WITH_BODY,
+    "idempotency_key_reused",
+    "unknown_image",
+    "image_unavailable",
+    "unsupported_language",
+    "too_many_executions",
+)
+
+
+def ref(name: str) -> dict[str, Any]:
+    """A `$ref` to the named schema."""
+    return {"$ref": SCHEMA.format(model=name)}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: method, path (OpenAPI style), what it takes and what it answers."""
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    body: type[BaseModel] | None = None
+    #: Whether the body may be left out (an empty body is `{}`).
+    body_optional: bool = False
+    #: Status → (response model, description); a None model is an empty body.
+    ok: dict[int, tuple[type[BaseModel] | None, str]] = field(default_factory=dict)
+    #: The error codes it may answer (each with its status from `api.errors.STATUS`).
+    errors: tuple[str, ...] = AUTHENTICATED
+    query: tuple[Param, ...] = ()
+    headers: tuple[Param, ...] = ()
+    #: Response headers: status → ((name, schema, description), ...).
+    response_headers: dict[int, tuple[Param, ...]] = field(default_factory=dict)
+    public: bool = False
+    #: A response that is not JSON: (status → (media type, description)).
+    raw: dict[int, tuple[str, str]] = field(default_factory=dict)
+
+
+SSE_DESCRIPTION = """Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
+then a blank line. The stream replays every event after `Last-Event-ID` (or `?after=`), follows
+live, and ends after the terminal status event. Past the output budget, live followers also get
+`output` events without an `id:` (display only: not journaled, not replayed) and, if they fell
+behind, one `event: gap` with data `{"missedBytes": N}`. A `: keepalive` comment comes at least
+every 15 seconds."""
+
+PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
+    "kind": (ref("ExecutionKind"), "the execution kind; a wrong one is 404"),
+    "executionId": ({"type": "string"}, f"the execution id (`{EXECUTION_ID.pattern}`); any other is 404"),
+    "name": (ref("StreamName"), "the artifact; any other name is 404"),
+    "deliveryId": (
+        {"type": "string"},
+        "the delivery id of an exit (`dl_` + 26 characters); any other is 404",
+    ),
+}
+
+
+def _start(kind: str, operation_id: str, summary: str, body: type[BaseModel]) -> Op:
+    replayed = (("Idempotent-Replayed", {"type": "string", "enum": ["true"]}, "the answer is a replay"),)
+    return Op(
+        "post",
+        f"/v1/executions/{kind}",
+        operation_id,
+        summary,
+        body,
+        ok={
+            200: (Execution, "replayed by its Idempotency-Key (header `Idempotent-Replayed: true`)"),
+            201: (
+                Execution,
+                "ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not",
+            ),
+            202: (Execution, "accepted in the background (`queued` or `running`)"),
+        },
+        errors=START_ERRORS,
+        headers=(
+            (
+                "Idempotency-Key",
+                {"type": "string", "minLength": 1, "maxLength": 255},
+                "printable characters; the first request with a key creates the execution, a later one "
+                "with the same body returns the same record (200, `Idempotent-Replayed: true`)",
+            ),
+        ),
+        response_headers={200: replayed},
+    )
+
+
+def _per_execution() -> list[Op]:
+    """The routes under `/v1/executions/{kind}/{executionId}`, with paths relative to it."""
+    return [
+        Op(
+            "get",
+            "",
+            "getExecution",
+            "Read one execution",
+            ok={200: (Execution, "the record")},
+            errors=PER_EXECUTION,
+        ),
+        Op(
+            "delete",
+            "",
+            "deleteExecution",
+            "Dispose of a terminal execution and its files",
+            ok={204: (None, "gone")},
+            errors=(*PER_EXECUTION, "conflict"),
+        ),
+        Op(
+            "post",
+            "/wait",
+            "wait",
+            "Wait for the end (long-poll)",
+            WaitRequest,
+            body_optional=True,
+            ok={200: (WaitResult, "terminal, or the wait timed out (`waitTimedOut`)")},
+            errors=(*PER_EXECUTION, *WITH_BODY),
+        ),
+        Op(
+            "post",
+            "/cancel",
+            "cancel",
+            "Cancel: kill the whole process tree",
+            CancelRequest,
+            body_optional=True,
+            ok={
+                202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
+                200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
+            },
+            errors=(*PER_EXECUTION, *WITH_BODY),
+        ),
+        Op(
+            "post",
+            "/detach",
+            "detach",
+            "Hand the outcome to the exits feed",
+            ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
+            errors=PER_EXECUTION,
+        ),
+        Op(
+            "get",
+            "/events",
+            "events",
+            "A page of journal events",
+            ok={200: (EventPage, "events after `after`")},
+            errors=PER_EXECUTION,
+            query=(
+                (EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),
+                (EVENTS_LIMIT.name, EVENTS_LIMIT.schema(), "page size"),
+            ),
+        ),
+        Op(
+            "get",
+            "/events/stream",
+            "eventsStream",
+            "Follow the events (server-sent events)",
+            errors=PER_EXECUTION,
+            query=((EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),),
+            headers=(
+                (
+                    "Last-Event-ID",
+                    {"type": "string", "pattern": "^[0-9]+$"},
+                    "the last `id:` seen; wins over `after`",
+                ),
+            ),
+            raw={200: ("text/event-stream", SSE_DESCRIPTION)},
+        ),
+        Op(
+            "get",
+            "/artifacts",
+            "artifacts",
+            "List the artifacts",
+            ok={200: (ArtifactList, "the artifacts")},
+            errors=PER_EXECUTION,
+        ),
+        Op(
+            "get",
+            "/artifacts/{name}",
+            "artifact",
+            "Download an artifact (honours Range)",
+            errors=(*PER_EXECUTION, "range_not_satisfiable"),
+            headers=(("Range", {"type": "string"}, "one range: `bytes=a-b`, `bytes=a-` or `bytes=-n`"),),
+            raw={
+                200: ("application/octet-stream", "the whole artifact"),
+                206: ("application/octet-stream", "the range asked for (`Content-Range`)"),
+            },
+        ),
+    ]
+
+
+def operations() -> list[Op]:
+    """Every operation of the API, per-execution ones with and without their `{kind}/` segment."""
+    ops = [
+        Op(
+            "get",
+            "/healthz",
+            "health",
+            "Answers once the daemon accepts work",
+            ok={200: (Health, "ready")},
+            errors=ANY,
+            public=True,
+        ),
+        Op(
+            "get",
+            "/openapi.json",
+            "openapi",
+            "This document",
+            errors=ANY,
+            public=True,
+            raw={200: ("application/json", "the OpenAPI 3.1 document")},
+        ),
+        _start("workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
+        _start("workbench_code", "startCode", "Start a code execution", StartCodeRequest),
+        Op(
+            "get",
+            "/v1/executions",
+            "listExecutions",
+            "List executions, newest first",
+            ok={200: (ExecutionList, "a page; pass `nextCursor` as `cursor` for the next")},
+            query=(
+                ("status", ref("ExecutionStatus"), "only this status"),
+                ("kind", ref("ExecutionKind"), "only this kind"),
+                (
+                    "sessionId",
+                    {"type": "string", "pattern": f"^{SESSION_ID.pattern}$"},
+                    "only this session's",
+                ),
+                (LIST_LIMIT.name, LIST_LIMIT.schema(), "page size"),
+                (
+                    "cursor",
+                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
+                    "`nextCursor` of the previous page",
+                ),
+            ),
+        ),
+        Op(
+            "get",
+            "/v1/exits",
+            "exits",
+            "Long-poll the exits feed of detached executions",
+            ok={200: (ExitList, "undelivered exits, each leased for `leaseMs`")},
+            query=(
+                (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
+                (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
+                (EXITS_LEASE.name, EXITS_LEASE.schema(), "hide what is handed out for this long"),
+            ),
+        ),
+        Op(
+            "post",
+            "/v1/exits/{deliveryId}/ack",
+            "ackExit",
+            "Mark an exit delivered",
+            ok={204: (None, "delivered: never handed out again")},
+            errors=(*AUTHENTICATED, "not_found"),
+        ),
+        Op(
+            "get",
+            "/v1/images",
+            "images",
+            "The images executions can run in",
+            ok={200: (ImageList, "every image, available or not")},
+        ),
+    ]
+    for op in _per_execution():
+        ops.append(
+            replace(
+                op,
+                path="/v1/executions/{kind}/{executionId}" + op.path,
+                operation_id=op.operation_id + "WithKind",
+            )
+        )
+        ops.append(replace(op, path="/v1/executions/{executionId}" + op.path))
+    return ops
