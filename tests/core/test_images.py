@@ -307,7 +307,7 @@ def test_the_spawn_spec_of_a_sandboxed_code_execution(images: dict[str, Image], 
     box = Image(**{**box.__dict__, "unavailable_reason": None, "bubblewrap": TOOLS})
     data = tmp_path / "data"
     directory = data / "executions" / "ex_1"
-    workspace = data / "workspaces" / "s"
+    workspace = data / "workspaces" / "admin" / "s"
     workspace.mkdir(parents=True)
     row = ExecutionRow(
         id="ex_1",
