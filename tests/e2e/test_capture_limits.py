@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import trio
@@ -57,3 +58,20 @@ async def test_progress_numbers_a_process_makes_up_never_break_supervision_or_js
     json.loads(response.text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
     progress = [e for e in response.json()["events"] if e["eventType"] == "progress"]
     assert [(e["progress"], e["total"]) for e in progress] == [(1, 2)]
+
+
+async def test_output_is_stored_as_bytes_not_as_escaped_json(wb: DaemonHandle) -> None:
+    """The store keeps about one byte per byte of journaled output, binary or text; reads render
+    the same JSON as ever (a NUL is `\\u0000` on the wire)."""
+    record = await wb.run("head -c 3000000 /dev/zero; head -c 1000000 /dev/urandom | base64 -w 0")
+    assert record["status"] == "completed"
+    events = await wb.events(record["executionId"])
+    text = "".join(e["outputDelta"] or "" for e in events if e["eventType"] == "output")
+    assert text.startswith("\0" * 3_000_000) and len(text) == record["output"]["eventBytes"]
+    with sqlite3.connect(wb.data_dir / "workbench.db") as db:
+        stored = db.execute(
+            "SELECT sum(length(CAST(body AS BLOB))) + sum(coalesce(length(data), 0)) FROM events "
+            "WHERE execution_id = ?",
+            (record["executionId"],),
+        ).fetchone()[0]
+    assert stored <= 1.2 * record["output"]["eventBytes"], (stored, record["output"])

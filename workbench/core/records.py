@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Sequence
 
-from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found
+from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found, WithData
 from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo
 
 
@@ -38,7 +38,23 @@ def event_builder(
     error: dict[str, str] | None = None,
 ) -> EventBuilder:
     """A function that renders the event's JSON once the store has given it a sequence and status."""
-    stamp = format_time(timestamp if timestamp is not None else now_ms())
+    at = timestamp if timestamp is not None else now_ms()
+    stamp = format_time(at)
+    if output_delta is not None:
+        # Stored as bytes beside the body (see `WithData`); the body holds null in its place.
+        data = output_delta.encode("utf-8")
+        rest = event_builder(
+            event_type,
+            timestamp=at,
+            stream=stream,
+            message=message,
+            progress=progress,
+            total=total,
+            exit_code=exit_code,
+            signal=signal,
+            error=error,
+        )
+        return WithData(rest, data)
 
     def build(sequence: int, status: str) -> str:
         return json.dumps(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,36 @@ from workbench.wire.status import ExecutionStatus
 
 #: Renders an event's JSON once the store has given it a sequence and knows the status then.
 EventBuilder = Callable[[int, str], str]
+
+#: How an output event's body leaves its delta out: the delta is stored as bytes beside it and
+#: put back in when the event is read (`render_body`).
+DELTA_PLACEHOLDER = '"outputDelta": null'
+
+
+class WithData:
+    """An event builder whose output delta is stored as raw bytes, not inside its JSON text.
+
+    JSON text costs six bytes per control character (`\\u0000`) and two per quote or backslash;
+    bytes cost one. The body is rendered with `"outputDelta": null`, filled in on read.
+    """
+
+    __slots__ = ("_build", "data")
+
+    def __init__(self, build: EventBuilder, data: bytes) -> None:
+        self._build = build
+        self.data = data
+
+    def __call__(self, sequence: int, status: str) -> str:
+        return self._build(sequence, status)
+
+
+def render_body(body: str, data: bytes | None) -> str:
+    """An event's JSON as served: its stored body with its stored delta put back."""
+    if data is None:
+        return body
+    delta = json.dumps(data.decode("utf-8"), ensure_ascii=False)
+    return body.replace(DELTA_PLACEHOLDER, '"outputDelta": ' + delta, 1)
+
 
 _BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached"})
 

@@ -19,12 +19,14 @@ from workbench.core.store.rows import (
     ExitLease,
     Found,
     ListFilter,
+    WithData,
     check_columns,
+    render_body,
 )
 from workbench.wire.status import TERMINAL, ExecutionStatus
 
 _TERMINAL_SQL = ", ".join(f"'{s.value}'" for s in sorted(TERMINAL))
-_INSERT_EVENT = "INSERT INTO events (execution_id, sequence, event_type, body) VALUES (?, ?, ?, ?)"
+_INSERT_EVENT = "INSERT INTO events (execution_id, sequence, event_type, body, data) VALUES (?, ?, ?, ?, ?)"
 
 
 def _execution(found: sqlite3.Row | None) -> ExecutionRow | None:
@@ -38,7 +40,7 @@ def insert_execution(conn: sqlite3.Connection, row: ExecutionRow, first_event: E
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
     conn.execute(f"INSERT INTO executions ({columns}) VALUES ({marks})", tuple(values.values()))
-    conn.execute(_INSERT_EVENT, (row.id, 1, "status", first_event(1, row.status.value)))
+    conn.execute(_INSERT_EVENT, (row.id, 1, "status", first_event(1, row.status.value), None))
 
 
 def find_by_idempotency_key(conn: sqlite3.Connection, principal: str, key: str) -> ExecutionRow | None:
@@ -73,7 +75,8 @@ def transition(
     if row is None:
         return None
     conn.execute(
-        _INSERT_EVENT, (execution_id, row.last_sequence, "status", event(row.last_sequence, target.value))
+        _INSERT_EVENT,
+        (execution_id, row.last_sequence, "status", event(row.last_sequence, target.value), None),
     )
     return row
 
@@ -104,9 +107,16 @@ def append_events(
     first = last - len(events) + 1
     conn.executemany(
         _INSERT_EVENT,
-        [(execution_id, first + i, kind, build(first + i, status)) for i, (kind, build) in enumerate(events)],
+        [
+            (execution_id, first + i, kind, build(first + i, status), _data(build))
+            for i, (kind, build) in enumerate(events)
+        ],
     )
     return last
+
+
+def _data(build: EventBuilder) -> bytes | None:
+    return build.data if isinstance(build, WithData) else None
 
 
 def set_detached(conn: sqlite3.Connection, execution_id: str) -> bool:
@@ -167,15 +177,16 @@ def events_after(
 ) -> list[EventRow]:
     """The events after `after`, in order (see `Store.read_events` for the bounds)."""
     cur = conn.execute(
-        "SELECT sequence, event_type, body FROM events WHERE execution_id = ? AND sequence > ? "
+        "SELECT sequence, event_type, body, data FROM events WHERE execution_id = ? AND sequence > ? "
         "ORDER BY sequence LIMIT ?",
         (execution_id, after, limit),
     )
     out: list[EventRow] = []
     size = 0
     for row in cur:
-        out.append(EventRow(row[0], row[1], row[2]))
-        size += len(row[2])
+        body = render_body(row[2], row[3])
+        out.append(EventRow(row[0], row[1], body))
+        size += len(body)
         if (max_bytes is not None and size >= max_bytes) or row[1] == stop_at:
             break
     return out
