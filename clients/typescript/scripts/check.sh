@@ -13,16 +13,8 @@ major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$major" -ge 20 ] || skip "node $(node --version) is too old (the client needs Node 20 or newer)"
 
 cd "$HERE"
-stamp="node_modules/.workbench-lock"
-want="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    echo "== typescript client: installing dev dependencies (npm ci)" >&2
-    npm ci --no-audit --no-fund --loglevel=error >/dev/null
-    echo "$want" > "$stamp"
-fi
 echo "== typescript client: tsc" >&2
-rm -rf dist
-node_modules/.bin/tsc -p tsconfig.json
+bash scripts/build.sh
 node_modules/.bin/tsc -p examples/tsconfig.json
 echo "== typescript client: node --test" >&2
 export WORKBENCH_PYTHON="${WORKBENCH_PYTHON:-$ROOT/.venv/bin/python}"

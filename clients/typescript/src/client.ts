@@ -6,10 +6,11 @@
  * the execution (a wait or a stream that is aborted leaves it running).
  */
 
-import { discover } from "#discover";
+import { discover, openStream } from "#platform";
 
 import { Unavailable, WorkbenchError, errorFromBody } from "./errors.js";
 import { Deadline, Http, sleep } from "./http.js";
+import { type OpenStream, fetchStream } from "./platform.js";
 import { type Frame, FrameReader } from "./sse.js";
 import {
   type Artifact,
@@ -219,6 +220,7 @@ export class Workbench {
   private readonly http: Http;
   private readonly timeoutMs: number;
   private readonly reconnectForMs: number;
+  private readonly openStream: OpenStream;
 
   constructor(options: WorkbenchOptions = {}) {
     const found = options.url === undefined || options.token === undefined ? discover() : {};
@@ -243,6 +245,8 @@ export class Workbench {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.reconnectForMs = options.reconnectForMs ?? 60_000;
     this.http = new Http(url, token, (input, init) => fetchImpl(input, init));
+    // A `fetch` given as an option carries every request, streams too.
+    this.openStream = options.fetch === undefined && openStream !== null ? openStream : fetchStream(this.http.fetch);
   }
 
   // -- starting ----------------------------------------------------------------------------
@@ -378,20 +382,15 @@ export class Workbench {
       let error: unknown;
       const connection = new Deadline(signal, this.timeoutMs);
       let idle: ReturnType<typeof setInterval> | undefined;
+      let stream: Awaited<ReturnType<OpenStream>> | undefined;
+      let finished = false;
       try {
-        const response = await this.http.fetch(url, {
-          headers: { ...this.http.headers, Accept: "text/event-stream", "Last-Event-ID": String(state.last) },
-          signal: connection.signal,
-        });
+        const headers = { ...this.http.headers, Accept: "text/event-stream", "Last-Event-ID": String(state.last) };
+        stream = await this.openStream(url, headers, connection.signal);
         connection.clearTimer();
-        if (response.status !== 200) {
-          throw errorFromBody(response.status, await response.text());
-        }
+        if (stream.status !== 200) throw errorFromBody(stream.status, await stream.text());
         const gap = state.connected();
         if (gap !== null) yield gap;
-        if (response.body === null) throw new Error("the event stream has no body");
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
         const frames = new FrameReader();
         let heard = Date.now();
         idle = setInterval(
@@ -402,15 +401,14 @@ export class Workbench {
           },
           Math.min(5_000, STREAM_IDLE_MS),
         );
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
+        for await (const piece of stream.pieces) {
           heard = Date.now();
-          for (const frame of frames.feed(decoder.decode(value, { stream: true }))) {
+          for (const frame of frames.feed(piece)) {
             const event = state.take(frame);
             if (event === null) continue;
+            if (isLast(event)) finished = true;
             yield event;
-            if (isLast(event)) return;
+            if (finished) return;
           }
         }
         error = new Error("the event stream ended before the terminal event");
@@ -422,7 +420,8 @@ export class Workbench {
         error = caught;
       } finally {
         if (idle !== undefined) clearInterval(idle);
-        connection.controller.abort();
+        stream?.close(finished);
+        if (!finished) connection.controller.abort();
         connection.dispose();
       }
       await sleep(state.broke(error), signal);

@@ -50,8 +50,8 @@ function browserGraph(entry) {
 test("the browser graph imports nothing of Node and uses no Node global", () => {
   const graph = browserGraph(join(PACKAGE, "dist", "index.js"));
   const files = [...graph.keys()];
-  assert.ok(files.some((f) => f.endsWith("discover.browser.js")));
-  assert.ok(!files.some((f) => f.endsWith("discover.node.js")));
+  assert.ok(files.some((f) => f.endsWith("platform.browser.js")));
+  assert.ok(!files.some((f) => f.endsWith("platform.node.js")));
   const foreign = files.filter((f) => f.includes(" imports "));
   assert.deepEqual(foreign, [], "only the package's own modules");
   for (const [file, source] of graph) {

@@ -158,6 +158,24 @@ describe("output", { timeout: 60_000 }, () => {
     assert.equal((await wb.artifact(run, "stdout", { range: { start: data.length } })).length, 0);
   });
 
+  test("past the budget, a live follower gets the display output as LiveEvents", async () => {
+    // A little over the 5 MiB budget, then a line once a follower has caught up.
+    const big = writeFile(scratch.path("big.txt"), `${"x".repeat(1023)}\n`.repeat(5 * 1024 + 100));
+    const run = await wb.runBash(`cat ${big}; sleep 0.5; echo after-the-budget`, { background: true });
+    const events = await collect(wb.events(run));
+    assertJournal(events);
+    assert.ok(events.some((e) => e.eventType === "output_truncated"));
+    const live = events.filter((e) => e.sequence === null);
+    assert.ok(live.length > 0, "display output past the budget came");
+    assert.ok(live.every((e) => e.eventType === "output" || e.eventType === "gap"));
+    const shown = live.map((e) => e.outputDelta ?? "").join("");
+    assert.match(shown, /after-the-budget\n$/);
+    const journalOnly = await collect(wb.events(run, { live: false }));
+    assert.ok(journalOnly.every((e) => e.sequence !== null), "live: false gives the journal alone");
+    const whole = await wb.output(run);
+    assert.equal(text(whole.subarray(whole.length - 17)), "after-the-budget\n");
+  });
+
   test("invalid UTF-8 within the budget: output() takes the rest from the artifact", async () => {
     const run = await wb.runBash("printf 'abc\\377def\\n'");
     assert.deepEqual(Buffer.from(await wb.output(run)), Buffer.from([0x61, 0x62, 0x63, 0xff, 0x64, 0x65, 0x66, 0x0a]));

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 
-import { dataDir, discover } from "../dist/discover.node.js";
+import { dataDir, discover } from "../dist/platform.node.js";
 import { DEFAULT_URL, Workbench } from "../dist/index.js";
 
 const root = mkdtempSync(join(tmpdir(), "wb-ts-discover-"));

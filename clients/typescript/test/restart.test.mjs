@@ -59,6 +59,8 @@ describe("events() across a restart", { timeout: 60_000 }, () => {
     const wb = daemon.client();
     const run = await wb.runBash(COUNTER, { background: true });
     const { seen, done } = follow(wb, run);
+    // The same through `fetch` (what a browser, or a `fetch` given as an option, reads with).
+    const throughFetch = follow(daemon.client({ fetch: (...args) => fetch(...args) }), run);
     await until(() => seen.filter((e) => e.eventType === "output").length >= 3);
     await daemon.stop();
     const before = seen.length;
@@ -69,6 +71,7 @@ describe("events() across a restart", { timeout: 60_000 }, () => {
     const events = await done;
     assert.ok(events.length > before, "events came after the restart");
     assertWhole(events);
+    assertWhole(await throughFetch.done);
     assert.equal((await wb.get(run)).status, "completed");
   });
 
