@@ -401,6 +401,8 @@ export class Workbench {
           },
           Math.min(5_000, STREAM_IDLE_MS),
         );
+        // The open connection keeps a Node process alive; this check need not.
+        (idle as { unref?: () => void }).unref?.();
         for await (const piece of stream.pieces) {
           heard = Date.now();
           for (const frame of frames.feed(piece)) {
