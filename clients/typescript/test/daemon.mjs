@@ -4,6 +4,7 @@
 
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,13 @@ export const PYTHON = process.env.WORKBENCH_PYTHON || join(REPO, ".venv", "bin",
 export const TOKEN = "ts-client-test-token-0123456789";
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:(\d+))/;
+
+/** Every daemon process started, so that a test process that dies still stops them. */
+const running = new Set();
+process.on("exit", () => {
+  // A graceful stop: each daemon (in `kill` mode) then ends its executions and its supervisor.
+  for (const proc of running) proc.kill("SIGTERM");
+});
 
 function cleanEnv() {
   const env = {};
@@ -84,6 +92,8 @@ export class Daemon {
       stdio: ["ignore", log, log],
     });
     closeSync(log);
+    running.add(proc);
+    proc.once("exit", () => running.delete(proc));
     this.proc = proc;
     this.exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
     const deadline = Date.now() + 30_000;
@@ -183,6 +193,18 @@ export async function settledLeftovers(marker, settleMs = 3_000) {
 export function describe(pid) {
   const cmd = read(`/proc/${pid}/cmdline`).toString().replaceAll("\0", " ").trim();
   return `${pid} (${cmd.slice(0, 120)})`;
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
+export function unusedPort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Write a file and return its path. */
