@@ -86,7 +86,7 @@ async def row13_client_events(ctx: Context) -> list[Line]:
     if record["status"] != "completed":
         raise RuntimeError(f"the printer ended {record['status']}")
     execution_id = record["executionId"]
-    rounds, repeat = ctx.n(4, 2), ctx.n(20, 12)
+    rounds, repeat = ctx.n(6, 2), ctx.n(20, 12)
     ts_argv = [node, str(TS_SCRIPT), execution_id, str(repeat), COMMAND]
     py_argv = [VENV_PYTHON, "-m", "bench.rows_clients", execution_id, str(repeat), COMMAND]
     ts: list[dict[str, Any]] = []

@@ -18,8 +18,8 @@ export interface Frame {
 const DIGITS = /^\d+$/;
 
 export class FrameReader {
-  private buffer = "";
-  private searchFrom = 0;
+  /** The start of a line whose end has not come yet, in pieces (joined once, when it ends). */
+  private pending: string[] = [];
   private id: string | null = null;
   private event: string | null = null;
   private data: string[] = [];
@@ -28,18 +28,22 @@ export class FrameReader {
   /** Take a piece of the stream (any cut); the frames it completed, in order. */
   feed(text: string): Frame[] {
     const frames: Frame[] = [];
-    this.buffer = this.buffer.length === 0 ? text : this.buffer + text;
     let start = 0;
-    let end = this.buffer.indexOf("\n", this.searchFrom);
+    let end = text.indexOf("\n");
     while (end >= 0) {
-      const stop = end > start && this.buffer.charCodeAt(end - 1) === 13 ? end - 1 : end;
-      const frame = this.line(this.buffer.slice(start, stop));
+      let line = text.slice(start, end);
+      if (this.pending.length > 0) {
+        this.pending.push(line);
+        line = this.pending.join("");
+        this.pending = [];
+      }
+      if (line.charCodeAt(line.length - 1) === 13 /* "\r" */) line = line.slice(0, -1);
+      const frame = this.line(line);
       if (frame !== null) frames.push(frame);
       start = end + 1;
-      end = this.buffer.indexOf("\n", start);
+      end = text.indexOf("\n", start);
     }
-    this.buffer = start === 0 ? this.buffer : this.buffer.slice(start);
-    this.searchFrom = this.buffer.length;
+    if (start < text.length) this.pending.push(start === 0 ? text : text.slice(start));
     return frames;
   }
 
