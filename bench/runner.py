@@ -14,6 +14,7 @@ import trio
 from bench.context import Context
 from bench.procs import ROOT, Registry, describe_machine, scratch_root
 from bench.rows_cancel import row7_cancel
+from bench.rows_clients import row13_client_events
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
 from bench.rows_load import row3_many_jobs, row4_gigabyte, row9_thousand, row11_recovery
@@ -35,6 +36,7 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     10: ("`workbench_code` python `pass`", row10_code, (90, 30)),
     11: ("recovery after SIGKILL, 200 running", row11_recovery, (120, 60)),
     12: ("durability: data dir on disk vs tmpfs", row12_durability, (60, 30)),
+    13: ("`events()` of 100,000 lines: TypeScript vs Python client", row13_client_events, (120, 60)),
 }
 
 COMMAND = "python -m bench"

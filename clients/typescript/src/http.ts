@@ -1,0 +1,168 @@
+/**
+ * How the client sends a request: the daemon's URL and token, deadlines linked to the caller's
+ * `AbortSignal`, resends after a broken connection, and errors turned into `WorkbenchError`s.
+ */
+
+import { Unavailable, WorkbenchError, errorFromBody } from "./errors.js";
+
+/** Pauses before each resend of a request whose connection broke (then it fails). */
+export const RESEND_DELAYS_MS = [0, 100, 500] as const;
+
+export interface Send {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | null | undefined>;
+  json?: unknown;
+  headers?: Record<string, string>;
+  /** The statuses that are an answer (any other is an error). */
+  ok: readonly number[];
+  /** How long the daemon has to answer (the long-poll's own time included). */
+  timeoutMs: number;
+  /** Only the headers must come within `timeoutMs` (a download's body may take longer). */
+  headersOnly?: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+/** A controller aborted by the caller's signal or by a timer, whichever comes first. */
+export class Deadline {
+  readonly controller = new AbortController();
+  timedOut = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort: () => void;
+
+  constructor(
+    private readonly user: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+  ) {
+    this.onAbort = () => this.controller.abort(user?.reason);
+    if (user?.aborted) this.controller.abort(user.reason);
+    else user?.addEventListener("abort", this.onAbort, { once: true });
+    if (timeoutMs !== undefined) {
+      this.timer = setTimeout(() => {
+        this.timedOut = true;
+        this.controller.abort(new Unavailable(`the daemon did not answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Stop the timer; the caller's signal still aborts. */
+  clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  dispose(): void {
+    this.clearTimer();
+    this.user?.removeEventListener("abort", this.onAbort);
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const done = () => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", aborted, { once: true });
+  });
+}
+
+/** What a failed `fetch` says, for a message: its cause's code and message where it has one. */
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+    if (cause && typeof cause === "object") {
+      const code = typeof cause.code === "string" ? `${cause.code} ` : "";
+      const message = typeof cause.message === "string" ? cause.message : "";
+      if (code || message) return `${code}${message}`.trim();
+    }
+    return error.message || error.name;
+  }
+  return String(error);
+}
+
+export class Http {
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly url: string,
+    token: string | undefined,
+    readonly fetch: typeof globalThis.fetch,
+  ) {
+    this.headers = token ? { Authorization: `Bearer ${token}` } : {};
+  }
+
+  target(path: string, query?: Send["query"]): string {
+    let url = this.url + path;
+    if (query) {
+      const params = new URLSearchParams();
+      for (const [key, value] of Object.entries(query)) {
+        if (value !== undefined && value !== null) params.set(key, String(value));
+      }
+      const text = params.toString();
+      if (text) url += `?${text}`;
+    }
+    return url;
+  }
+
+  /** The error for a daemon that cannot be reached. */
+  unreachable(error: unknown): Unavailable {
+    return new Unavailable(`cannot reach the daemon at ${this.url}: ${describe(error)}`, { cause: error });
+  }
+
+  /**
+   * Send `request` and read its answer with `read` (inside the same deadline unless
+   * `headersOnly`). A connection that breaks before an answer is resent, up to three times:
+   * every call is safe to resend (starts carry an idempotency key).
+   */
+  async send<T>(request: Send, read: (response: Response) => Promise<T>): Promise<T> {
+    const url = this.target(request.path, request.query);
+    const headers: Record<string, string> = { ...this.headers, ...request.headers };
+    let body: string | undefined;
+    if (request.json !== undefined) {
+      body = JSON.stringify(request.json);
+      headers["Content-Type"] = "application/json";
+    }
+    for (let attempt = 0; ; attempt++) {
+      const deadline = new Deadline(request.signal, request.timeoutMs);
+      try {
+        const init: RequestInit = { method: request.method, headers, signal: deadline.signal };
+        if (body !== undefined) init.body = body;
+        const response = await this.fetch(url, init);
+        if (request.headersOnly) deadline.clearTimer();
+        if (!request.ok.includes(response.status)) {
+          throw errorFromBody(response.status, await response.text());
+        }
+        return await read(response);
+      } catch (error) {
+        if (request.signal?.aborted) throw request.signal.reason;
+        if (deadline.timedOut) {
+          throw new Unavailable(
+            `the daemon at ${this.url} did not answer ${request.method} ${request.path} within ${request.timeoutMs} ms`,
+            { cause: error },
+          );
+        }
+        if (error instanceof WorkbenchError || error instanceof SyntaxError) throw error;
+        const pause = RESEND_DELAYS_MS[attempt];
+        if (pause === undefined) throw this.unreachable(error);
+        await sleep(pause, request.signal);
+      } finally {
+        deadline.dispose();
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * `@workbench/client`: the TypeScript client of the Workbench daemon.
+ *
+ *     import { Workbench } from "@workbench/client";
+ *
+ *     const wb = new Workbench();              // url and token found as the CLI finds them
+ *     const run = await wb.runBash("make test", { background: true });
+ *     for await (const event of wb.events(run)) {
+ *       if (event.eventType === "output") process.stdout.write(event.outputDelta ?? "");
+ *     }
+ *     const done = await wb.wait(run);         // done.status, done.exitCode
+ */
+
+export {
+  BACKOFF_FIRST_MS,
+  BACKOFF_MAX_MS,
+  DEFAULT_URL,
+  ExecutionListing,
+  MAX_WAIT_MS,
+  STREAM_IDLE_MS,
+  Workbench,
+  type WorkbenchOptions,
+  executionId,
+} from "./client.js";
+export {
+  BadRequest,
+  Conflict,
+  ERROR_CLASSES,
+  type ErrorOptions,
+  Forbidden,
+  IdempotencyKeyReused,
+  ImageUnavailable,
+  InvalidRequest,
+  NotFound,
+  PayloadTooLarge,
+  TooManyExecutions,
+  Unauthorized,
+  Unavailable,
+  UnknownImage,
+  UnsupportedLanguage,
+  WorkbenchError,
+  errorFromBody,
+} from "./errors.js";
+export { type Frame, FrameReader } from "./sse.js";
+export * from "./types.js";
+export type { components, operations, paths } from "./generated/openapi.js";

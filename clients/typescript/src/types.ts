@@ -1,0 +1,158 @@
+/**
+ * The wire types, by name: aliases of the schemas generated from the daemon's `/openapi.json`
+ * (`generated/openapi.ts`), plus what the document does not describe (live SSE frames) and the
+ * options of each call. Records are the daemon's JSON as it is: camelCase, times as RFC 3339
+ * strings, durations in milliseconds.
+ */
+
+import type { components } from "./generated/openapi.js";
+
+type Schemas = components["schemas"];
+
+/** An execution record (`GET /v1/executions/{id}`). */
+export type Execution = Schemas["Execution"];
+/** Where an execution is in its life. */
+export type ExecutionStatus = Execution["status"];
+/** `workbench_bash` or `workbench_code`. */
+export type ExecutionKind = Execution["executionKind"];
+/** One journal event (it has a `sequence`). */
+export type Event = Schemas["Event"];
+/** The type of a journal event. */
+export type EventType = Event["eventType"];
+/** `stdout` or `stderr`. */
+export type StreamName = NonNullable<Event["stream"]>;
+export type EventPage = Schemas["EventPage"];
+export type ExecutionList = Schemas["ExecutionList"];
+export type Artifact = Schemas["Artifact"];
+export type CancelResult = Schemas["CancelResult"];
+export type DetachResult = Schemas["DetachResult"];
+export type WaitResult = Schemas["WaitResult"];
+/** One delivery of the exits feed: the outcome of a detached execution. */
+export type Exit = Schemas["Exit"];
+export type Image = Schemas["Image"];
+export type Health = Schemas["Health"];
+
+/**
+ * What the stream sends besides journal events, once the output budget is spent: display output
+ * that is not journaled (`output`), or word that some of it was missed (`gap`). Never replayed.
+ */
+export interface LiveEvent {
+  sequence: null;
+  eventType: "output" | "gap";
+  timestamp?: string | null;
+  stream?: StreamName | null;
+  outputDelta?: string | null;
+  /** For a `gap`: how many display bytes were missed, when the daemon says. */
+  missedBytes?: number | null;
+}
+
+/** An execution as the calls take it: its id, or a record returned earlier. */
+export type ExecutionRef = string | { readonly executionId: string };
+
+/** The statuses after which nothing changes. */
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>([
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+]);
+
+/** True when an execution (or a status) is terminal: its outcome is final. */
+export function isTerminal(what: ExecutionStatus | { readonly status: ExecutionStatus }): boolean {
+  return TERMINAL_STATUSES.has(typeof what === "string" ? what : what.status);
+}
+
+/** Every call takes an `AbortSignal`; aborting a call never changes an execution. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** The options of `runBash` and `runCode` (the start body of the API, and the request's header). */
+export interface StartOptions extends CallOptions {
+  /** Return as soon as the execution is accepted (`queued` or `running`). */
+  background?: boolean;
+  /**
+   * How long to wait for the end in the foreground; the record may then not be terminal yet
+   * (the execution goes on). Default: as long as it runs.
+   */
+  waitTimeoutMs?: number;
+  /** The deadline, counted from acceptance (queueing included). */
+  timeoutMs?: number;
+  /** No output for this long ends it `timed_out` (`error.code` `idle_timeout`). */
+  idleTimeoutMs?: number;
+  /** The working directory (absolute); default: the session's workspace. */
+  cwd?: string;
+  /** Variables merged over the image's defaults. */
+  env?: Record<string, string>;
+  /** Text fed to the process, then EOF (default: EOF at once). */
+  stdin?: string;
+  /** Any JSON, stored with the execution and returned unchanged. */
+  metadata?: unknown;
+  /** The image to run in (default `host`). */
+  image?: string;
+  sessionId?: string;
+  /** Hand the outcome to the exits feed. */
+  detached?: boolean;
+  /**
+   * The same key never runs a command twice. Without one the client makes a fresh key per
+   * call, so that its own resend after a broken connection cannot run it twice either.
+   */
+  idempotencyKey?: string;
+}
+
+export interface ListOptions extends CallOptions {
+  status?: ExecutionStatus;
+  kind?: ExecutionKind;
+  sessionId?: string;
+  /** The most executions to go through, over all pages (default: all of them). */
+  limit?: number;
+  /** Executions per request (1 to 1000; default 50). */
+  pageSize?: number;
+}
+
+export interface ListPageOptions extends CallOptions {
+  status?: ExecutionStatus;
+  kind?: ExecutionKind;
+  sessionId?: string;
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string | null;
+}
+
+export interface WaitOptions extends CallOptions {
+  /** Give up waiting after this long and return the record as it is (default: wait to the end). */
+  timeoutMs?: number;
+}
+
+export interface CancelOptions extends CallOptions {
+  reason?: string;
+  /** Send SIGTERM first and give the tree this long before the SIGKILL. */
+  graceMs?: number;
+}
+
+export interface EventsOptions extends CallOptions {
+  /** Start after this sequence (0: from the first event). */
+  after?: number;
+  /** Follow live to the terminal event (default); false: replay what the journal holds now. */
+  follow?: boolean;
+  /** Yield display output past the budget as `LiveEvent`s too (default true). */
+  live?: boolean;
+}
+
+export interface EventsPageOptions extends CallOptions {
+  after?: number;
+  limit?: number;
+}
+
+export interface ArtifactOptions extends CallOptions {
+  /** Bytes from `start` up to `end` (exclusive; default: to the end). */
+  range?: { start?: number; end?: number };
+}
+
+export interface ExitsOptions extends CallOptions {
+  limit?: number;
+  /** Long-poll this long for an exit when there is none (default 30000). */
+  waitTimeoutMs?: number;
+  /** Hide each exit handed out for this long before handing it out again (default: the daemon's). */
+  leaseMs?: number;
+}
