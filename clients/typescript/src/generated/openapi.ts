@@ -418,21 +418,13 @@ export interface components {
     schemas: {
         /** Artifact */
         Artifact: {
-            /** Name */
             name: string;
-            /** Sizebytes */
             sizeBytes: number;
-            /** Sha256 */
             sha256: string;
-            /**
-             * Contenttype
-             * @default application/octet-stream
-             */
             contentType: string;
         };
         /** ArtifactList */
         ArtifactList: {
-            /** Artifacts */
             artifacts: components["schemas"]["Artifact"][];
         };
         /**
@@ -441,38 +433,25 @@ export interface components {
          */
         CancelRequest: {
             /**
-             * Reason
+             * @description Kept in the record as `cancelReason`.
              * @default null
              */
             reason: string | null;
             /**
-             * Gracems
+             * @description Send SIGTERM first and wait up to this long before SIGKILL (default 0: SIGKILL at once).
              * @default 0
              */
             graceMs: number;
         };
         /** CancelResult */
         CancelResult: {
-            /** Cancelled */
             cancelled: boolean;
             execution: components["schemas"]["Execution"];
         };
         /** Capabilities */
         Capabilities: {
-            /**
-             * Cancellable
-             * @default hard
-             */
             cancellable: string;
-            /**
-             * Streamingsupport
-             * @default true
-             */
             streamingSupport: boolean;
-            /**
-             * Backgroundsupport
-             * @default true
-             */
             backgroundSupport: boolean;
         };
         /**
@@ -480,31 +459,27 @@ export interface components {
          * @description `POST .../detach`: detached, or not because it had already ended (then with its record).
          */
         DetachResult: {
-            /** Detached */
             detached: boolean;
-            /** @default null */
-            execution: components["schemas"]["Execution"] | null;
+            /** @description The record, when it had already ended (`detached: false`). */
+            execution?: components["schemas"]["Execution"] | null;
         };
         /** ErrorBody */
         ErrorBody: {
-            /** Code */
-            code: string;
-            /** Message */
+            code: components["schemas"]["ErrorCode"];
             message: string;
-            /**
-             * Details
-             * @default null
-             */
-            details: unknown;
+            /** @description What exactly was wrong, e.g. `[{"field", "message"}]` for `invalid_request`. */
+            details?: unknown;
         };
         /**
          * ErrorInfo
          * @description Why an execution failed (`error` of the record and of the terminal event).
          */
         ErrorInfo: {
-            /** Code */
+            /**
+             * @description `spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
+             *     `lost` or `internal`.
+             */
             code: string;
-            /** Message */
             message: string;
         };
         /** ErrorResponse */
@@ -516,61 +491,24 @@ export interface components {
          * @description One journal event.
          */
         Event: {
-            /** Sequence */
             sequence: number;
-            /**
-             * Eventtype
-             * @enum {string}
-             */
-            eventType: "status" | "output" | "output_truncated" | "progress" | "artifact";
+            eventType: components["schemas"]["EventType"];
             status: components["schemas"]["ExecutionStatus"];
-            /** Timestamp */
+            /** Format: date-time */
             timestamp: string;
-            /**
-             * Stream
-             * @default null
-             */
-            stream: ("stdout" | "stderr") | null;
-            /**
-             * Outputdelta
-             * @default null
-             */
+            stream: components["schemas"]["StreamName"] | null;
             outputDelta: string | null;
-            /**
-             * Message
-             * @default null
-             */
             message: string | null;
-            /**
-             * Progress
-             * @default null
-             */
             progress: number | null;
-            /**
-             * Total
-             * @default null
-             */
             total: number | null;
-            /**
-             * Exitcode
-             * @default null
-             */
             exitCode: number | null;
-            /**
-             * Signal
-             * @default null
-             */
             signal: string | null;
-            /** @default null */
             error: components["schemas"]["ErrorInfo"] | null;
         };
         /** EventPage */
         EventPage: {
-            /** Events */
             events: components["schemas"]["Event"][];
-            /** Nextafter */
             nextAfter: number;
-            /** Terminal */
             terminal: boolean;
         };
         /**
@@ -578,120 +516,46 @@ export interface components {
          * @description The execution record.
          */
         Execution: {
-            /** Executionid */
             executionId: string;
-            /**
-             * Executionkind
-             * @enum {string}
-             */
-            executionKind: "workbench_bash" | "workbench_code";
-            /** Sessionid */
+            executionKind: components["schemas"]["ExecutionKind"];
             sessionId: string;
             status: components["schemas"]["ExecutionStatus"];
-            /**
-             * Command
-             * @default null
-             */
             command: string | null;
-            /**
-             * Language
-             * @default null
-             */
             language: string | null;
-            /**
-             * Code
-             * @default null
-             */
             code: string | null;
-            /** Cwd */
             cwd: string;
-            /** Image */
             image: string;
-            /** Env */
-            env?: {
+            env: {
                 [key: string]: string;
             };
-            /**
-             * Metadata
-             * @default null
-             */
             metadata: unknown;
-            /**
-             * Idempotencykey
-             * @default null
-             */
             idempotencyKey: string | null;
-            /** Createdat */
+            /** Format: date-time */
             createdAt: string;
-            /**
-             * Startedat
-             * @default null
-             */
             startedAt: string | null;
-            /**
-             * Finishedat
-             * @default null
-             */
             finishedAt: string | null;
-            /** Deadlineat */
+            /** Format: date-time */
             deadlineAt: string;
-            /** Timeoutms */
             timeoutMs: number;
-            /**
-             * Idletimeoutms
-             * @default null
-             */
             idleTimeoutMs: number | null;
-            /**
-             * Exitcode
-             * @default null
-             */
             exitCode: number | null;
-            /**
-             * Signal
-             * @default null
-             */
             signal: string | null;
-            /** @default null */
             error: components["schemas"]["ErrorInfo"] | null;
-            /**
-             * Cancelreason
-             * @default null
-             */
             cancelReason: string | null;
-            capabilities?: components["schemas"]["Capabilities"];
+            capabilities: components["schemas"]["Capabilities"];
             output: components["schemas"]["OutputInfo"];
-            /** Artifacts */
-            artifacts?: components["schemas"]["Artifact"][];
-            /**
-             * Lastsequence
-             * @default 0
-             */
+            artifacts: components["schemas"]["Artifact"][];
             lastSequence: number;
-            /**
-             * Detached
-             * @default false
-             */
             detached: boolean;
-            /**
-             * Containment
-             * @default null
-             */
-            containment: string | null;
+            containment: components["schemas"]["Containment"] | null;
         };
         /** ExecutionList */
         ExecutionList: {
-            /** Executions */
             executions: components["schemas"]["Execution"][];
-            /**
-             * Nextcursor
-             * @default null
-             */
             nextCursor: string | null;
         };
         /**
-         * ExecutionStatus
-         * @description Where an execution is in its life. Status is apart from outcome (exit code, signal, error).
+         * @description where an execution is in its life
          * @enum {string}
          */
         ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out";
@@ -700,52 +564,17 @@ export interface components {
          * @description One delivery of the exits feed: the outcome of a detached execution.
          */
         Exit: {
-            /** Deliveryid */
             deliveryId: string;
-            /** Executionid */
             executionId: string;
-            /**
-             * Executionkind
-             * @enum {string}
-             */
-            executionKind: "workbench_bash" | "workbench_code";
+            executionKind: components["schemas"]["ExecutionKind"];
             status: components["schemas"]["ExecutionStatus"];
-            /**
-             * Exitcode
-             * @default null
-             */
             exitCode: number | null;
-            /**
-             * Signal
-             * @default null
-             */
             signal: string | null;
-            /** @default null */
             error: components["schemas"]["ErrorInfo"] | null;
-            /**
-             * Metadata
-             * @default null
-             */
             metadata: unknown;
-            /**
-             * Stdouttail
-             * @default
-             */
             stdoutTail: string;
-            /**
-             * Stderrtail
-             * @default
-             */
             stderrTail: string;
-            /**
-             * Finishedat
-             * @default null
-             */
             finishedAt: string | null;
-            /**
-             * Attempt
-             * @default 1
-             */
             attempt: number;
         };
         /**
@@ -753,15 +582,10 @@ export interface components {
          * @description `GET /v1/exits`.
          */
         ExitList: {
-            /** Exits */
             exits: components["schemas"]["Exit"][];
         };
         /** Health */
         Health: {
-            /**
-             * Status
-             * @default ok
-             */
             status: string;
         };
         /**
@@ -769,61 +593,29 @@ export interface components {
          * @description What an execution can run in (`GET /v1/images`).
          */
         Image: {
-            /** Name */
             name: string;
-            /**
-             * Description
-             * @default
-             */
             description: string;
-            /** Languages */
             languages: string[];
             isolation: components["schemas"]["ImageIsolation"];
-            /** Available */
             available: boolean;
-            /**
-             * Unavailablereason
-             * @default null
-             */
             unavailableReason: string | null;
         };
         /** ImageIsolation */
         ImageIsolation: {
-            /** Filesystem */
             filesystem: string;
-            /** Network */
             network: boolean;
-            /** Pidnamespace */
             pidNamespace: boolean;
         };
         /** ImageList */
         ImageList: {
-            /** Images */
             images: components["schemas"]["Image"][];
         };
         /** OutputInfo */
         OutputInfo: {
-            /**
-             * Stdoutbytes
-             * @default 0
-             */
             stdoutBytes: number;
-            /**
-             * Stderrbytes
-             * @default 0
-             */
             stderrBytes: number;
-            /**
-             * Eventbytes
-             * @default 0
-             */
             eventBytes: number;
-            /** Budgetbytes */
             budgetBytes: number;
-            /**
-             * Truncated
-             * @default false
-             */
             truncated: boolean;
         };
         /**
@@ -832,60 +624,60 @@ export interface components {
          */
         StartBashRequest: {
             /**
-             * Background
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
              * @default false
              */
             background: boolean;
             /**
-             * Waittimeoutms
+             * @description How long a foreground start waits for the end (default 30000).
              * @default null
              */
             waitTimeoutMs: number | null;
             /**
-             * Timeoutms
+             * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
             timeoutMs: number | null;
             /**
-             * Idletimeoutms
+             * @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`).
              * @default null
              */
             idleTimeoutMs: number | null;
             /**
-             * Cwd
+             * @description An absolute working directory that exists (default: the session's workspace).
              * @default null
              */
             cwd: string | null;
-            /** Env */
+            /** @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. */
             env?: {
                 [key: string]: string;
             };
             /**
-             * Stdin
+             * @description Text fed to the process, then end of file (default: end of file at once).
              * @default null
              */
             stdin: string | null;
             /**
-             * Metadata
+             * @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged.
              * @default null
              */
             metadata: unknown;
             /**
-             * Image
+             * @description The image to run in (`GET /v1/images`).
              * @default host
              */
             image: string;
             /**
-             * Sessionid
+             * @description The session: its workspace is the default `cwd`. Not `.` or `..`.
              * @default default
              */
             sessionId: string;
             /**
-             * Detached
+             * @description Hand the outcome to the exits feed.
              * @default false
              */
             detached: boolean;
-            /** Command */
+            /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
         /**
@@ -894,62 +686,62 @@ export interface components {
          */
         StartCodeRequest: {
             /**
-             * Background
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
              * @default false
              */
             background: boolean;
             /**
-             * Waittimeoutms
+             * @description How long a foreground start waits for the end (default 30000).
              * @default null
              */
             waitTimeoutMs: number | null;
             /**
-             * Timeoutms
+             * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
             timeoutMs: number | null;
             /**
-             * Idletimeoutms
+             * @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`).
              * @default null
              */
             idleTimeoutMs: number | null;
             /**
-             * Cwd
+             * @description An absolute working directory that exists (default: the session's workspace).
              * @default null
              */
             cwd: string | null;
-            /** Env */
+            /** @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. */
             env?: {
                 [key: string]: string;
             };
             /**
-             * Stdin
+             * @description Text fed to the process, then end of file (default: end of file at once).
              * @default null
              */
             stdin: string | null;
             /**
-             * Metadata
+             * @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged.
              * @default null
              */
             metadata: unknown;
             /**
-             * Image
+             * @description The image to run in (`GET /v1/images`).
              * @default host
              */
             image: string;
             /**
-             * Sessionid
+             * @description The session: its workspace is the default `cwd`. Not `.` or `..`.
              * @default default
              */
             sessionId: string;
             /**
-             * Detached
+             * @description Hand the outcome to the exits feed.
              * @default false
              */
             detached: boolean;
-            /** Language */
+            /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
-            /** Code */
+            /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
             code: string;
         };
         /**
@@ -958,7 +750,7 @@ export interface components {
          */
         WaitRequest: {
             /**
-             * Waittimeoutms
+             * @description How long to wait for the end (default 30000).
              * @default null
              */
             waitTimeoutMs: number | null;
@@ -966,12 +758,36 @@ export interface components {
         /** WaitResult */
         WaitResult: {
             execution: components["schemas"]["Execution"];
-            /** Waittimedout */
             waitTimedOut: boolean;
         };
+        /**
+         * @description what an execution runs
+         * @enum {string}
+         */
+        ExecutionKind: "workbench_bash" | "workbench_code";
+        /**
+         * @description what a journal event records
+         * @enum {string}
+         */
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact";
+        /**
+         * @description an output stream (and the artifact that keeps it)
+         * @enum {string}
+         */
+        StreamName: "stdout" | "stderr";
+        /**
+         * @description how an execution's process tree is held and killed
+         * @enum {string}
+         */
+        Containment: "cgroup" | "pidns" | "pgroup";
+        /**
+         * @description the code of an error response; its HTTP status is fixed per code
+         * @enum {string}
+         */
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "internal";
     };
     responses: {
-        /** @description `bad_request`: malformed JSON or bad query parameters */
+        /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
         bad_request: {
             headers: {
                 [name: string]: unknown;
@@ -980,7 +796,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `unauthorized`: missing or wrong bearer token */
+        /** @description `unauthorized` (401): missing or wrong bearer token */
         unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -989,7 +805,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `forbidden`: the token lacks the scope for this route */
+        /** @description `forbidden` (403): the token lacks the scope for this route */
         forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -998,7 +814,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `not_found`: unknown execution, kind, artifact or route, or an execution of another principal */
+        /** @description `not_found` (404): unknown execution, kind, artifact, exit or route (or a wrong method), or an execution of another principal */
         not_found: {
             headers: {
                 [name: string]: unknown;
@@ -1007,7 +823,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `conflict`: the request conflicts with the current state (e.g. deleting a running execution) */
+        /** @description `conflict` (409): the request conflicts with the current state: deleting an execution that has not ended */
         conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1016,7 +832,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `payload_too_large`: body over the limit (default 1 MiB) */
+        /** @description `payload_too_large` (413): body over the limit (1 MiB) */
         payload_too_large: {
             headers: {
                 [name: string]: unknown;
@@ -1025,7 +841,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `invalid_request`: fails validation (`details` lists the fields); also `idempotency_key_reused`, `unknown_image`, `image_unavailable`, `unsupported_language` */
+        /** @description `range_not_satisfiable` (416): the `Range` cannot be met (`Content-Range: bytes *\/SIZE`) */
+        range_not_satisfiable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `invalid_request` (422): the body fails validation (`details` lists the fields) */
         invalid_request: {
             headers: {
                 [name: string]: unknown;
@@ -1034,7 +859,43 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `too_many_executions`: the queue is full */
+        /** @description `idempotency_key_reused` (422): the Idempotency-Key was first used with a different body */
+        idempotency_key_reused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `unknown_image` (422): no image by that name */
+        unknown_image: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `image_unavailable` (422): the image cannot run on this machine */
+        image_unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `unsupported_language` (422): the image has no such language */
+        unsupported_language: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `too_many_executions` (429): the queue is full */
         too_many_executions: {
             headers: {
                 [name: string]: unknown;
@@ -1043,8 +904,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `unavailable`: shutting down, or the store failed */
+        /** @description `unavailable` (503): shutting down, or the store failed */
         unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `internal` (500): a bug: see the daemon's log */
+        internal: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1078,6 +948,8 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["bad_request"];
+            413: components["responses"]["payload_too_large"];
         };
     };
     openapi: {
@@ -1098,13 +970,15 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            400: components["responses"]["bad_request"];
+            413: components["responses"]["payload_too_large"];
         };
     };
     startBash: {
         parameters: {
             query?: never;
             header?: {
-                /** @description the first request with a key creates the execution; a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1119,13 +993,15 @@ export interface operations {
             /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
             200: {
                 headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
             };
-            /** @description ran in the foreground: the record after up to `waitTimeoutMs` (terminal or not) */
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1146,10 +1022,16 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
         };
@@ -1158,7 +1040,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description the first request with a key creates the execution; a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1173,13 +1055,15 @@ export interface operations {
             /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
             200: {
                 headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
             };
-            /** @description ran in the foreground: the record after up to `waitTimeoutMs` (terminal or not) */
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1200,10 +1084,16 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
         };
@@ -1214,7 +1104,7 @@ export interface operations {
                 /** @description only this status */
                 status?: components["schemas"]["ExecutionStatus"];
                 /** @description only this kind */
-                kind?: "workbench_bash" | "workbench_code";
+                kind?: components["schemas"]["ExecutionKind"];
                 /** @description only this session's */
                 sessionId?: string;
                 /** @description page size */
@@ -1240,8 +1130,7 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            422: components["responses"]["invalid_request"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1273,7 +1162,7 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1282,7 +1171,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the delivery id of an exit */
+                /** @description the delivery id of an exit (`dl_` + 26 characters); any other is 404 */
                 deliveryId: string;
             };
             cookie?: never;
@@ -1300,6 +1189,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1324,7 +1214,7 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1334,8 +1224,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1355,6 +1245,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1364,8 +1255,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1384,6 +1275,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1392,7 +1284,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1412,6 +1304,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1420,7 +1313,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1439,6 +1332,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1448,8 +1342,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1483,7 +1377,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1518,8 +1412,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1562,7 +1456,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1606,8 +1500,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1627,6 +1521,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1635,7 +1530,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1655,6 +1550,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1669,8 +1565,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1690,6 +1586,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1703,7 +1600,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1723,6 +1620,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1738,8 +1636,8 @@ export interface operations {
             };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1766,6 +1664,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1780,7 +1679,7 @@ export interface operations {
                 "Last-Event-ID"?: string;
             };
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1807,6 +1706,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1816,8 +1716,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1837,6 +1737,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1845,7 +1746,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1865,6 +1766,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1872,16 +1774,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
                 Range?: string;
             };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
-                /** @description the artifact */
-                name: "stdout" | "stderr";
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
             };
             cookie?: never;
         };
@@ -1909,15 +1811,8 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
-            /** @description the range cannot be satisfied (an error body) */
-            416: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1925,14 +1820,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
                 Range?: string;
             };
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
-                /** @description the artifact */
-                name: "stdout" | "stderr";
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
             };
             cookie?: never;
         };
@@ -1960,15 +1855,8 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
-            /** @description the range cannot be satisfied (an error body) */
-            416: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
             503: components["responses"]["unavailable"];
         };
     };
