@@ -57,6 +57,9 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
     @app.get("/healthz")
     async def healthz() -> Response:
+        problem = daemon.health()
+        if problem is not None:
+            return json_response({"status": "degraded", "reason": problem}, 503)
         return json_response({"status": "ok"})
 
     @app.post(f"/v1/executions/{KINDS}")
