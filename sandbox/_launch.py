@@ -56,13 +56,18 @@ class LaunchPlan:
 
 
 def make_plan(
-    spec: SpawnSpec, containment: Containment, cgroups: list[tuple[str, str]], use_rlimit_as: bool
+    spec: SpawnSpec,
+    containment: Containment,
+    cgroups: list[tuple[str, str]],
+    use_rlimit_as: bool,
+    pidns: bool = False,
 ) -> LaunchPlan:
     """The launch plan of `spec`.
 
     Args:
         spec: the spawn spec.
         containment: the concrete containment (PIDNS makes the leader a namespace's init).
+        pidns: make the leader a namespace's init for another containment too.
         cgroups: (execution's cgroup, shim's own cgroup) per hierarchy the leader must join.
         use_rlimit_as: cap the address space with RLIMIT_AS (when no memory cgroup does it).
     """
@@ -93,7 +98,7 @@ def make_plan(
         stderr_path=spec.stderr_path,
         cgroups=cgroups,
         rlimits=rlimits,
-        pidns=containment is Containment.PIDNS,
+        pidns=pidns or containment is Containment.PIDNS,
     )
 
 

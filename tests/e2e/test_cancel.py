@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +190,83 @@ async def test_a_deadline_counts_from_acceptance_queueing_included(make_daemon: 
     assert "queued" in final["error"]["message"]
     await wb.wait(blocker["executionId"])
     assert not (tmp_path / "ran").exists()
+
+
+#: The escape matrix: ways out of a tree, each run under every end (cancel, deadline, exit),
+#: mechanism and image. Each escapee's command line ends in ``20.$N<k>`` (a sleep's length),
+#: which is how the test finds it from the host, whatever it shed; the script itself never
+#: holds that text (only ``$N``), so the leader and its subshells do not count.
+ESCAPE_PATTERNS = {
+    "background": "sleep 20.${N}1 &",
+    "setsid": "setsid sleep 20.${N}2 &",
+    "setsid-env-i": "(setsid env -i sleep 20.${N}3 &)",
+    "double-fork": "( (exec sleep 20.${N}4) & ) &",
+    # As root on the host: leave the cgroup for the hierarchy's root (fails harmlessly elsewhere).
+    "cgroup-procs": "(echo $BASHPID > {cgroot}/cgroup.procs 2>&-; exec setsid env -i sleep 20.${N}5) &",
+}
+ENDS = ("cancel", "deadline", "exit")
+IMAGES = [
+    "host",
+    pytest.param("sandbox", marks=pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bwrap")),
+]
+
+
+def _cgroup_root() -> str:
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.startswith("cgroup2 "):
+                return left.split()[4]
+    return "/nonexistent"
+
+
+def escape_command(number: str, end: str) -> str:
+    lines = [f"N={number}"]
+    lines += [p.replace("{cgroot}", _cgroup_root()) for p in ESCAPE_PATTERNS.values()]
+    # The leader learns that every escapee runs (in its own view of /proc) before it ends.
+    lines.append(f"until [ $(pgrep -fc '20[.]'$N) -ge {len(ESCAPE_PATTERNS)} ]; do sleep 0.02; done")
+    lines.append("echo escaped")
+    lines.append("exit 0" if end == "exit" else "sleep 60")
+    return "\n".join(lines)
+
+
+async def output_of(wb: DaemonHandle, eid: str) -> str:
+    return "".join(e.get("outputDelta") or "" for e in await wb.events(eid) if e["eventType"] == "output")
+
+
+@pytest.mark.parametrize("image", IMAGES)
+async def test_the_escape_matrix_leaves_no_survivor(contained: DaemonHandle, image: str) -> None:
+    """Promise 3: every escape pattern, under cancel, deadline and exit, leaves nothing alive."""
+    wb = contained
+    nonce = random.randrange(100_000, 999_999)
+    runs: dict[str, tuple[str, str]] = {}
+    for i, end in enumerate(ENDS):
+        number = f"{nonce}{i}"
+        body: dict[str, Any] = {"image": image, "timeoutMs": 4000 if end == "deadline" else 60_000}
+        started = await wb.start(escape_command(number, end), **body)
+        runs[end] = (started["executionId"], f"20.{number}")
+    survivors: dict[str, list[str]] = {}
+    try:
+        eid = runs["cancel"][0]
+        with trio.fail_after(30):
+            while "escaped" not in await output_of(wb, eid):  # noqa: ASYNC110 - another process's output
+                await trio.sleep(0.05)
+        response = await wb.client.post(f"/v1/executions/{eid}/cancel", json={"reason": "test"})
+        assert response.status_code == 202, response.text
+        for end, (eid, marker) in runs.items():
+            final = await wb.wait(eid)
+            expected = {"cancel": "cancelled", "deadline": "timed_out", "exit": "completed"}[end]
+            assert final["status"] == expected, (end, final)
+            assert "escaped" in await output_of(wb, eid), (end, "the escapees never all ran")
+            for k, name in enumerate(ESCAPE_PATTERNS, start=1):
+                alive = procs.processes_mentioning(f"{marker}{k}")
+                if alive:
+                    survivors.setdefault(end, []).append(f"{name}: {procs.describe(alive)}")
+    finally:
+        for _eid, marker in runs.values():
+            for pid in procs.processes_mentioning(marker):
+                procs.kill(pid)
+    count = len(runs) * len(ESCAPE_PATTERNS)
+    found = sum(len(v) for v in survivors.values())
+    print(f"escape matrix {wb.settings.containment.value}/{image}: {count} escape runs, {found} survivors")
+    assert survivors == {}, survivors

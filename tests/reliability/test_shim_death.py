@@ -113,6 +113,17 @@ def test_healthz_reports_degraded_while_the_shim_is_being_replaced(daemon_proces
     assert d.wait(d.start_bash("true")["executionId"])["status"] == "completed"
 
 
+def test_an_execution_cannot_kill_its_shim_where_it_is_outside_the_tree(daemon_process: Factory) -> None:
+    """`kill -9 $PPID` from a host execution: under cgroup and pidns the shim is in another pid
+    namespace (no $PPID to reach), so it lives; the execution is unaffected."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    pid = shim_pid(d)
+    final = d.wait(d.start_bash("kill -9 $PPID; echo still")["executionId"])
+    assert procs.alive(pid), "the shim was killed by an execution"
+    assert final["containment"] in {"cgroup", "pidns"}
+
+
 def test_pgroup_execution_that_kills_its_shim_ends_lost_and_the_daemon_goes_on(
     daemon_process: Factory, tmp_path: Path
 ) -> None:

@@ -206,6 +206,9 @@ class _Host:
     def need_sweep(self, tracked: object) -> None:
         pass
 
+    def is_leader(self, pid: int) -> bool:
+        return False
+
 
 def test_without_cgroups_limits_fall_back_to_rlimits(kit: Kit) -> None:
     """On a machine without writable cgroups, pgroup containment and rlimits (RLIMIT_AS too)."""
