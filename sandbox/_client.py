@@ -129,7 +129,7 @@ class Supervisor:
                 if self._reconnect is None or self._lost is not None:
                     raise
                 # The shim died while starting it: it started it if it wrote its proc file.
-                await self._ready.wait()
+                await self._wait_ready()
                 info = read_proc_file(spec.dir)
                 if info is not None and info.name == spec.name:
                     await self._take_back(info)
@@ -231,7 +231,7 @@ class Supervisor:
         """
         while True:
             if not internal:
-                await self._ready.wait()
+                await self._wait_ready()
             if self._lost is not None:
                 raise SupervisorLost(self._lost)
             generation = self._generation
@@ -261,6 +261,12 @@ class Supervisor:
         if not reply.message.get("ok"):
             raise _error(reply.message.get("error"))
         return reply.message
+
+    async def _wait_ready(self) -> None:
+        # Event.wait() yields even when set, and a replacement may begin meanwhile (with a new,
+        # unset event): only a check without a yield after it is sure to be current.
+        while not self._ready.is_set():
+            await self._ready.wait()
 
     async def _run(self, nursery: trio.Nursery) -> None:
         """Read the shim's messages; replace it each time it dies (if replacing is asked for)."""

@@ -53,6 +53,7 @@ class LaunchPlan:
     cgroups: list[tuple[str, str]]  # (the execution's cgroup dir, the shim's own dir there)
     rlimits: list[tuple[int, int, int]]
     pidns: bool
+    user: tuple[int, int] | None = None
 
 
 def make_plan(
@@ -99,6 +100,7 @@ def make_plan(
         cgroups=cgroups,
         rlimits=rlimits,
         pidns=pidns or containment is Containment.PIDNS,
+        user=spec.user,
     )
 
 
@@ -146,6 +148,10 @@ def launch(plan: LaunchPlan) -> tuple[int, int]:
                     start_new_session=True,
                     close_fds=True,
                     restore_signals=True,
+                    # set*id in the (vfork) child, after its chdir: no preexec_fn needed.
+                    user=plan.user[0] if plan.user else None,
+                    group=plan.user[1] if plan.user else None,
+                    extra_groups=[] if plan.user else None,
                 )
             except OSError as e:
                 if e.filename == plan.cwd:  # subprocess's way of saying chdir failed
