@@ -181,9 +181,6 @@ def spawn_spec(
         limits=_limits(image.limits),
         containment=containment,
         tag=("WORKBENCH_EXECUTION_ID", row.id),
-        # Outside the tree's pid namespace, the shim cannot be signalled by it; a process that
-        # moves itself out of the cgroup still dies with the leader.
-        pid_namespace=True,
     )
 
 
