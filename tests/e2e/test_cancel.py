@@ -231,6 +231,27 @@ def escape_command(number: str, end: str) -> str:
     return "\n".join(lines)
 
 
+async def _run_escapes(
+    wb: DaemonHandle, image: str, end: str, marker: str, survivors: dict[str, list[str]]
+) -> None:
+    body: dict[str, Any] = {"image": image, "timeoutMs": 3000 if end == "deadline" else 60_000}
+    eid = (await wb.start(escape_command(marker.removeprefix("20."), end), **body))["executionId"]
+    if end == "cancel":
+        with trio.fail_after(30):
+            while "escaped" not in await output_of(wb, eid):  # noqa: ASYNC110 - another process's output
+                await trio.sleep(0.05)
+        response = await wb.client.post(f"/v1/executions/{eid}/cancel", json={"reason": "test"})
+        assert response.status_code == 202, response.text
+    final = await wb.wait(eid)
+    expected = {"cancel": "cancelled", "deadline": "timed_out", "exit": "completed"}[end]
+    assert final["status"] == expected, (end, final)
+    assert "escaped" in await output_of(wb, eid), (end, "the escapees never all ran")
+    for k, name in enumerate(ESCAPE_PATTERNS, start=1):
+        alive = procs.processes_mentioning(f"{marker}{k}")
+        if alive:
+            survivors.setdefault(name, []).append(f"{end}: {procs.describe(alive)}")
+
+
 async def output_of(wb: DaemonHandle, eid: str) -> str:
     return "".join(e.get("outputDelta") or "" for e in await wb.events(eid) if e["eventType"] == "output")
 
@@ -240,31 +261,15 @@ async def test_the_escape_matrix_leaves_no_survivor(contained: DaemonHandle, ima
     """Promise 3: every escape pattern, under cancel, deadline and exit, leaves nothing alive."""
     wb = contained
     nonce = random.randrange(100_000, 999_999)
-    runs: dict[str, tuple[str, str]] = {}
-    for i, end in enumerate(ENDS):
-        number = f"{nonce}{i}"
-        body: dict[str, Any] = {"image": image, "timeoutMs": 4000 if end == "deadline" else 60_000}
-        started = await wb.start(escape_command(number, end), **body)
-        runs[end] = (started["executionId"], f"20.{number}")
+    runs: dict[str, str] = {}
     survivors: dict[str, list[str]] = {}
-    try:
-        eid = runs["cancel"][0]
-        with trio.fail_after(30):
-            while "escaped" not in await output_of(wb, eid):  # noqa: ASYNC110 - another process's output
-                await trio.sleep(0.05)
-        response = await wb.client.post(f"/v1/executions/{eid}/cancel", json={"reason": "test"})
-        assert response.status_code == 202, response.text
-        for end, (eid, marker) in runs.items():
-            final = await wb.wait(eid)
-            expected = {"cancel": "cancelled", "deadline": "timed_out", "exit": "completed"}[end]
-            assert final["status"] == expected, (end, final)
-            assert "escaped" in await output_of(wb, eid), (end, "the escapees never all ran")
-            for k, name in enumerate(ESCAPE_PATTERNS, start=1):
-                alive = procs.processes_mentioning(f"{marker}{k}")
-                if alive:
-                    survivors.setdefault(name, []).append(f"{end}: {procs.describe(alive)}")
-    finally:
-        for _eid, marker in runs.values():
+    # One after another: under pgroup an orphan counts as a member of every tree started before
+    # it, so a concurrent cancel would kill another run's escapees before they were all seen.
+    for i, end in enumerate(ENDS):
+        runs[end] = marker = f"20.{nonce}{i}"
+        try:
+            await _run_escapes(wb, image, end, marker, survivors)
+        finally:
             for pid in procs.processes_mentioning(marker):
                 procs.kill(pid)
     count = len(runs) * len(ESCAPE_PATTERNS)
