@@ -240,7 +240,10 @@ def operations() -> list[Op]:
             "/healthz",
             "health",
             "Answers once the daemon accepts work",
-            ok={200: (Health, "ready")},
+            ok={
+                200: (Health, "ready"),
+                503: (Health, "degraded: `reason` says why (e.g. the supervisor is replaced)"),
+            },
             errors=ANY,
             public=True,
         ),

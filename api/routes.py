@@ -73,6 +73,9 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @app.get("/healthz")
     async def healthz() -> Response:
         check_query()
+        problem = daemon.health()
+        if problem is not None:
+            return json_response({"status": "degraded", "reason": problem}, 503)
         return json_response({"status": "ok"})
 
     @app.post(f"/v1/executions/{KINDS}")

@@ -2,35 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, final
 
 import trio
 
+from ._connect import connect, prepare_run_dir
 from ._detect import Capabilities
-from ._errors import ERROR_TYPES, SandboxError, ShimRefused, SupervisorLost, UnknownExecution
-from ._model import ChildInfo, ExitStatus, KnownChild, SpawnSpec
-from ._protocol import (
-    EXIT_LOCKED,
-    EXIT_READY,
-    LOG_NAME,
-    PROTOCOL_VERSION,
-    SOCKET_NAME,
-    LineBuffer,
-    ProtocolError,
-    decode,
-    encode,
-)
+from ._errors import ERROR_TYPES, SandboxError, SupervisorLost, UnknownExecution
+from ._files import read_proc_file, read_status_file
+from ._model import UNKNOWN_EXIT, ChildInfo, ExitStatus, KnownChild, SpawnSpec
+from ._protocol import LineBuffer, ProtocolError, decode, encode
 
-# A shim that is exiting (idle) or starting in another process holds the lock for a few
-# milliseconds; retrying this many times, this far apart, outlasts that.
-_CONNECT_ATTEMPTS = 200
-_RETRY_DELAY_S = 0.025
+#: How a replacement shim is reached: (stream, lines, hello), as `connect` returns them.
+Reconnect = Callable[[], Awaitable[tuple[trio.SocketStream, LineBuffer, dict[str, Any]]]]
+
+#: Between failed attempts to start a replacement shim: from the first to the last delay.
+_REPLACE_DELAYS_S = (0.02, 1.0)
 
 
 class _Child:
@@ -42,6 +36,9 @@ class _Child:
         self.empty = False
         self.exited = trio.Event()
         self.emptied = trio.Event()
+        # Known only here: its shim died with it finished (or it was gone when taken back), so
+        # no shim holds it and releasing it is just forgetting it.
+        self.orphaned = False
         self.update(known.status, known.empty)
 
     def update(self, status: ExitStatus | None, empty: bool) -> None:
@@ -67,20 +64,47 @@ class Supervisor:
     died) or is closed, pending and later calls raise SupervisorLost; the executions go on.
     """
 
-    def __init__(self, stream: trio.abc.Stream, lines: LineBuffer, hello: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        lines: LineBuffer,
+        hello: dict[str, Any],
+        reconnect: Reconnect | None = None,
+    ) -> None:
         self._stream = stream
         self._lines = lines
         self._send_lock = trio.Lock()
         self._pending: dict[int, _Reply] = {}
         self._next_id = 1
         self._lost: str | None = None
+        self._closing = False
+        self._reconnect = reconnect
+        self._generation = 0  # one more per replacement shim
+        self._ready = trio.Event()  # clear while a replacement shim takes the trees back
+        self._ready.set()
         self._children: dict[str, _Child] = {}
+        self._held: set[str] = set()  # the names the current shim said hello with
+        self.degraded: str | None = None
+        """Why the supervisor cannot serve right now (a dead shim being replaced), else None."""
+        self.replacements = 0
+        """How many dead shims were replaced."""
+        self._greet(hello)
+
+    def _greet(self, hello: dict[str, Any]) -> None:
         self.capabilities: Capabilities = Capabilities.from_dict(hello["capabilities"])
         """What the shim's machine allows (as probed by the shim)."""
         self.shim_pid: int = int(hello["shimPid"])
         """The shim's process id."""
+        self._held = set()
         for data in hello["children"]:
-            self._remember(KnownChild.from_dict(data))
+            known = KnownChild.from_dict(data)
+            self._held.add(known.info.name)
+            self._remember(known)
+
+    @property
+    def problem(self) -> str | None:
+        """None while the supervisor serves; else why not (being replaced, or lost for good)."""
+        return self._lost or self.degraded
 
     # -- the API ----------------------------------------------------------------------------
 
@@ -97,8 +121,20 @@ class Supervisor:
             SupervisorLost: the shim is gone.
         """
         spec = dataclasses.replace(spec, containment=self.capabilities.resolve(spec.containment))
+        request = {"op": "spawn", "spec": spec.to_dict()}
         with trio.CancelScope(shield=True):
-            reply = await self._request({"op": "spawn", "spec": spec.to_dict()})
+            try:
+                reply = await self._request(request, retry=False)
+            except SupervisorLost:
+                if self._reconnect is None or self._lost is not None:
+                    raise
+                # The shim died while starting it: it started it if it wrote its proc file.
+                await self._wait_ready()
+                info = read_proc_file(spec.dir)
+                if info is not None and info.name == spec.name:
+                    await self._take_back(info)
+                    return info
+                reply = await self._request(request)
         return ChildInfo.from_dict(reply["child"]["info"])
 
     async def wait_exited(self, name: str) -> ExitStatus:
@@ -140,7 +176,9 @@ class Supervisor:
         Raises:
             NotEmpty: its leader or some process of its tree still runs.
         """
-        await self._request({"op": "release", "name": name})
+        child = self._children.get(name)
+        if child is None or not child.orphaned:
+            await self._request({"op": "release", "name": name})
         self._children.pop(name, None)
 
     def known(self) -> dict[str, KnownChild]:
@@ -184,49 +222,128 @@ class Supervisor:
         else:
             child.update(known.status, known.empty)
 
-    async def _request(self, message: dict[str, Any]) -> dict[str, Any]:
-        if self._lost is not None:
-            raise SupervisorLost(self._lost)
-        request_id = self._next_id
-        self._next_id += 1
-        reply = _Reply()
-        self._pending[request_id] = reply
-        try:
-            data = encode({"id": request_id, **message})
-            # A cancelled send_all could leave half a line on the socket: never cancel it.
-            with trio.CancelScope(shield=True):
-                async with self._send_lock:
-                    try:
-                        await self._stream.send_all(data)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
-                        self._lose(f"connection to the shim lost: {e}")
-            await reply.done.wait()
-        finally:
-            del self._pending[request_id]
-        if reply.message is None:
-            raise SupervisorLost(self._lost)
+    async def _request(
+        self, message: dict[str, Any], *, retry: bool = True, internal: bool = False
+    ) -> dict[str, Any]:
+        """Send `message`, return the shim's answer; asks a replacement shim again if `retry`.
+
+        `internal`: part of a replacement (the trees are not taken back yet): never waits.
+        """
+        while True:
+            if not internal:
+                await self._wait_ready()
+            if self._lost is not None:
+                raise SupervisorLost(self._lost)
+            generation = self._generation
+            request_id = self._next_id
+            self._next_id += 1
+            reply = _Reply()
+            self._pending[request_id] = reply
+            try:
+                data = encode({"id": request_id, **message})
+                # A cancelled send_all could leave half a line on the socket: never cancel it.
+                with trio.CancelScope(shield=True):
+                    async with self._send_lock:
+                        if generation != self._generation:
+                            reply.done.set()  # the shim it was meant for is gone
+                        else:
+                            # A broken connection is the reader's to notice: it replaces the
+                            # shim or gives up, and either way answers every pending request.
+                            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                                await self._stream.send_all(data)
+                await reply.done.wait()
+            finally:
+                del self._pending[request_id]
+            if reply.message is not None:
+                break
+            if self._lost is not None or internal or not retry or self._reconnect is None:
+                raise SupervisorLost(self._lost or "the shim died before answering")
         if not reply.message.get("ok"):
             raise _error(reply.message.get("error"))
         return reply.message
 
-    async def _read_loop(self) -> None:
-        reason = "the shim closed the connection"
+    async def _wait_ready(self) -> None:
+        # Event.wait() yields even when set, and a replacement may begin meanwhile (with a new,
+        # unset event): only a check without a yield after it is sure to be current.
+        while not self._ready.is_set():
+            await self._ready.wait()
+
+    async def _run(self, nursery: trio.Nursery) -> None:
+        """Read the shim's messages; replace it each time it dies (if replacing is asked for)."""
+        while True:
+            reason = await self._receive()
+            if self._closing or self._reconnect is None:
+                self._lose(reason)
+                return
+            generation = await self._replace(reason)
+            nursery.start_soon(self._take_all_back, generation)
+
+    async def _receive(self) -> str:
+        """Dispatch the shim's messages until the connection ends; returns why it ended."""
         try:
             while True:
                 data = await self._stream.receive_some(1 << 16)
                 if not data:
-                    break
+                    return "the shim closed the connection"
                 for line in self._lines.feed(data):
                     self._dispatch(decode(line))
         except trio.ClosedResourceError:
-            reason = "the supervisor was closed"
+            return "the supervisor was closed"
         except (trio.BrokenResourceError, OSError) as e:
-            reason = f"connection to the shim lost: {e}"
+            return f"connection to the shim lost: {e}"
         except (ProtocolError, KeyError, TypeError, ValueError) as e:
             # A malformed message must fail the waits, not the daemon's supervisor block.
-            reason = f"the shim sent something unexpected: {e!r}"
-        finally:
-            self._lose(reason)
+            return f"the shim sent something unexpected: {e!r}"
+
+    async def _replace(self, reason: str) -> int:
+        """Connect to a new shim (retrying until one starts); returns the new generation."""
+        self._ready = trio.Event()
+        self.degraded = f"the sandbox shim (pid {self.shim_pid}) is being replaced: {reason}"
+        self._generation += 1
+        for pending in self._pending.values():
+            pending.done.set()
+        with trio.CancelScope(shield=True):
+            await self._stream.aclose()
+        delay = _REPLACE_DELAYS_S[0]
+        assert self._reconnect is not None
+        while True:
+            try:
+                stream, lines, hello = await self._reconnect()
+                break
+            except SandboxError as e:
+                self.degraded = f"the sandbox shim died ({reason}) and cannot be replaced yet: {e.message}"
+            await trio.sleep(delay)
+            delay = min(delay * 2, _REPLACE_DELAYS_S[1])
+        self._stream, self._lines = stream, lines
+        self._greet(hello)
+        return self._generation
+
+    async def _take_all_back(self, generation: int) -> None:
+        """Have the new shim hold every tree the dead one held (as recovery does after a crash)."""
+        try:
+            for child in list(self._children.values()):
+                await self._take_back(child.info, internal=True)
+        except SupervisorLost:
+            return  # this shim died too: its replacement takes them back
+        if generation == self._generation:
+            self.replacements += 1
+            self.degraded = None
+            self._ready.set()
+
+    async def _take_back(self, info: ChildInfo, *, internal: bool = False) -> None:
+        """Adopt `info`'s tree by identity, or record it as ended (its status file, else unknown)."""
+        child = self._children.get(info.name)
+        if child is not None and child.empty and info.name not in self._held:
+            child.orphaned = True
+        if child is not None and (child.empty or child.orphaned):
+            return
+        reply = await self._request({"op": "adopt", "info": info.to_dict()}, internal=internal)
+        if not reply["adopted"]:
+            status = read_status_file(info.dir, info) or UNKNOWN_EXIT
+            if child is None:
+                self._children[info.name] = child = _Child(KnownChild(info, status, True))
+            child.update(status, True)
+            child.orphaned = True
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         event = message.get("event")
@@ -260,6 +377,7 @@ class Supervisor:
             child.emptied.set()
 
     async def _close(self) -> None:
+        self._closing = True
         self._lose("the supervisor was closed")
         with trio.CancelScope(shield=True):
             await self._stream.aclose()
@@ -274,7 +392,11 @@ def _error(data: Any) -> SandboxError:
 
 @asynccontextmanager
 async def open_supervisor(
-    run_dir: str | os.PathLike[str], *, python: str = sys.executable, idle_linger: float = 30.0
+    run_dir: str | os.PathLike[str],
+    *,
+    python: str = sys.executable,
+    idle_linger: float = 30.0,
+    replace_dead_shim: bool = False,
 ) -> AsyncIterator[Supervisor]:
     """Connect to the shim of `run_dir`, starting one if none runs.
 
@@ -287,118 +409,23 @@ async def open_supervisor(
         run_dir: the directory of the shim's socket, lock, pid file and log (created 0700).
         python: the interpreter that runs a new shim (an absolute path; never a PATH shim).
         idle_linger: for a shim started now: how long it waits, idle, for a client to return.
+        replace_dead_shim: when the shim dies, start a new one at once and have it take back
+            every tree the dead one held (by identity; a tree that ended meanwhile gets the
+            status its shim recorded, else UNKNOWN_EXIT). Calls wait meanwhile (`problem`
+            says why) instead of raising SupervisorLost.
 
     Raises:
         ShimRefused: another daemon is connected to that shim.
         SandboxError: no shim could be started (the message quotes its log).
     """
-    directory = _prepare_run_dir(run_dir)
-    stream, lines, hello = await _connect(directory, python, idle_linger)
-    supervisor = Supervisor(stream, lines, hello)
+    directory = prepare_run_dir(run_dir)
+    stream, lines, hello = await connect(directory, python, idle_linger)
+    reconnect = partial(connect, directory, python, idle_linger) if replace_dead_shim else None
+    supervisor = Supervisor(stream, lines, hello, reconnect)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(supervisor._read_loop)
+        nursery.start_soon(supervisor._run, nursery)
         try:
             yield supervisor
         finally:
             await supervisor._close()
             nursery.cancel_scope.cancel()
-
-
-def _prepare_run_dir(run_dir: str | os.PathLike[str]) -> str:
-    directory = os.path.abspath(os.fspath(run_dir))
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    return directory
-
-
-async def _connect(
-    run_dir: str, python: str, idle_linger: float
-) -> tuple[trio.SocketStream, LineBuffer, dict[str, Any]]:
-    for _ in range(_CONNECT_ATTEMPTS):
-        try:
-            stream = await _open_socket(run_dir)
-        except (FileNotFoundError, ConnectionRefusedError):
-            code = await _start_shim(run_dir, python, idle_linger)
-            if code == EXIT_LOCKED:
-                await trio.sleep(_RETRY_DELAY_S)
-            elif code != EXIT_READY:
-                raise SandboxError(f"the shim failed to start (exit {code}): {_log_tail(run_dir)}") from None
-            continue
-        lines = LineBuffer()
-        try:
-            hello = await _hello(stream, lines)
-        except (trio.BrokenResourceError, EOFError):
-            # Accepted by a shim that was exiting (idle) at that moment: start over.
-            await stream.aclose()
-            await trio.sleep(_RETRY_DELAY_S)
-            continue
-        except BaseException:
-            await stream.aclose()
-            raise
-        return stream, lines, hello
-    raise SandboxError(f"could not reach a shim in {run_dir}: {_log_tail(run_dir)}")
-
-
-async def _open_socket(run_dir: str) -> trio.SocketStream:
-    path = os.path.join(run_dir, SOCKET_NAME)
-    if len(os.fsencode(path)) < 100:
-        return await trio.open_unix_socket(path)
-    # A socket address holds at most 107 bytes: go through a short /proc path to the dir.
-    fd = os.open(run_dir, os.O_PATH | os.O_CLOEXEC)
-    try:
-        return await trio.open_unix_socket(f"/proc/self/fd/{fd}/{SOCKET_NAME}")
-    finally:
-        os.close(fd)
-
-
-async def _hello(stream: trio.SocketStream, lines: LineBuffer) -> dict[str, Any]:
-    await stream.send_all(encode({"id": 0, "op": "hello", "protocol": PROTOCOL_VERSION}))
-    while True:
-        data = await stream.receive_some(1 << 16)
-        if not data:
-            raise EOFError
-        received = lines.feed(data)
-        if received:
-            break
-    message = decode(received[0])
-    if len(received) > 1:
-        raise ProtocolError("the shim spoke before answering hello")
-    if message.get("event") == "refused" or not message.get("ok"):
-        error = message.get("error") or {}
-        raise ShimRefused(str(error.get("message", "the shim refused the connection")))
-    return message
-
-
-def _shim_env() -> dict[str, str]:
-    # Never the daemon's environment (it holds secrets): just enough to import this package.
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return {"PATH": os.defpath, "PYTHONPATH": package_parent}
-
-
-async def _start_shim(run_dir: str, python: str, idle_linger: float) -> int:
-    log = os.open(
-        os.path.join(run_dir, LOG_NAME), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
-    )
-    try:
-        process = await trio.run_process(
-            [python, "-s", "-m", "sandbox.shim", run_dir, "--idle-linger", repr(idle_linger)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-            env=_shim_env(),
-            cwd="/",
-            check=False,
-        )
-    finally:
-        os.close(log)
-    return process.returncode
-
-
-def _log_tail(run_dir: str) -> str:
-    try:
-        with open(os.path.join(run_dir, LOG_NAME), "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 2000))
-            return f.read().decode(errors="replace").strip()[-1000:] or "(empty log)"
-    except OSError as e:
-        return f"(no log: {e.strerror})"

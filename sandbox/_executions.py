@@ -57,14 +57,21 @@ class Executions:
         dirs = self._make_cgroups(spec.name, containment, spec.limits)
         joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
         use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
-        plan = make_plan(spec, containment, joins, use_rlimit_as)
+        # A cgroup alone is left by a root process that writes its pid elsewhere: as the init of
+        # a pid namespace too, the leader takes every process of the tree with it when killed.
+        pidns = containment is Containment.PIDNS or (
+            containment is Containment.CGROUP and spec.pid_namespace and self.caps.pidns
+        )
+        plan = make_plan(spec, containment, joins, use_rlimit_as, pidns)
         try:
             pid, started = launch(plan)
         except BaseException:
             _remove_cgroups(dirs)
             raise
         v2, v1_memory, v1_pids = dirs
-        info = ChildInfo(spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag)
+        info = ChildInfo(
+            spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag, pidns
+        )
         tracked = make_tracked(self.host, info, spec.limits, adopted=False)
         try:
             apply_rlimits(pid, plan.rlimits)

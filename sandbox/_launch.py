@@ -53,16 +53,22 @@ class LaunchPlan:
     cgroups: list[tuple[str, str]]  # (the execution's cgroup dir, the shim's own dir there)
     rlimits: list[tuple[int, int, int]]
     pidns: bool
+    user: tuple[int, int] | None = None
 
 
 def make_plan(
-    spec: SpawnSpec, containment: Containment, cgroups: list[tuple[str, str]], use_rlimit_as: bool
+    spec: SpawnSpec,
+    containment: Containment,
+    cgroups: list[tuple[str, str]],
+    use_rlimit_as: bool,
+    pidns: bool = False,
 ) -> LaunchPlan:
     """The launch plan of `spec`.
 
     Args:
         spec: the spawn spec.
         containment: the concrete containment (PIDNS makes the leader a namespace's init).
+        pidns: make the leader a namespace's init for another containment too.
         cgroups: (execution's cgroup, shim's own cgroup) per hierarchy the leader must join.
         use_rlimit_as: cap the address space with RLIMIT_AS (when no memory cgroup does it).
     """
@@ -93,7 +99,8 @@ def make_plan(
         stderr_path=spec.stderr_path,
         cgroups=cgroups,
         rlimits=rlimits,
-        pidns=containment is Containment.PIDNS,
+        pidns=pidns or containment is Containment.PIDNS,
+        user=spec.user,
     )
 
 
@@ -141,6 +148,10 @@ def launch(plan: LaunchPlan) -> tuple[int, int]:
                     start_new_session=True,
                     close_fds=True,
                     restore_signals=True,
+                    # set*id in the (vfork) child, after its chdir: no preexec_fn needed.
+                    user=plan.user[0] if plan.user else None,
+                    group=plan.user[1] if plan.user else None,
+                    extra_groups=[] if plan.user else None,
                 )
             except OSError as e:
                 if e.filename == plan.cwd:  # subprocess's way of saying chdir failed

@@ -95,6 +95,11 @@ class SpawnSpec:
     `argv[0]` without a slash is looked up in `env`'s PATH. All paths must be absolute.
     `tag` = (NAME, VALUE) marks every process of the tree through its environment; the
     pgroup containment finds escapees by it. AUTO containment is resolved by the client.
+    `pid_namespace`: with the cgroup containment, also make the leader the init of a new pid
+    namespace where the machine allows it, so that a process that leaves the cgroup (root can
+    write its pid to any cgroup.procs) still dies with the leader, and the tree cannot signal
+    the shim; the tree then ends when its leader does. `user` = (uid, gid): run the tree as
+    that unprivileged user, with no supplementary groups (the shim runs as root).
     """
 
     name: str
@@ -108,9 +113,15 @@ class SpawnSpec:
     limits: Limits = field(default_factory=Limits)
     containment: Containment = Containment.AUTO
     tag: tuple[str, str] | None = None
+    pid_namespace: bool = False
+    user: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        if self.user is not None:
+            object.__setattr__(self, "user", (int(self.user[0]), int(self.user[1])))
+            if min(self.user) <= 0:
+                raise ValueError(f"user must be an unprivileged (uid, gid), got {self.user!r}")
         # Copies, so that a caller mutating its own list or dict cannot change a frozen spec.
         object.__setattr__(self, "argv", tuple(self.argv))
         object.__setattr__(self, "env", dict(self.env))
@@ -143,6 +154,8 @@ class SpawnSpec:
             "limits": self.limits.to_dict(),
             "containment": str(self.containment),
             "tag": list(self.tag) if self.tag else None,
+            "pidNamespace": self.pid_namespace,
+            "user": list(self.user) if self.user else None,
         }
 
     @classmethod
@@ -161,6 +174,8 @@ class SpawnSpec:
             limits=Limits.from_dict(data.get("limits") or {}),
             containment=Containment(data.get("containment", "auto")),
             tag=(str(tag[0]), str(tag[1])) if tag else None,
+            pid_namespace=bool(data.get("pidNamespace", False)),
+            user=(int(user[0]), int(user[1])) if (user := data.get("user")) else None,
         )
 
 
@@ -190,6 +205,9 @@ class ChildInfo:
     memory_cgroup: str | None = None  # cgroup v1 memory directory
     pids_cgroup: str | None = None  # cgroup v1 pids directory
     tag: tuple[str, str] | None = None
+    #: The leader is also the init of its own pid namespace (``cgroup`` where the machine allows
+    #: it; always for ``pidns``): a process that leaves the cgroup still dies with the leader.
+    pidns: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The identity as a JSON-able dict (the content of ``proc.json``)."""
@@ -203,6 +221,7 @@ class ChildInfo:
             "memoryCgroup": self.memory_cgroup,
             "pidsCgroup": self.pids_cgroup,
             "tag": list(self.tag) if self.tag else None,
+            "pidns": self.pidns,
         }
 
     @classmethod
@@ -218,6 +237,7 @@ class ChildInfo:
             memory_cgroup=data.get("memoryCgroup"),
             pids_cgroup=data.get("pidsCgroup"),
             tag=(str(tag[0]), str(tag[1])) if (tag := data.get("tag")) else None,
+            pidns=bool(data.get("pidns", data["containment"] == "pidns")),
         )
 
 

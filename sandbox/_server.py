@@ -131,6 +131,10 @@ class Shim:
         if self.file_watches.pop(wd, None) is not None:
             self.inotify.rm_watch(wd)
 
+    def is_leader(self, pid: int) -> bool:
+        """Whether `pid` is an execution's leader not yet reaped."""
+        return pid in self.executions.leaders
+
     def need_sweep(self, tracked: Tracked) -> None:
         """Sweep /proc for `tracked` at the end of this iteration."""
         self.sweeps[tracked.name] = tracked

@@ -58,6 +58,9 @@ class Host(Protocol):
     def need_sweep(self, tracked: Tracked) -> None:
         """Call `tracked.sweep(...)` at the end of this loop iteration (one /proc pass for all)."""
 
+    def is_leader(self, pid: int) -> bool:
+        """Whether `pid` is the (unreaped) leader of an execution the shim started."""
+
 
 def classify_limit(status: ExitStatus, limits: Limits, oom_kills: int | None, cpu: float) -> str | None:
     """Which limit killed the leader, if any.
@@ -184,6 +187,17 @@ class Tracked:
         """Send `sig` to every process of the tree; SIGKILL is the containment's hard kill."""
         raise NotImplementedError
 
+    def kill_leader(self) -> None:
+        """SIGKILL the leader, if it has not exited."""
+        if self.status is not None:
+            return
+        if self.leader_fd is not None:
+            _procfs.pidfd_signal(self.leader_fd, signal.SIGKILL)
+        else:
+            # Our child and not yet reaped: its pid cannot have been reused.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.info.pid, signal.SIGKILL)
+
     def sweep(self, snap: dict[int, _procfs.ProcStat], shim_tree: set[int]) -> None:
         """A requested /proc pass (pgroup only)."""
 
@@ -213,10 +227,11 @@ class CgroupTracked(Tracked):
             if not self.adopted:
                 raise
             return False  # the cgroup is gone
-        if self.adopted and not cg.populated(self.cgroup):
+        super().start()
+        leader_alive = self.info.pidns and self.leader_fd is not None
+        if self.adopted and not cg.populated(self.cgroup) and not leader_alive:
             self.close()
             return False
-        super().start()
         if self.status is not None:
             self.empty = not cg.populated(self.cgroup)
             self.exit_announced = True  # the adopt reply carries it
@@ -236,6 +251,9 @@ class CgroupTracked(Tracked):
     def signal(self, sig: int) -> None:
         if sig == signal.SIGKILL:
             cg.kill(self.cgroup)
+            if self.info.pidns:
+                # The leader may have left the cgroup; as init, its death kills the rest.
+                self.kill_leader()
             return
         targets = []
         for pid in cg.procs(self.cgroup):
@@ -274,12 +292,7 @@ class PidnsTracked(Tracked):
         if self.status is not None:
             return
         if sig == signal.SIGKILL:
-            if self.leader_fd is not None:
-                _procfs.pidfd_signal(self.leader_fd, sig)
-            else:
-                # Our child and not yet reaped: its pid cannot have been reused.
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.info.pid, sig)
+            self.kill_leader()
             return
         # init ignores signals it has no handler for: a grace signal must reach every member.
         targets = []
@@ -297,6 +310,12 @@ class PgroupTracked(Tracked):
     started, only the shim's descendants are candidates: as child subreaper, it inherits every
     orphan of the tree, so no member can be anywhere else (and unrelated processes, their
     environments unread, cannot be mistaken for members). An adopted tree has no such bound.
+
+    Group, session and tag can all be shed (``setsid env -i ...``), but an orphan cannot stop
+    being the shim's child: every child of the shim that is no leader (a stray), started after
+    this leader, counts as a member with its descendants. Which tree a stray came from is not
+    recorded by the kernel, so with several trees at once it belongs to each that started
+    before it: killing any of them kills it, and each waits for it.
     """
 
     def __init__(self, host: Host, info: ChildInfo, limits: Limits, adopted: bool) -> None:
@@ -337,7 +356,13 @@ class PgroupTracked(Tracked):
                 and stat.pid != 2
                 and _procfs.environ_has(stat.pid, self.tag_entry)
             )
-            if in_group or tagged:
+            stray = (
+                shim_tree is not None
+                and stat.ppid == self.host.pid
+                and stat.start_time >= self.info.start_time
+                and not self.host.is_leader(stat.pid)
+            )
+            if in_group or tagged or stray:
                 seed.add(stat.pid)
         found = _procfs.descendants(snap, seed)
         return [snap[pid] for pid in found if pid != self.host.pid and snap[pid].alive]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +191,95 @@ async def test_a_deadline_counts_from_acceptance_queueing_included(make_daemon: 
     assert "queued" in final["error"]["message"]
     await wb.wait(blocker["executionId"])
     assert not (tmp_path / "ran").exists()
+
+
+#: The escape matrix: ways out of a tree, each run under every end (cancel, deadline, exit),
+#: mechanism and image. Each escapee's command line ends in ``20.$N<k>`` (a sleep's length),
+#: which is how the test finds it from the host, whatever it shed; the script itself never
+#: holds that text (only ``$N``), so the leader and its subshells do not count.
+ESCAPE_PATTERNS = {
+    "background": "sleep 20.${N}1 &",
+    "setsid": "setsid sleep 20.${N}2 &",
+    "setsid-env-i": "(setsid env -i sleep 20.${N}3 &)",
+    "double-fork": "( (exec sleep 20.${N}4) & ) &",
+    # As root on the host: leave the cgroup for the hierarchy's root (fails harmlessly elsewhere).
+    "cgroup-procs": "(echo $BASHPID > {cgroot}/cgroup.procs 2>&-; exec setsid env -i sleep 20.${N}5) &",
+}
+ENDS = ("cancel", "deadline", "exit")
+IMAGES = [
+    "host",
+    pytest.param("sandbox", marks=pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bwrap")),
+]
+
+
+def _cgroup_root() -> str:
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.startswith("cgroup2 "):
+                return left.split()[4]
+    return "/nonexistent"
+
+
+def escape_command(number: str, end: str) -> str:
+    lines = [f"N={number}"]
+    lines += [p.replace("{cgroot}", _cgroup_root()) for p in ESCAPE_PATTERNS.values()]
+    # The leader learns that every escapee runs (in its own view of /proc) before it ends.
+    lines.append(f"until [ $(pgrep -fc '20[.]'$N) -ge {len(ESCAPE_PATTERNS)} ]; do sleep 0.02; done")
+    lines.append("echo escaped")
+    lines.append("exit 0" if end == "exit" else "sleep 60")
+    return "\n".join(lines)
+
+
+async def _run_escapes(
+    wb: DaemonHandle, image: str, end: str, marker: str, survivors: dict[str, list[str]]
+) -> None:
+    body: dict[str, Any] = {"image": image, "timeoutMs": 3000 if end == "deadline" else 60_000}
+    eid = (await wb.start(escape_command(marker.removeprefix("20."), end), **body))["executionId"]
+    if end == "cancel":
+        with trio.fail_after(30):
+            while "escaped" not in await output_of(wb, eid):  # noqa: ASYNC110 - another process's output
+                await trio.sleep(0.05)
+        response = await wb.client.post(f"/v1/executions/{eid}/cancel", json={"reason": "test"})
+        assert response.status_code == 202, response.text
+    final = await wb.wait(eid)
+    expected = {"cancel": "cancelled", "deadline": "timed_out", "exit": "completed"}[end]
+    assert final["status"] == expected, (end, final)
+    assert "escaped" in await output_of(wb, eid), (end, "the escapees never all ran")
+    for k, name in enumerate(ESCAPE_PATTERNS, start=1):
+        alive = procs.processes_mentioning(f"{marker}{k}")
+        if alive:
+            survivors.setdefault(name, []).append(f"{end}: {procs.describe(alive)}")
+
+
+async def output_of(wb: DaemonHandle, eid: str) -> str:
+    return "".join(e.get("outputDelta") or "" for e in await wb.events(eid) if e["eventType"] == "output")
+
+
+@pytest.mark.parametrize("image", IMAGES)
+async def test_the_escape_matrix_leaves_no_survivor(contained: DaemonHandle, image: str) -> None:
+    """Promise 3: every escape pattern, under cancel, deadline and exit, leaves nothing alive."""
+    wb = contained
+    nonce = random.randrange(100_000, 999_999)
+    runs: dict[str, str] = {}
+    survivors: dict[str, list[str]] = {}
+    # One after another: under pgroup an orphan counts as a member of every tree started before
+    # it, so a concurrent cancel would kill another run's escapees before they were all seen.
+    for i, end in enumerate(ENDS):
+        runs[end] = marker = f"20.{nonce}{i}"
+        try:
+            await _run_escapes(wb, image, end, marker, survivors)
+        finally:
+            for pid in procs.processes_mentioning(marker):
+                procs.kill(pid)
+    count = len(runs) * len(ESCAPE_PATTERNS)
+    found = sum(len(v) for v in survivors.values())
+    print(f"escape matrix {wb.settings.containment.value}/{image}: {count} escape runs, {found} survivors")
+    # Known hole, kept visible: a root tree on the host can leave its cgroup v2 for another.
+    # (A pid namespace around it would hold it, but a leader that is init loses SIGXCPU and its
+    # own signal deaths.) Every other pattern must still be contained.
+    hole = wb.settings.containment.value == "cgroup" and image == "host" and os.geteuid() == 0
+    known = survivors.pop("cgroup-procs", None) if hole else None
+    assert survivors == {}, survivors
+    if known:
+        pytest.xfail(f"a root tree leaves its cgroup through cgroup.procs: {known}")

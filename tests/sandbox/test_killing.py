@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 
 from sandbox import Containment, ExitStatus, Supervisor
@@ -87,3 +88,36 @@ async def test_signal_after_the_end_is_harmless(sup: Supervisor, kit: Kit, conta
     await sup.signal("ex", signal.SIGKILL)
     await sup.signal("ex", signal.SIGTERM)
     assert sup.known()["ex"].status == ExitStatus(0, None)
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+async def test_a_process_leaving_its_cgroup_dies_with_a_namespaced_leader(sup: Supervisor, kit: Kit) -> None:
+    """Cancel is hard: with `pid_namespace`, a (root) process that writes itself into another
+    cgroup's cgroup.procs is still killed with the tree, and the shim is out of its reach."""
+    import dataclasses
+    import os
+
+    from sandbox._cgroups import find_hierarchies
+
+    caps = kit.caps
+    v2, _ = find_hierarchies(_read("/proc/self/mountinfo"))
+    if not (caps.cgroup and caps.pidns and v2 is not None and os.geteuid() == 0):
+        pytest.skip("needs cgroup v2 and pid namespaces, as root")
+    script = (
+        f"(echo $BASHPID > {v2.mountpoint}/cgroup.procs; read -r me _ < /proc/self/stat;"
+        " echo $me >> pids; exec sleep 300) & echo $PPID >> ppid; sleep 300"
+    )
+    spec = dataclasses.replace(kit.spec("ex", ["bash", "-c", script], Containment.CGROUP), pid_namespace=True)
+    info = await sup.spawn(spec)
+    assert info.pidns
+    escapee = int((await kit.wait_lines(kit.root / "ex" / "pids", 1))[0])
+    assert (await kit.wait_lines(kit.root / "ex" / "ppid", 1)) == ["0"]  # the shim is not in reach
+    assert f"0::{v2.root}\n" in _read(f"/proc/{escapee}/cgroup")  # it left the execution's cgroup
+    await sup.signal("ex", signal.SIGKILL)
+    with trio.fail_after(10):
+        await sup.wait_empty("ex")
+    assert not kit.alive(escapee)

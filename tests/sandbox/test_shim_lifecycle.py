@@ -208,3 +208,62 @@ async def test_another_protocol_version_is_refused(kit: Kit) -> None:
         await sup.signal("holder", signal.SIGKILL)
         with trio.fail_after(10):
             await sup.wait_empty("holder")
+
+
+async def test_a_dead_shim_is_replaced_and_takes_its_trees_back(kit: Kit, containment: Containment) -> None:
+    """A dead shim is replaced at once: waits go on, trees are held by identity, spawns work."""
+    async with open_supervisor(kit.run_dir, python=kit.python, replace_dead_shim=True) as sup:
+        await sup.spawn(kit.spec("ended", ["bash", "-c", "exit 3"], containment))
+        with trio.fail_after(10):
+            assert await sup.wait_exited("ended") == ExitStatus(3, None)
+            await sup.wait_empty("ended")
+        await sup.spawn(kit.spec("live", ["bash", "-c", "setsid sleep 300 & sleep 300"], containment))
+        old = sup.shim_pid
+        os.kill(old, signal.SIGKILL)
+        await wait_process_gone(old)
+        with trio.fail_after(10):
+            # Asked during the replacement: answered by the new shim, which holds the tree.
+            info = await sup.spawn(kit.spec("after", ["bash", "-c", "exit 5"], containment))
+            assert sup.problem is None and sup.replacements == 1 and sup.shim_pid != old
+            assert await sup.wait_exited("after") == ExitStatus(5, None)
+            assert info.name == "after"
+            assert not sup.known()["live"].empty
+            await sup.signal("live", signal.SIGKILL)
+            assert await sup.wait_exited("live") == UNKNOWN_EXIT
+            await sup.wait_empty("live")
+            for name in ("ended", "live", "after"):
+                await sup.release(name)
+            assert sup.known() == {}
+            await sup.shutdown()
+
+
+def problem(sup: Supervisor) -> str | None:
+    """`sup.problem`, read anew (not narrowed by an earlier check: another task changes it)."""
+    return sup.problem
+
+
+async def test_problem_says_why_while_no_shim_can_be_started(kit: Kit) -> None:
+    """While the dead shim cannot be replaced (its lock taken here), `problem` says so and
+    calls wait; once a shim can start, they are answered."""
+    import fcntl
+
+    async with open_supervisor(kit.run_dir, python=kit.python, replace_dead_shim=True) as sup:
+        await sup.spawn(kit.spec("ex", ["sleep", "300"], Containment.AUTO))
+        lock = os.open(kit.run_dir / "shim.lock", os.O_RDWR)
+        try:
+            os.kill(sup.shim_pid, signal.SIGKILL)
+            await wait_process_gone(sup.shim_pid)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with trio.fail_after(10):
+                while problem(sup) is None:  # noqa: ASYNC110 - the reader notices asynchronously
+                    await trio.sleep(0.01)
+            degraded = problem(sup)
+            assert degraded is not None and "shim" in degraded
+        finally:
+            os.close(lock)
+        with trio.fail_after(20):
+            await sup.signal("ex", signal.SIGKILL)
+            await sup.wait_empty("ex")
+        assert problem(sup) is None
+        await sup.release("ex")
+        await sup.shutdown()

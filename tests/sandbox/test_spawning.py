@@ -206,6 +206,9 @@ class _Host:
     def need_sweep(self, tracked: object) -> None:
         pass
 
+    def is_leader(self, pid: int) -> bool:
+        return False
+
 
 def test_without_cgroups_limits_fall_back_to_rlimits(kit: Kit) -> None:
     """On a machine without writable cgroups, pgroup containment and rlimits (RLIMIT_AS too)."""
@@ -226,3 +229,15 @@ def test_without_cgroups_limits_fall_back_to_rlimits(kit: Kit) -> None:
     finally:
         os.kill(known.info.pid, signal.SIGKILL)
         os.waitpid(known.info.pid, 0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can start a tree as another user")
+async def test_a_tree_runs_as_the_user_asked_for(sup: Supervisor, kit: Kit, containment: Containment) -> None:
+    """`SpawnSpec.user`: the tree runs as that unprivileged uid and gid, without supplementary groups."""
+    spec = kit.spec("ex", ["sh", "-c", "id -u; id -g; id -G"], containment)
+    spec = dataclasses.replace(spec, user=(65534, 65534))
+    await sup.spawn(spec)
+    with trio.fail_after(10):
+        assert await sup.wait_exited("ex") == ExitStatus(0, None)
+        await sup.wait_empty("ex")
+    assert kit.out("ex").split() == ["65534", "65534", "65534"]

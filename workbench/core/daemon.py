@@ -49,6 +49,11 @@ class Daemon:
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
+    def health(self) -> str | None:
+        """None while the daemon can start and supervise executions; else why it cannot now
+        (e.g. its sandbox shim died and is being replaced)."""
+        return self.executor.supervisor.problem
+
     def begin_stop(self) -> None:
         self.executor.accepting = False
         self.stopping.set()
@@ -121,7 +126,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
-                async with sandbox.open_supervisor(settings.layout.run_dir) as supervisor:
+                # A shim killed under the daemon is replaced at once and takes the trees back.
+                run_dir = settings.layout.run_dir
+                async with sandbox.open_supervisor(run_dir, replace_dead_shim=True) as supervisor:
                     journal = Journal(store)
                     async with trio.open_nursery() as executions:
                         executor = Executor(

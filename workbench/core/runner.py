@@ -264,8 +264,8 @@ class Run:
                 target = S.FAILED
                 error = {
                     "code": "lost",
-                    "message": "the exit status could not be learned: the process supervisor died "
-                    "while the daemon was down",
+                    "message": "the exit status could not be learned: the process supervisor that "
+                    "was its parent died while it ran",
                 }
             elif status.limit:
                 target = S.FAILED

@@ -372,7 +372,10 @@ class ErrorResponse(WireModel):
 
 
 class Health(WireModel):
+    """`ok`, or `degraded` with the reason (then the answer is 503)."""
+
     status: str = "ok"
+    reason: str | None = None
 
 
 # -- exits, images, detach, live display ------------------------------------------------------
