@@ -18,6 +18,7 @@ from workbench.wire.models import (
     ArtifactList,
     CancelRequest,
     CancelResult,
+    Degraded,
     DetachResult,
     EventPage,
     Execution,
@@ -242,7 +243,7 @@ def operations() -> list[Op]:
             "Answers once the daemon accepts work",
             ok={
                 200: (Health, "ready"),
-                503: (Health, "degraded: `reason` says why (e.g. the supervisor is replaced)"),
+                503: (Degraded, "degraded: `reason` says why (e.g. the supervisor is replaced)"),
             },
             errors=ANY,
             public=True,

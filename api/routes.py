@@ -76,7 +76,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         problem = daemon.health()
         if problem is not None:
             return json_response({"status": "degraded", "reason": problem}, 503)
-        return json_response({"status": "ok", "reason": None})
+        return json_response({"status": "ok"})
 
     @app.post(f"/v1/executions/{KINDS}")
     async def start(kind: str) -> Response:

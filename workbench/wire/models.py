@@ -372,10 +372,14 @@ class ErrorResponse(WireModel):
 
 
 class Health(WireModel):
-    """`ok`, or `degraded` with the reason (then the answer is 503)."""
-
     status: str = "ok"
-    reason: str | None = None
+
+
+class Degraded(WireModel):
+    """The answer of `/healthz` (503) while the daemon cannot start or supervise executions."""
+
+    status: str = "degraded"
+    reason: str
 
 
 # -- exits, images, detach, live display ------------------------------------------------------
