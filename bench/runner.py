@@ -13,6 +13,7 @@ import trio
 
 from bench.context import Context
 from bench.procs import ROOT, Registry, describe_machine, scratch_root
+from bench.rows_agent import row13_mcp_bash, row14_preview
 from bench.rows_cancel import row7_cancel
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
@@ -35,6 +36,8 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     10: ("`workbench_code` python `pass`", row10_code, (90, 30)),
     11: ("recovery after SIGKILL, 200 running", row11_recovery, (120, 60)),
     12: ("durability: data dir on disk vs tmpfs", row12_durability, (60, 30)),
+    13: ("MCP `bash` tool round trip of `true`", row13_mcp_bash, (90, 40)),
+    14: ("the record with its preview", row14_preview, (120, 60)),
 }
 
 COMMAND = "python -m bench"
