@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pydantic
@@ -22,7 +22,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 import workbench
-from workbench.cli.mcp import handlers
+from workbench.cli.mcp import handlers, stdio
 from workbench.cli.mcp.handlers import Answer
 from workbench.cli.mcp.tools import TOOLS, Arguments, input_schema
 from workbench.client.aio import AsyncClient
@@ -123,8 +123,11 @@ async def serve(url: str | None, token: str | None) -> None:
     """Serve MCP on stdin and stdout until the client closes them."""
     async with AsyncClient(url, token) as client:
         server = build(client)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        with stdio.claimed() as (lines, writer):
+            # Duck-typed as the anyio files the SDK would make (it iterates lines, writes, flushes).
+            streams = stdio_server(cast("Any", lines), cast("Any", writer))
+            async with streams as (read, write):
+                await server.run(read, write, server.create_initialization_options())
 
 
 def main(url: str | None, token: str | None) -> int:
