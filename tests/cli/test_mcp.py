@@ -94,6 +94,7 @@ async def test_the_tools_against_a_daemon(wb: DaemonHandle, tmp_path: Path) -> N
         info = data(slow)
         assert not slow.is_error and info["running"] is True and info["status"] == "running"
         assert info["stdout"] == "started\n" and info["executionId"].startswith("ex_")
+        assert info["detached"] is True  # handed over: its outcome comes from the exits tool too
         assert "do not start it again" in info["note"] and info["executionId"] in text(slow)
         eid = info["executionId"]
         still = await call(client, "execution", action="wait", executionId=eid, waitSeconds=0.2)

@@ -98,7 +98,7 @@ def finished(wb: Client, status: StatusName) -> list[Execution]:
 
 def main() -> None:
     with Client() as wb:
-        run = wb.run_bash("true", cwd="/tmp", preview_format="plain", on_wait_timeout="return")
+        run = wb.run_bash("true", cwd="/", preview_format="plain", on_wait_timeout="return")
         if run.status == "completed" and run.preview is not None:
             print(run.preview.stdout, wb.output(run, "stderr").decode())
 """

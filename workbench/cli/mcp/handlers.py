@@ -49,6 +49,7 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
         "executionId": execution.execution_id,
         "status": execution.status.value,
         "running": not execution.terminal,
+        "detached": execution.detached,
         "exitCode": execution.exit_code,
         "signal": execution.signal,
         "error": execution.error.wire() if execution.error else None,
