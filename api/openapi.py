@@ -19,7 +19,15 @@ from pydantic.json_schema import models_json_schema
 
 from api.errors import STATUS
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
-from workbench.wire.models import ErrorResponse, Event, EventType, ExecutionKind, StreamName
+from workbench.wire.models import (
+    ErrorResponse,
+    Event,
+    EventType,
+    ExecutionKind,
+    OnWaitTimeout,
+    PreviewFormat,
+    StreamName,
+)
 from workbench.wire.status import ExecutionStatus
 
 Mode = Literal["validation", "serialization"]
@@ -52,6 +60,11 @@ ENUMS: dict[str, tuple[list[str], str]] = {
     "EventType": (list(typing.get_args(EventType)), "what a journal event records"),
     "StreamName": (list(typing.get_args(StreamName)), "an output stream (and the artifact that keeps it)"),
     "Containment": (["cgroup", "pidns", "pgroup"], "how an execution's process tree is held and killed"),
+    "PreviewFormat": (list(typing.get_args(PreviewFormat)), "how the record's `preview` is made"),
+    "OnWaitTimeout": (
+        list(typing.get_args(OnWaitTimeout)),
+        "what a foreground start does when its wait passes",
+    ),
     "ErrorCode": (list(STATUS), "the code of an error response; its HTTP status is fixed per code"),
 }
 #: Fields typed as plain strings in Python whose values are one of an enum.

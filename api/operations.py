@@ -279,6 +279,11 @@ def operations() -> list[Op]:
                     {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
                     "`nextCursor` of the previous page",
                 ),
+                (
+                    "include",
+                    {"type": "string", "const": "preview"},
+                    "`preview`: each record carries its `preview` (otherwise null)",
+                ),
             ),
         ),
         Op(

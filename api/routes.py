@@ -87,13 +87,8 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         key = request.headers.get("Idempotency-Key")
         if key is not None and (not key or len(key) > 255 or not key.isprintable()):
             raise BadRequest("Idempotency-Key must be 1 to 255 printable characters")
-        started = await svc.start(principal, body, key)
+        started = await svc.run(principal, body, key)
         execution = started.execution
-        if started.wait_ms is not None and not execution.terminal:
-            final = None
-            with trio.move_on_after(started.wait_ms / 1000):
-                final = await svc.wait_terminal(execution.execution_id, fresh=not started.replayed)
-            execution = final or await svc.get(principal, execution.execution_id)
         headers = {"Idempotent-Replayed": "true"} if started.replayed else None
         status = 200 if started.replayed else (202 if body.background else 201)
         return json_response(execution.wire(), status, headers)
@@ -102,7 +97,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         args = request.args
-        check_query(("status", "kind", "sessionId", "limit", "cursor"))
+        check_query(("status", "kind", "sessionId", "limit", "cursor", "include"))
         status, kind = args.get("status"), args.get("kind")
         session_id, cursor = args.get("sessionId"), args.get("cursor")
         # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
@@ -114,8 +109,17 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
         if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
             raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
+        include = args.get("include")
+        if include is not None and include != "preview":
+            raise BadRequest("query parameter include must be preview")
         page, next_cursor = await svc.list(
-            principal, status=status, kind=kind, session_id=session_id, limit=LIST_LIMIT.read(), cursor=cursor
+            principal,
+            status=status,
+            kind=kind,
+            session_id=session_id,
+            limit=LIST_LIMIT.read(),
+            cursor=cursor,
+            preview=include == "preview",
         )
         return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 

@@ -13,6 +13,7 @@ import trio
 
 from bench.context import Context
 from bench.procs import ROOT, Registry, describe_machine, scratch_root
+from bench.rows_agent import row14_mcp_bash, row15_preview
 from bench.rows_cancel import row7_cancel
 from bench.rows_clients import row13_client_events
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
@@ -37,6 +38,8 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     11: ("recovery after SIGKILL, 200 running", row11_recovery, (120, 60)),
     12: ("durability: data dir on disk vs tmpfs", row12_durability, (60, 30)),
     13: ("`events()` of 100,000 lines: TypeScript vs Python client", row13_client_events, (120, 60)),
+    14: ("MCP `bash` tool round trip of `true`", row14_mcp_bash, (90, 40)),
+    15: ("the record with its preview", row15_preview, (120, 60)),
 }
 
 COMMAND = "python -m bench"

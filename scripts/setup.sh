@@ -48,7 +48,8 @@ install_project() {
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
     echo "setup: installing workbench into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
+    # mcp: the optional MCP server (`workbench mcp`) is tested too.
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp]"
     echo "$want" > "$stamp"
 }
 

@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Client": "workbench.client.sync",
     "AsyncClient": "workbench.client.aio",
     "ExecutionStatus": "workbench.wire.status",
+    "StatusName": "workbench.wire.status",
     **dict.fromkeys(
         (
             "Artifact",
@@ -44,7 +45,12 @@ _EXPORTS: dict[str, str] = {
             "ImageList",
             "LiveEvent",
             "OutputInfo",
+            "Preview",
             "WaitResult",
+            "ExecutionKind",
+            "StreamName",
+            "PreviewFormat",
+            "OnWaitTimeout",
         ),
         _MODELS,
     ),
@@ -110,6 +116,7 @@ if TYPE_CHECKING:
     from workbench.wire.models import Event as Event
     from workbench.wire.models import EventPage as EventPage
     from workbench.wire.models import Execution as Execution
+    from workbench.wire.models import ExecutionKind as ExecutionKind
     from workbench.wire.models import ExecutionList as ExecutionList
     from workbench.wire.models import Exit as Exit
     from workbench.wire.models import ExitList as ExitList
@@ -118,6 +125,11 @@ if TYPE_CHECKING:
     from workbench.wire.models import ImageIsolation as ImageIsolation
     from workbench.wire.models import ImageList as ImageList
     from workbench.wire.models import LiveEvent as LiveEvent
+    from workbench.wire.models import OnWaitTimeout as OnWaitTimeout
     from workbench.wire.models import OutputInfo as OutputInfo
+    from workbench.wire.models import Preview as Preview
+    from workbench.wire.models import PreviewFormat as PreviewFormat
+    from workbench.wire.models import StreamName as StreamName
     from workbench.wire.models import WaitResult as WaitResult
     from workbench.wire.status import ExecutionStatus as ExecutionStatus
+    from workbench.wire.status import StatusName as StatusName

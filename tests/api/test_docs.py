@@ -83,10 +83,17 @@ async def test_fields_parameters_and_enums_are_documented(wb: DaemonHandle) -> N
     doc = await document(wb)
     api = text("api.md")
     schemas = doc["components"]["schemas"]
-    for name in ("Execution", "Event", "Exit", "Image", "OutputInfo", "Artifact", "ErrorInfo"):
+    for name in ("Execution", "Event", "Exit", "Image", "OutputInfo", "Artifact", "ErrorInfo", "Preview"):
         for field in schemas[name]["properties"]:
             assert f"`{field}`" in api or f'"{field}"' in api, (name, field)
-    for name in ("ExecutionKind", "ExecutionStatus", "EventType", "StreamName", "Containment"):
+    for name in (
+        "ExecutionKind",
+        "ExecutionStatus",
+        "EventType",
+        "StreamName",
+        "Containment",
+        "PreviewFormat",
+    ):
         for value in schemas[name]["enum"]:
             assert f"`{value}`" in api, (name, value)
     for path, item in doc["paths"].items():

@@ -100,7 +100,16 @@ async def test_bodies_responses_errors_and_the_stream(wb: DaemonHandle) -> None:
 #: The only response fields that may be left out: the record of a detach that worked, an error's details.
 OPTIONAL = {("DetachResult", "execution"), ("ErrorBody", "details")}
 #: The named enums of the wire.
-ENUMS = {"ExecutionKind", "ExecutionStatus", "EventType", "StreamName", "Containment", "ErrorCode"}
+ENUMS = {
+    "ExecutionKind",
+    "ExecutionStatus",
+    "EventType",
+    "StreamName",
+    "Containment",
+    "ErrorCode",
+    "PreviewFormat",
+    "OnWaitTimeout",
+}
 
 
 def walk(value: Any, where: str = "") -> list[tuple[str, dict[str, Any]]]:

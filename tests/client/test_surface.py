@@ -15,10 +15,11 @@ from tests.conftest import DaemonHandle
 
 PUBLIC = [
     "Artifact", "ArtifactList", "AsyncClient", "BadRequest", "CancelResult", "Client", "Conflict",
-    "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionList", "ExecutionStatus",
-    "Exit", "ExitList", "Forbidden", "Health", "IdempotencyKeyReused", "Image", "ImageIsolation",
-    "ImageList", "ImageUnavailable", "InvalidRequest", "LiveEvent", "NotFound", "OutputInfo",
-    "PayloadTooLarge", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
+    "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionKind", "ExecutionList",
+    "ExecutionStatus", "Exit", "ExitList", "Forbidden", "Health", "IdempotencyKeyReused", "Image",
+    "ImageIsolation", "ImageList", "ImageUnavailable", "InvalidRequest", "LiveEvent", "NotFound",
+    "OnWaitTimeout", "OutputInfo", "PayloadTooLarge", "Preview", "PreviewFormat", "StatusName",
+    "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
     "UnsupportedLanguage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip
 

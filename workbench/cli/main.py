@@ -16,6 +16,8 @@ import argparse
 import os
 import sys
 
+from workbench.cli import mcp
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: it costs the CLI's start
     from collections.abc import Callable
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_starting(command)
     _add_reading(command, as_json)
     _add_acting(command, as_json)
+    mcp.add_command(sub, common)
     return parser
 
 

@@ -109,6 +109,7 @@ class AsyncClient(Base):
     events = _iterating(methods.events)
     artifacts = _returning(methods.artifacts)
     artifact = _returning(methods.artifact)
+    output = _returning(methods.output)
     images = _returning(methods.images)
     health = _returning(methods.health)
     exits = _returning(methods.exits)
@@ -121,25 +122,26 @@ class AsyncClient(Base):
 
     async def _run(self, plan: Plan[T]) -> T:
         with closing(plan):
-            reply: Any = None
-            broke: httpx.TransportError | None = None
-            while True:
-                try:
-                    step = plan.send(reply) if broke is None else plan.throw(broke)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                reply, broke = None, None
-                try:
-                    reply = await self._perform(step)
-                except httpx.TransportError as exc:
-                    broke = exc
+            async with _Streams(self) as streams:
+                reply: Any = None
+                broke: httpx.TransportError | None = None
+                while True:
+                    try:
+                        step = plan.send(reply) if broke is None else plan.throw(broke)
+                    except StopIteration as done:
+                        result: T = done.value
+                        return result
+                    reply, broke = None, None
+                    if isinstance(step, Item):
+                        raise TypeError(f"a method's plan handed out {step!r}")
+                    try:
+                        reply = await streams.perform(step)
+                    except httpx.TransportError as exc:
+                        broke = exc
 
     async def _iterate(self, plan: Stream[T]) -> AsyncGenerator[T, None]:
         with closing(plan):
-            async with AsyncExitStack() as held:
-                response: httpx.Response | None = None
-                lines: AsyncIterator[str] | None = None
+            async with _Streams(self) as streams:
                 reply: Any = None
                 broke: httpx.TransportError | None = None
                 while True:
@@ -152,23 +154,8 @@ class AsyncClient(Base):
                         yield step.value
                         continue
                     try:
-                        match step:
-                            case Open(call):
-                                await held.aclose()
-                                response = await held.enter_async_context(
-                                    self._http.stream(call.method, call.path, **self._request_args(call))
-                                )
-                                reply, lines = response, response.aiter_lines()
-                            case NextLine():
-                                assert lines is not None, "a plan reads only the stream it opened"
-                                reply = await anext(lines, None)
-                            case ReadBody():
-                                assert response is not None, "a plan reads only the stream it opened"
-                                await response.aread()
-                            case Request() | Sleep():
-                                reply = await self._perform(step)
+                        reply = await streams.perform(step)
                     except httpx.TransportError as exc:
-                        await held.aclose()  # a broken stream is dropped before the plan hears of it
                         broke = exc
 
     async def _perform(self, step: Step) -> Any:
@@ -179,3 +166,43 @@ class AsyncClient(Base):
                 await anyio.sleep(seconds)
                 return None
         raise TypeError(f"a method's plan asked for {step!r}")
+
+
+class _Streams:
+    """Performs a plan's steps, holding the stream it opened (at most one at a time)."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+        self._held = AsyncExitStack()
+        self._response: httpx.Response | None = None
+        self._lines: AsyncIterator[str] | None = None
+
+    async def __aenter__(self) -> _Streams:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._held.aclose()
+
+    async def perform(self, step: Step) -> Any:
+        """The outcome of `step`; a broken stream is dropped before its error is raised."""
+        try:
+            match step:
+                case Open(call):
+                    await self._held.aclose()
+                    http = self._client._http
+                    self._response = await self._held.enter_async_context(
+                        http.stream(call.method, call.path, **self._client._request_args(call))
+                    )
+                    self._lines = self._response.aiter_lines()
+                    return self._response
+                case NextLine():
+                    assert self._lines is not None, "a plan reads only the stream it opened"
+                    return await anext(self._lines, None)
+                case ReadBody():
+                    assert self._response is not None, "a plan reads only the stream it opened"
+                    await self._response.aread()
+                    return None
+            return await self._client._perform(step)
+        except httpx.TransportError:
+            await self._held.aclose()
+            raise

@@ -52,11 +52,15 @@ class Follow:
         self.live = live
         self.reconnect_for = reconnect_for
         self.truncated = False
+        #: Whether a stream was ever opened: before that, a daemon that cannot be reached is an error
+        #: at once (nothing to resume), not a reason to keep trying.
+        self.ever_connected = False
         self.failing_since: float | None = None
         self.delay = BACKOFF_FIRST_S
 
     def connected(self) -> LiveEvent | None:
         """Called when a stream opens: after a reconnect past the budget, a gap (display was missed)."""
+        self.ever_connected = True
         if self.truncated and self.live and self.failing_since is not None:
             return LiveEvent(event_type="gap")
         return None
@@ -73,7 +77,13 @@ class Follow:
         return event if self.live else None
 
     def broke(self, error: Exception | None) -> float:
-        """The stream ended before the terminal event: the pause before reconnecting, or raise."""
+        """The stream ended before the terminal event: the pause before reconnecting, or raise.
+
+        Raises `Unavailable` at once when no stream was ever opened and the daemon cannot be
+        reached; once one was, after `reconnect_for` seconds of failed reconnects.
+        """
+        if not self.ever_connected and isinstance(error, httpx.TransportError):
+            raise calls.unreachable(self.url, error)
         now = time.monotonic()
         if self.failing_since is None:
             self.failing_since = now

@@ -119,9 +119,23 @@ def start_body(
     image: str | None,
     session_id: str | None,
     detached: bool,
+    preview_bytes: int | None = None,
+    preview_format: str | None = None,
+    on_wait_timeout: str = "return",
 ) -> dict[str, Any]:
-    """The common fields of a start body, camelCase, leaving out what the daemon defaults."""
+    """The common fields of a start body, camelCase, leaving out what the daemon defaults.
+
+    Raises ValueError for an `on_wait_timeout` other than `return` without a `wait_timeout` the
+    daemon can hold in one wait: it would act when the daemon's wait ends, not the caller's.
+    """
     body: dict[str, Any] = {"background": background}
+    if on_wait_timeout != "return":
+        if background or wait_timeout is None or wait_timeout > MAX_WAIT_S:
+            raise ValueError(
+                f"on_wait_timeout={on_wait_timeout!r} needs a foreground start with a wait_timeout "
+                f"of at most {MAX_WAIT_S:g} seconds"
+            )
+        body["onWaitTimeout"] = on_wait_timeout
     if not background:
         wait_ms = seconds_to_ms(MAX_WAIT_S if wait_timeout is None else min(wait_timeout, MAX_WAIT_S))
         body["waitTimeoutMs"] = wait_ms
@@ -134,6 +148,8 @@ def start_body(
         "metadata": metadata,
         "image": image,
         "sessionId": session_id,
+        "previewBytes": preview_bytes,
+        "previewFormat": preview_format,
     }
     body.update({k: v for k, v in optional.items() if v is not None})
     if detached:
@@ -169,9 +185,22 @@ def get(ref: ExecutionRef) -> Call[Execution]:
 
 
 def list_page(
-    *, status: str | None, kind: str | None, session_id: str | None, limit: int, cursor: str | None
+    *,
+    status: str | None,
+    kind: str | None,
+    session_id: str | None,
+    limit: int,
+    cursor: str | None,
+    preview: bool = False,
 ) -> Call[ExecutionList]:
-    params = {"status": status, "kind": kind, "sessionId": session_id, "limit": limit, "cursor": cursor}
+    params = {
+        "status": status,
+        "kind": kind,
+        "sessionId": session_id,
+        "limit": limit,
+        "cursor": cursor,
+        "include": "preview" if preview else None,
+    }
 
     @_expect(200)
     def parse(response: httpx.Response) -> ExecutionList:
@@ -212,14 +241,17 @@ def _stream_head(response: httpx.Response) -> httpx.Response:
     return response
 
 
-def stream(ref: ExecutionRef, after: int) -> Call[httpx.Response]:
-    """`GET .../events/stream` from sequence `after`; its parse raises the error of a refused stream."""
+def stream(ref: ExecutionRef, after: int, read_s: float = STREAM_READ_S) -> Call[httpx.Response]:
+    """`GET .../events/stream` from sequence `after`; its parse raises the error of a refused stream.
+
+    `read_s`: how long a read may wait for the next bytes before the stream counts as broken.
+    """
     return Call(
         "GET",
         f"/v1/executions/{execution_id(ref)}/events/stream",
         _stream_head,
         headers={"Last-Event-ID": str(after)},
-        timeout=STREAM_READ_S,
+        timeout=read_s,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from workbench.client import calls
@@ -24,6 +24,7 @@ from workbench.client.plan import (
     Plan,
     Sleep,
     Stream,
+    consume,
     iterator,
     method,
     send,
@@ -36,12 +37,20 @@ from workbench.wire.models import (
     Event,
     EventPage,
     Execution,
+    ExecutionKind,
     ExecutionList,
     Exit,
     Health,
     Image,
     LiveEvent,
+    OnWaitTimeout,
+    PreviewFormat,
+    StreamName,
 )
+from workbench.wire.status import StatusName
+
+#: A callback of `run_bash`/`run_code` that takes each piece of a stream's text as it comes.
+Output = Callable[[str], object]
 
 # -- starting ---------------------------------------------------------------------------------
 
@@ -63,6 +72,11 @@ def run_bash(
     session_id: str | None = None,
     detached: bool = False,
     idempotency_key: str | None = None,
+    preview_bytes: int | None = None,
+    preview_format: PreviewFormat | None = None,
+    on_wait_timeout: OnWaitTimeout = "return",
+    on_stdout: Output | None = None,
+    on_stderr: Output | None = None,
 ) -> Plan[Execution]:
     """Start `command` (run by bash) and return its record.
 
@@ -71,6 +85,15 @@ def run_bash(
     terminal yet), else as long as it runs. `timeout` is the execution's deadline in seconds
     (from acceptance), `idle_timeout` ends it when it prints nothing for that long. The same
     `idempotency_key` never runs a command twice.
+
+    `cwd` is an absolute directory; by default the session's workspace
+    (`<data dir>/workspaces/<principal>/<session>`, kept from one command to the next).
+    The record's `preview` holds the head and tail of its output (`preview_bytes` each, default
+    16384; `preview_format="plain"` as a terminal shows it). When `wait_timeout` passes first,
+    `on_wait_timeout` says what then: `"return"` the record (the run goes on), `"detach"` it
+    (its outcome goes to the exits feed) or `"cancel"` it. `on_stdout` and `on_stderr` are
+    called with each piece of that stream's text as it is written (a foreground start then
+    follows the event stream instead of waiting); they should not block.
     """
     body = calls.start_body(
         background=background,
@@ -84,9 +107,13 @@ def run_bash(
         image=image,
         session_id=session_id,
         detached=detached,
+        preview_bytes=preview_bytes,
+        preview_format=preview_format,
+        on_wait_timeout=on_wait_timeout,
     )
     body = {"command": command, **body}
-    return (yield from _start(client, "workbench_bash", body, idempotency_key, wait_timeout))
+    output = _outputs(on_stdout, on_stderr)
+    return (yield from _start(client, "workbench_bash", body, idempotency_key, wait_timeout, output))
 
 
 @method
@@ -107,6 +134,11 @@ def run_code(
     session_id: str | None = None,
     detached: bool = False,
     idempotency_key: str | None = None,
+    preview_bytes: int | None = None,
+    preview_format: PreviewFormat | None = None,
+    on_wait_timeout: OnWaitTimeout = "return",
+    on_stdout: Output | None = None,
+    on_stderr: Output | None = None,
 ) -> Plan[Execution]:
     """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`."""
     body = calls.start_body(
@@ -121,23 +153,75 @@ def run_code(
         image=image,
         session_id=session_id,
         detached=detached,
+        preview_bytes=preview_bytes,
+        preview_format=preview_format,
+        on_wait_timeout=on_wait_timeout,
     )
     body = {"language": language, "code": code, **body}
-    return (yield from _start(client, "workbench_code", body, idempotency_key, wait_timeout))
+    output = _outputs(on_stdout, on_stderr)
+    return (yield from _start(client, "workbench_code", body, idempotency_key, wait_timeout, output))
+
+
+def _outputs(on_stdout: Output | None, on_stderr: Output | None) -> dict[str, Output] | None:
+    given = {"stdout": on_stdout, "stderr": on_stderr}
+    return {name: fn for name, fn in given.items() if fn is not None} or None
 
 
 def _start(
-    client: Base, kind: str, body: dict[str, Any], key: str | None, wait_timeout: float | None
+    client: Base,
+    kind: str,
+    body: dict[str, Any],
+    key: str | None,
+    wait_timeout: float | None,
+    output: dict[str, Output] | None,
 ) -> Plan[Execution]:
     began = time.monotonic()
+    if output is not None and not body["background"]:
+        return (yield from _start_following(client, kind, body, key, wait_timeout, output))
     execution = yield from send(client, calls.start(kind, body, key))
-    if body["background"] or execution.terminal:
+    # The daemon has done what `onWaitTimeout` asked for when its wait passed.
+    if body["background"] or execution.terminal or "onWaitTimeout" in body:
         return execution
     # The start's long-poll is capped (`MAX_WAIT_S`): an unfinished run may still have time left.
     left = None if wait_timeout is None else wait_timeout - (time.monotonic() - began)
     if left is not None and left <= 0:
         return execution
     return (yield from wait(client, execution, timeout=left))
+
+
+def _start_following(
+    client: Base,
+    kind: str,
+    body: dict[str, Any],
+    key: str | None,
+    wait_timeout: float | None,
+    output: dict[str, Output],
+) -> Plan[Execution]:
+    """A foreground start whose output is handed to callbacks as it comes: started in the
+    background and followed on the event stream, within `wait_timeout`, then `onWaitTimeout`."""
+    began = time.monotonic()
+    action = body.get("onWaitTimeout", "return")
+    background = {k: v for k, v in body.items() if k not in ("waitTimeoutMs", "onWaitTimeout")}
+    execution = yield from send(client, calls.start(kind, {**background, "background": True}, key))
+    deadline = None if wait_timeout is None else began + wait_timeout
+    ended = False
+
+    def take(event: Event | LiveEvent) -> bool:
+        nonlocal ended
+        if event.event_type == "output" and event.output_delta and event.stream in output:
+            output[event.stream](event.output_delta)
+        ended = calls.is_last(event)
+        return True
+
+    yield from consume(_follow(client, execution, 0, True, deadline), take)
+    if not ended and action == "detach":
+        detached = yield from detach(client, execution)
+        if detached.execution is not None:
+            return detached.execution
+    elif not ended and action == "cancel":
+        yield from cancel(client, execution, "the wait passed (on_wait_timeout: cancel)")
+        return (yield from wait(client, execution))
+    return (yield from get(client, execution))
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -153,12 +237,14 @@ def get(client: Base, execution: ExecutionRef) -> Plan[Execution]:
 def list(
     client: Base,
     *,
-    status: str | None = None,
-    kind: str | None = None,
+    status: StatusName | None = None,
+    kind: ExecutionKind | None = None,
     session_id: str | None = None,
     limit: int = 50,
+    preview: bool = False,
 ) -> Plan[builtins.list[Execution]]:
-    """Up to `limit` executions, newest first, following the pages as needed."""
+    """Up to `limit` executions, newest first, following the pages as needed (with `preview`,
+    each record carries its `preview`; otherwise it is None)."""
     out: builtins.list[Execution] = []
     cursor: str | None = None
     while len(out) < limit:
@@ -169,6 +255,7 @@ def list(
             session_id=session_id,
             limit=min(1000, limit - len(out)),
             cursor=cursor,
+            preview=preview,
         )
         out.extend(page.executions)
         cursor = page.next_cursor
@@ -181,14 +268,17 @@ def list(
 def list_page(
     client: Base,
     *,
-    status: str | None = None,
-    kind: str | None = None,
+    status: StatusName | None = None,
+    kind: ExecutionKind | None = None,
     session_id: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    preview: bool = False,
 ) -> Plan[ExecutionList]:
     """One page of the listing; pass its `next_cursor` back as `cursor` for the next."""
-    call = calls.list_page(status=status, kind=kind, session_id=session_id, limit=limit, cursor=cursor)
+    call = calls.list_page(
+        status=status, kind=kind, session_id=session_id, limit=limit, cursor=cursor, preview=preview
+    )
     return (yield from send(client, call))
 
 
@@ -232,11 +322,22 @@ def events(
             if page.terminal or page.next_after == after:
                 return
             after = page.next_after
+    yield from _follow(client, execution, after, live, None)
+
+
+def _follow(
+    client: Base, execution: ExecutionRef, after: int, live: bool, deadline: float | None
+) -> Stream[Event | LiveEvent]:
+    """The events after `after` from the stream, reconnecting as `events()` says; until the
+    terminal event, or until `deadline` (a `time.monotonic()` value) when given."""
     state = client._follow(after, live)
     while True:
         error: Exception | None = None
         try:
-            call = calls.stream(execution, state.last)
+            read_s = calls.STREAM_READ_S
+            if deadline is not None:
+                read_s = min(read_s, max(0.01, deadline - time.monotonic()))
+            call = calls.stream(execution, state.last, read_s)
             response = yield Open(call)
             if response.status_code != 200:
                 yield READ_BODY
@@ -248,12 +349,15 @@ def events(
             while (line := (yield NEXT_LINE)) is not None:
                 frame = reader.line(line)
                 event = state.take(frame) if frame is not None else None
-                if event is None:
-                    continue
-                yield Item(event)
-                if calls.is_last(event):
+                if event is not None:
+                    yield Item(event)
+                    if calls.is_last(event):
+                        return
+                if deadline is not None and time.monotonic() >= deadline:
                     return
         except BROKEN as exc:
+            if deadline is not None and time.monotonic() >= deadline:
+                return
             error = exc
         yield Sleep(state.broke(error))
 
@@ -270,6 +374,30 @@ def artifact(
 ) -> Plan[bytes]:
     """The bytes of artifact `name` from offset `start` up to `end` (exclusive; None: the end)."""
     return (yield from send(client, calls.artifact(execution, name, start, end)))
+
+
+@method
+def output(client: Base, execution: ExecutionRef, stream: StreamName = "stdout") -> Plan[bytes]:
+    """Every byte the process wrote to `stream`, exactly: its artifact where one was kept (the
+    output passed the event budget or was not UTF-8), else the text of its output events.
+
+    Whole once the execution has ended; while it runs, what is journaled so far.
+    """
+    record = yield from get(client, execution)
+    if any(a.name == stream for a in record.artifacts):
+        return (yield from artifact(client, record, stream))
+    parts: builtins.list[str] = []
+    after = 0
+    while True:
+        page = yield from send(client, calls.events_page(record, after, 10_000))
+        parts.extend(
+            e.output_delta
+            for e in page.events
+            if e.event_type == "output" and e.stream == stream and e.output_delta
+        )
+        if page.terminal or page.next_after == after:
+            return "".join(parts).encode("utf-8")
+        after = page.next_after
 
 
 @method

@@ -18,6 +18,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Generator
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias, TypeVar
 
@@ -106,6 +107,28 @@ def send(client: Base, call: Call[T]) -> Plan[T]:
             yield Sleep(RESEND_DELAYS[attempt - 1])
             continue
         return call.parse(response)
+
+
+def consume(stream: Stream[T], take: Callable[[T], bool]) -> Plan[None]:
+    """Perform the steps of an iterator method's plan as this plan's own, handing each of its
+    items to `take`; stops when `take` says False or the stream ends."""
+    with closing(stream):
+        reply: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                step = stream.send(reply) if error is None else stream.throw(error)
+            except StopIteration:
+                return
+            reply, error = None, None
+            if isinstance(step, Item):
+                if not take(step.value):
+                    return
+                continue
+            try:
+                reply = yield step
+            except Exception as exc:  # a broken connection, thrown in by the driver: the stream's own
+                error = exc
 
 
 # -- the description: every public method of both clients, in the order written ---------------

@@ -121,6 +121,7 @@ class Client(Base):
     events = _iterating(methods.events)
     artifacts = _returning(methods.artifacts)
     artifact = _returning(methods.artifact)
+    output = _returning(methods.output)
     images = _returning(methods.images)
     health = _returning(methods.health)
     exits = _returning(methods.exits)
@@ -132,7 +133,7 @@ class Client(Base):
     # -- performing a plan's steps --------------------------------------------------------------
 
     def _run(self, plan: Plan[T]) -> T:
-        with closing(plan):
+        with closing(plan), _Streams(self) as streams:
             reply: Any = None
             broke: httpx.TransportError | None = None
             while True:
@@ -142,15 +143,15 @@ class Client(Base):
                     result: T = done.value
                     return result
                 reply, broke = None, None
+                if isinstance(step, Item):
+                    raise TypeError(f"a method's plan handed out {step!r}")
                 try:
-                    reply = self._perform(step)
+                    reply = streams.perform(step)
                 except httpx.TransportError as exc:
                     broke = exc
 
     def _iterate(self, plan: Stream[T]) -> Iterator[T]:
-        with closing(plan), ExitStack() as held:
-            response: httpx.Response | None = None
-            lines: Iterator[str] | None = None
+        with closing(plan), _Streams(self) as streams:
             reply: Any = None
             broke: httpx.TransportError | None = None
             while True:
@@ -163,23 +164,8 @@ class Client(Base):
                     yield step.value
                     continue
                 try:
-                    match step:
-                        case Open(call):
-                            held.close()
-                            response = held.enter_context(
-                                self._http.stream(call.method, call.path, **self._request_args(call))
-                            )
-                            reply, lines = response, response.iter_lines()
-                        case NextLine():
-                            assert lines is not None, "a plan reads only the stream it opened"
-                            reply = next(lines, None)
-                        case ReadBody():
-                            assert response is not None, "a plan reads only the stream it opened"
-                            response.read()
-                        case Request() | Sleep():
-                            reply = self._perform(step)
+                    reply = streams.perform(step)
                 except httpx.TransportError as exc:
-                    held.close()  # a broken stream is dropped before the plan hears of it
                     broke = exc
 
     def _perform(self, step: Step) -> Any:
@@ -190,3 +176,43 @@ class Client(Base):
                 time.sleep(seconds)
                 return None
         raise TypeError(f"a method's plan asked for {step!r}")
+
+
+class _Streams:
+    """Performs a plan's steps, holding the stream it opened (at most one at a time)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._held = ExitStack()
+        self._response: httpx.Response | None = None
+        self._lines: Iterator[str] | None = None
+
+    def __enter__(self) -> _Streams:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._held.close()
+
+    def perform(self, step: Step) -> Any:
+        """The outcome of `step`; a broken stream is dropped before its error is raised."""
+        try:
+            match step:
+                case Open(call):
+                    self._held.close()
+                    http = self._client._http
+                    self._response = self._held.enter_context(
+                        http.stream(call.method, call.path, **self._client._request_args(call))
+                    )
+                    self._lines = self._response.iter_lines()
+                    return self._response
+                case NextLine():
+                    assert self._lines is not None, "a plan reads only the stream it opened"
+                    return next(self._lines, None)
+                case ReadBody():
+                    assert self._response is not None, "a plan reads only the stream it opened"
+                    self._response.read()
+                    return None
+            return self._client._perform(step)
+        except httpx.TransportError:
+            self._held.close()
+            raise

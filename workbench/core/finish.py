@@ -17,6 +17,7 @@ from typing import Any
 from workbench.core.capture import Capture
 from workbench.core.layout import STREAMS, ExecutionDir
 from workbench.core.live import Live, Outcome, RunContext
+from workbench.core.preview import execution_preview
 from workbench.core.records import event_builder, format_time, now_ms
 from workbench.core.store import ArtifactRow, ExecutionRow
 from workbench.core.store.base import ExitBody
@@ -57,6 +58,9 @@ async def finish(
         kept = set(capture.result.kept)
         if kept:
             await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept)
+    # Made now, while the spool files are there: tidying up removes those not kept.
+    preview = await execution_preview(ending.directory, live.row, final=True)
+    fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}
     sequence = await ctx.journal.transition(
         live.id,
         status,

@@ -7,8 +7,9 @@ import json
 import time
 from collections.abc import Sequence
 
+from workbench.core.preview import stored_preview
 from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found, WithData
-from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo
+from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo, Preview
 
 
 def now_ms() -> int:
@@ -79,8 +80,10 @@ def event_builder(
     return build
 
 
-def execution_from_row(row: ExecutionRow, artifacts: Sequence[ArtifactRow]) -> Execution:
-    """The wire record of a store row and its artifact rows."""
+def execution_from_row(
+    row: ExecutionRow, artifacts: Sequence[ArtifactRow], preview: Preview | None = None
+) -> Execution:
+    """The wire record of a store row and its artifact rows, with `preview` (None: none)."""
     error = None
     if row.error_code is not None:
         error = ErrorInfo(code=row.error_code, message=row.error_message or "")
@@ -122,8 +125,14 @@ def execution_from_row(row: ExecutionRow, artifacts: Sequence[ArtifactRow]) -> E
         last_sequence=row.last_sequence,
         detached=row.detached,
         containment=row.containment,
+        preview=preview,
     )
 
 
-def execution_from(found: Found) -> Execution:
-    return execution_from_row(found.row, found.artifacts)
+def execution_from(found: Found, preview: Preview | None = None) -> Execution:
+    return execution_from_row(found.row, found.artifacts, preview)
+
+
+def final_record(found: Found) -> Execution:
+    """The record of a terminal execution, with the preview kept at its end."""
+    return execution_from(found, stored_preview(found.row))

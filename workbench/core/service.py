@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -18,7 +18,8 @@ from workbench.core import launch
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.layout import STREAMS
-from workbench.core.records import execution_from, execution_from_row, now_ms
+from workbench.core.preview import execution_preview
+from workbench.core.records import execution_from, execution_from_row, final_record, now_ms
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow, Found, ListFilter, Store
 from workbench.core.waiting import first_of
@@ -36,6 +37,7 @@ from workbench.wire.models import (
     EXECUTION_KINDS,
     Execution,
     ExecutionKind,
+    Preview,
     StartBashRequest,
     StartCodeRequest,
     StartRequest,
@@ -126,9 +128,40 @@ class Service:
         if not created:
             return await self._replay(created_row, request_hash, wait_ms)
         self.executor.submit(created_row)
-        # Rendered from the row just written: the execution is new, queued, without artifacts.
-        execution = execution_from_row(created_row, [])
+        # Rendered from the row just written: the execution is new, queued, without artifacts or output.
+        execution = execution_from_row(created_row, [], Preview())
         return Started(execution, replayed=False, wait_ms=wait_ms)
+
+    async def run(self, principal: Principal, req: StartRequest, idempotency_key: str | None) -> Started:
+        """A start as the route answers it: accepted, then for a foreground start the record after
+        up to `waitTimeoutMs`, and what `onWaitTimeout` asks for when the run outlives the wait.
+
+        `detach` is the detach route's one guarded step, so the outcome goes to this answer (the
+        run had ended: the record is terminal) or to the exits feed (it was still running), never
+        to neither, however the end and the expiry race. `cancel` answers once the tree is dead.
+        """
+        started = await self.start(principal, req, idempotency_key)
+        execution = started.execution
+        if started.wait_ms is None or execution.terminal:
+            return started
+        execution_id = execution.execution_id
+        final = None
+        with trio.move_on_after(started.wait_ms / 1000):
+            final = await self.wait_terminal(execution_id, fresh=not started.replayed)
+        if final is None and not self.stopping.is_set():
+            final = await self._on_wait_timeout(principal, execution_id, req.on_wait_timeout, started.wait_ms)
+        return replace(started, execution=final or await self.get(principal, execution_id))
+
+    async def _on_wait_timeout(
+        self, principal: Principal, execution_id: str, action: str, wait_ms: int
+    ) -> Execution | None:
+        if action == "detach":
+            return (await self.detach(principal, execution_id, None))[1]
+        if action == "cancel":
+            reason = f"the wait of {wait_ms} ms passed (onWaitTimeout: cancel)"
+            await self.cancel(principal, execution_id, None, reason, 0)
+            return await self.wait_terminal(execution_id)
+        return None
 
     async def _replay(self, row: ExecutionRow, request_hash: str, wait_ms: int | None) -> Started:
         if row.request_hash != request_hash:
@@ -138,7 +171,7 @@ class Service:
                 details={"executionId": row.id},
             )
         found = await self.store.get_execution(row.id)
-        execution = execution_from(found) if found is not None else execution_from_row(row, [])
+        execution = await self.record(found if found is not None else Found(row, []))
         return Started(execution, replayed=True, wait_ms=wait_ms)
 
     def _wait_ms(self, requested: int | None) -> int:
@@ -201,13 +234,23 @@ class Service:
             idle_timeout_ms=req.idle_timeout_ms,
             budget_bytes=settings.execution_event_output_budget_bytes,
             detached=req.detached,
+            preview_bytes=req.preview_bytes,
+            preview_format=req.preview_format,
         )
 
     # -- reading -----------------------------------------------------------------------------
 
     async def get(self, principal: Principal, execution_id: str, kind: str | None = None) -> Execution:
         """One record; NotFound for an unknown id, a wrong kind, or another principal's execution."""
-        return execution_from(await self._found(principal, execution_id, kind))
+        return await self.record(await self._found(principal, execution_id, kind))
+
+    async def record(self, found: Found) -> Execution:
+        """The wire record with its preview: kept since its end, or made from its spool files now."""
+        row = found.row
+        if row.status.terminal:
+            return final_record(found)
+        directory = self.settings.layout.execution(row.id)
+        return execution_from(found, await execution_preview(directory, row, final=False))
 
     async def _found(self, principal: Principal, execution_id: str, kind: str | None) -> Found:
         if not EXECUTION_ID.fullmatch(execution_id):
@@ -232,8 +275,10 @@ class Service:
         session_id: str | None,
         limit: int,
         cursor: str | None,
+        preview: bool = False,
     ) -> tuple[list[Execution], str | None]:
-        """Newest first, `limit` per page; the cursor is the id to continue after."""
+        """Newest first, `limit` per page; the cursor is the id to continue after. With `preview`,
+        each record carries its preview (otherwise null: a listing reads no spool files)."""
         if status is not None and status not in {s.value for s in ExecutionStatus}:
             raise _field_error("status", f"must be one of {', '.join(s.value for s in ExecutionStatus)}")
         if kind is not None and kind not in EXECUTION_KINDS:
@@ -243,7 +288,7 @@ class Service:
         owner = None if principal.sees_all else principal.name
         where = ListFilter(principal=owner, status=status, kind=kind, session_id=session_id)
         rows = await self.store.list_executions(where, cursor, limit + 1)
-        page = [execution_from(found) for found in rows[:limit]]
+        page = [await self.record(f) if preview else execution_from(f) for f in rows[:limit]]
         next_cursor = page[-1].execution_id if len(rows) > limit else None
         return page, next_cursor
 
@@ -271,12 +316,12 @@ class Service:
                 if found is None:
                     return None
                 if found.row.status.terminal:
-                    return execution_from(found)
+                    return final_record(found)
             while watch.final is None:
                 if self.stopping.is_set():
                     return None
                 await first_of(partial(watch.wait_changed, watch.version), self.stopping.wait)
-            return execution_from(watch.final)
+            return final_record(watch.final)
 
     async def events(
         self, principal: Principal, execution_id: str, kind: str | None, after: int, limit: int
@@ -370,7 +415,15 @@ def _field_error(field: str, message: str) -> InvalidRequest:
     return InvalidRequest(f"{field} {message}", details=[{"field": field, "message": message}])
 
 
+#: Fields added to the start body later, left out of the hash at their defaults: a retry of a
+#: request accepted before they existed still finds its execution.
+_LATER_FIELDS = {"previewBytes": 16384, "previewFormat": "raw", "onWaitTimeout": "return"}
+
+
 def _request_hash(kind: str, req: StartRequest) -> str:
     body = req.model_dump(mode="json", by_alias=True)
+    for name, default in _LATER_FIELDS.items():
+        if body.get(name) == default:
+            del body[name]
     canonical = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

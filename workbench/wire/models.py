@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from workbench.wire.status import ExecutionStatus
@@ -33,6 +33,12 @@ MAX_PATH_BYTES = 4096 - 1
 MAX_WAIT_TIMEOUT_MS = 600_000
 MAX_TIMEOUT_MS = 86_400_000
 MAX_CANCEL_REASON = 1000
+#: The default and the largest `previewBytes` (API.md, "Output in the record").
+DEFAULT_PREVIEW_BYTES = 16384
+MAX_PREVIEW_BYTES = 1_048_576
+
+PreviewFormat = Literal["raw", "plain"]
+OnWaitTimeout = Literal["return", "detach", "cancel"]
 
 #: An RFC 3339 UTC time with milliseconds, e.g. `2026-11-29T12:00:00.123Z`.
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
@@ -139,8 +145,14 @@ class StartRequest(RequestModel):
     """The session: its workspace is the default `cwd`. Not `.` or `..`."""
     detached: bool = False
     """Hand the outcome to the exits feed."""
+    preview_bytes: int = Field(default=DEFAULT_PREVIEW_BYTES, ge=0, le=MAX_PREVIEW_BYTES)
+    """The most bytes of each stream's `preview` in the record (its head and tail beyond that)."""
+    preview_format: PreviewFormat = "raw"
+    """`plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state)."""
+    on_wait_timeout: OnWaitTimeout = "return"
+    """Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run."""
 
-    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", mode="before")
+    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", "preview_bytes", mode="before")
     @classmethod
     def _integers(cls, value: Any) -> Any:
         return _no_bool(value)
@@ -152,6 +164,12 @@ class StartRequest(RequestModel):
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
         return value
+
+    @model_validator(mode="after")
+    def _foreground_only(self) -> StartRequest:
+        if self.background and self.on_wait_timeout != "return":
+            raise ValueError("onWaitTimeout applies to foreground starts only (background is true)")
+        return self
 
     @field_validator("cwd")
     @classmethod
@@ -248,6 +266,20 @@ class CancelRequest(RequestModel):
 # Responses
 
 
+class Preview(WireModel):
+    """The head and tail of each output stream (API.md, "Output in the record").
+
+    Each string is at most `previewBytes` bytes of UTF-8: the whole stream when it fits, else its
+    first quarter and last three quarters joined by one line `[... N bytes elided ...]`, where
+    `*ElidedBytes` is N, in the process's own bytes. Live while running, final at the end.
+    """
+
+    stdout: str = ""
+    stderr: str = ""
+    stdout_elided_bytes: int = 0
+    stderr_elided_bytes: int = 0
+
+
 class ErrorInfo(WireModel):
     """Why an execution failed (`error` of the record and of the terminal event)."""
 
@@ -309,6 +341,8 @@ class Execution(WireModel):
     last_sequence: int = 0
     detached: bool = False
     containment: str | None = None
+    preview: Preview | None = None
+    """The head and tail of stdout and stderr; null in a listing without `?include=preview`."""
 
     @property
     def terminal(self) -> bool:

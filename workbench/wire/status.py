@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Literal, TypeAlias
 
 
 class ExecutionStatus(enum.StrEnum):
@@ -27,6 +28,11 @@ class ExecutionStatus(enum.StrEnum):
     def terminal(self) -> bool:
         return self in TERMINAL
 
+
+#: The statuses as a type: what a type checker holds a status given as a string to.
+StatusName: TypeAlias = Literal[
+    "queued", "running", "cancel_requested", "completed", "failed", "cancelled", "timed_out"
+]
 
 TERMINAL: frozenset[ExecutionStatus] = frozenset(
     {

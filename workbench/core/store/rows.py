@@ -92,6 +92,10 @@ class ExecutionRow:
     detached: bool = False
     containment: str | None = None
     child_json: str | None = None
+    #: The preview asked for at the start, and the final one (JSON of `Preview`) once terminal.
+    preview_bytes: int = 16384
+    preview_format: str = "raw"
+    preview_json: str | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:

@@ -1,0 +1,235 @@
+"""What each tool of `workbench mcp` does, through the Python client: an answer as text for the
+model and the same as structured JSON. A refusal of the daemon is raised as its `WorkbenchError`
+(the server turns it into a tool error with the API's code and message)."""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.cli.mcp.tools import (
+    BashArguments,
+    CodeArguments,
+    ExecutionArguments,
+    ExitsArguments,
+    ListArguments,
+)
+from workbench.client.aio import AsyncClient
+from workbench.wire.models import Execution, Exit
+
+#: How long a `cancel` waits for the tree to be dead before answering with the record as it is.
+CANCEL_WAIT_S = 30.0
+#: The most of each tail of an exit that goes into the text answer (the structured one has it all).
+EXIT_TAIL_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A tool's result: `text` for the model to read, `data` the same as JSON."""
+
+    text: str
+    data: dict[str, Any]
+
+
+def _running_note(execution: Execution, waited: float | None) -> str:
+    how = "was started in the background" if waited is None else f"was still running after {waited:g} s"
+    handed = " Its outcome will also come from the exits tool once it ends." if execution.detached else ""
+    return (
+        f"It {how} and goes on running: do not start it again. Use the execution tool with "
+        f'executionId "{execution.execution_id}": action "wait" to wait for its end, "logs" to '
+        f'read its output, "cancel" to stop it.{handed}'
+    )
+
+
+def outcome(execution: Execution, waited: float | None = None) -> Answer:
+    """The answer about one execution: its status and exit code, or that it runs on; its output."""
+    preview = execution.preview
+    data: dict[str, Any] = {
+        "executionId": execution.execution_id,
+        "status": execution.status.value,
+        "running": not execution.terminal,
+        "detached": execution.detached,
+        "exitCode": execution.exit_code,
+        "signal": execution.signal,
+        "error": execution.error.wire() if execution.error else None,
+        "cwd": execution.cwd,
+        "stdout": preview.stdout if preview else "",
+        "stderr": preview.stderr if preview else "",
+        "stdoutElidedBytes": preview.stdout_elided_bytes if preview else 0,
+        "stderrElidedBytes": preview.stderr_elided_bytes if preview else 0,
+    }
+    if execution.terminal:
+        head = f"{execution.status.value}"
+        if execution.exit_code is not None:
+            head = f"exit code {execution.exit_code} ({execution.status.value})"
+        if execution.error is not None:
+            head += f": {execution.error.message}"
+    else:
+        data["note"] = note = _running_note(execution, waited)
+        head = f"{execution.status.value} ({execution.execution_id}). {note}"
+    lines = [head]
+    for stream in ("stdout", "stderr"):
+        if data[stream]:
+            lines += [
+                f"--- {stream}{' so far' if not execution.terminal else ''} ---",
+                data[stream].rstrip("\n"),
+            ]
+    if execution.output.truncated or data["stdoutElidedBytes"] or data["stderrElidedBytes"]:
+        lines.append('(the middle is elided; the execution tool\'s "logs" has all of it)')
+    return Answer("\n".join(lines), data)
+
+
+async def bash(client: AsyncClient, args: BashArguments) -> Answer:
+    execution = await client.run_bash(
+        args.command,
+        background=args.background,
+        wait_timeout=None if args.background else args.wait_seconds,
+        timeout=args.timeout_seconds,
+        cwd=args.cwd,
+        session_id=args.session_id,
+        image=args.image,
+        preview_format="plain",
+        # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
+        detached=args.background,
+        on_wait_timeout="return" if args.background else "detach",
+    )
+    return outcome(execution, None if args.background else args.wait_seconds)
+
+
+async def code(client: AsyncClient, args: CodeArguments) -> Answer:
+    execution = await client.run_code(
+        args.language,
+        args.code,
+        background=args.background,
+        wait_timeout=None if args.background else args.wait_seconds,
+        timeout=args.timeout_seconds,
+        cwd=args.cwd,
+        session_id=args.session_id,
+        image=args.image,
+        preview_format="plain",
+        # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
+        detached=args.background,
+        on_wait_timeout="return" if args.background else "detach",
+    )
+    return outcome(execution, None if args.background else args.wait_seconds)
+
+
+async def execution(client: AsyncClient, args: ExecutionArguments) -> Answer:
+    run = args.execution_id
+    if args.action == "get":
+        return outcome(await client.get(run), 0)
+    if args.action == "wait":
+        return outcome(await client.wait(run, timeout=args.wait_seconds), args.wait_seconds)
+    if args.action == "cancel":
+        result = await client.cancel(run, args.reason)
+        final = await client.wait(run, timeout=CANCEL_WAIT_S) if result.cancelled else result.execution
+        answer = outcome(final, CANCEL_WAIT_S)
+        said = "cancelled" if result.cancelled else "not cancelled: it had already ended"
+        return Answer(f"{said}. {answer.text}", {**answer.data, "cancelled": result.cancelled})
+    if args.offset is not None:
+        return await _logs_at_offset(client, args, args.offset)
+    return await _logs_after_sequence(client, args)
+
+
+async def _logs_after_sequence(client: AsyncClient, args: ExecutionArguments) -> Answer:
+    """Output events after `afterSequence`, up to `maxBytes` of text (at least one event's)."""
+    after, size = args.after_sequence, 0
+    parts: builtins.list[str] = []
+    streams = ("stdout", "stderr") if args.stream == "both" else (args.stream,)
+    truncated = full = terminal = False
+    while not (full or terminal):
+        page = await client.events_page(args.execution_id, after, 1000)
+        for event in page.events:
+            if event.event_type == "output" and event.stream in streams and event.output_delta:
+                length = len(event.output_delta.encode("utf-8"))
+                if parts and size + length > args.max_bytes:
+                    full = True  # this event starts the next page
+                    break
+                parts.append(event.output_delta)
+                size += length
+            truncated = truncated or event.event_type == "output_truncated"
+            after = event.sequence
+        terminal = page.terminal and not full
+        if not page.events:
+            break
+    text = "".join(parts)
+    data = {
+        "executionId": args.execution_id,
+        "stream": args.stream,
+        "text": text,
+        "nextSequence": after,
+        "done": terminal,
+    }
+    notes = [f"nextSequence {after}; " + ("that is all of it." if terminal else "more may follow.")]
+    if truncated:
+        notes.append("Output past the event budget is not in events: read it with a byte offset.")
+    return Answer(text + "\n--- " + " ".join(notes), data)
+
+
+async def _logs_at_offset(client: AsyncClient, args: ExecutionArguments, offset: int) -> Answer:
+    """`maxBytes` of one stream from a byte offset: from its artifact where kept, else its events."""
+    if args.stream == "both":
+        raise ValueError('a byte offset reads one stream: give stream "stdout" or "stderr"')
+    record = await client.get(args.execution_id)
+    stream = args.stream
+    if any(a.name == stream for a in record.artifacts):
+        chunk = await client.artifact(record, stream, offset, offset + args.max_bytes)
+    else:
+        chunk = (await client.output(record, stream))[offset : offset + args.max_bytes]
+    total = record.output.stdout_bytes if stream == "stdout" else record.output.stderr_bytes
+    text = chunk.decode("utf-8", "replace")
+    next_offset = offset + len(chunk)
+    done = record.terminal and next_offset >= total
+    data = {
+        "executionId": args.execution_id,
+        "stream": stream,
+        "offset": offset,
+        "text": text,
+        "nextOffset": next_offset,
+        "totalBytes": total,
+        "done": done,
+        "status": record.status.value,
+    }
+    tail = "that is all of it." if done else "more may follow."
+    return Answer(f"{text}\n--- bytes {offset}-{next_offset} of {total}; {tail}", data)
+
+
+async def listing(client: AsyncClient, args: ListArguments) -> Answer:
+    runs = await client.list(status=args.status, limit=args.limit)
+    rows: builtins.list[dict[str, Any]] = [
+        {
+            "executionId": e.execution_id,
+            "kind": e.execution_kind,
+            "status": e.status.value,
+            "exitCode": e.exit_code,
+            "what": e.command if e.command is not None else f"{e.language}: {(e.code or '')[:80]}",
+            "createdAt": e.created_at,
+        }
+        for e in runs
+    ]
+    lines = [f"{r['executionId']}  {r['status']:<16} {r['exitCode']!s:>4}  {r['what'][:120]}" for r in rows]
+    return Answer("\n".join(lines) or "no executions", {"executions": rows})
+
+
+async def exits(client: AsyncClient, args: ExitsArguments) -> Answer:
+    handed: builtins.list[Exit] = await client.exits(limit=args.limit, wait_timeout=args.wait_seconds)
+    items = []
+    for item in handed:
+        items.append(item.wire())
+        await client.ack_exit(item)
+    if not items:
+        return Answer("no exits", {"exits": []})
+    blocks = []
+    for item in handed:
+        head = f"{item.execution_id}: {item.status.value}, exit code {item.exit_code}"
+        blocks.append(
+            "\n".join(
+                [
+                    head,
+                    f"--- stdout tail ---\n{item.stdout_tail[-EXIT_TAIL_CHARS:]}" if item.stdout_tail else "",
+                    f"--- stderr tail ---\n{item.stderr_tail[-EXIT_TAIL_CHARS:]}" if item.stderr_tail else "",
+                ]
+            ).strip()
+        )
+    return Answer("\n\n".join(blocks), {"exits": items})

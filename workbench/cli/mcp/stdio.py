@@ -1,0 +1,90 @@
+"""stdin and stdout for the MCP SDK's `stdio_server`, read and written by trio itself.
+
+Left to itself, `stdio_server` wraps the standard streams with `anyio.wrap_file`: every line read,
+every write and every flush is a hop to a worker thread and back, three per tool call, a cost the
+MCP `bash` round trip pays on top of the daemon's. Here the wire is a pair of non-blocking pipes
+that trio waits on directly. As the SDK does, fd 0 and fd 1 are pointed elsewhere while serving
+(the null device, and stderr) so that nothing else in the process can read the agent's requests
+or write into its answers; they are put back at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+import trio
+
+_LINE_READ = 65536
+
+
+class Lines:
+    """The agent's requests: an async iterator of lines (`async for line in stdin`)."""
+
+    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+        self._stream = stream
+        self._buffer = bytearray()
+        self._eof = False
+
+    def __aiter__(self) -> Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line.decode("utf-8", "replace")
+            if self._eof:
+                if self._buffer:
+                    rest, self._buffer = bytes(self._buffer), bytearray()
+                    return rest.decode("utf-8", "replace")
+                raise StopAsyncIteration
+            chunk = await self._stream.receive_some(_LINE_READ)
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
+
+
+class Writer:
+    """The answers: `write` gathers text, `flush` sends it in one write."""
+
+    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+        self._stream = stream
+        self._pending: list[bytes] = []
+
+    async def write(self, text: str) -> None:
+        self._pending.append(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        data = b"".join(self._pending)
+        self._pending.clear()
+        if data:
+            await self._stream.send_all(data)
+
+
+@contextlib.contextmanager
+def claimed() -> Iterator[tuple[Lines, Writer]]:
+    """The wire on private descriptors, fd 0 and 1 diverted meanwhile."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+        os.dup2(2, 1)
+        reader = trio.lowlevel.FdStream(wire_in)
+        writer = trio.lowlevel.FdStream(wire_out)
+        try:
+            yield Lines(reader), Writer(writer)
+        finally:
+            # Closing them puts the pipes back in blocking mode, as the agent's side expects.
+            reader.close()
+            writer.close()
+    finally:
+        os.close(null)
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)

@@ -1,0 +1,155 @@
+"""The tools of `workbench mcp`: their names, what a model reads about each, and their arguments.
+
+Each tool's arguments are a pydantic model: its JSON schema is the tool's `inputSchema`, and the
+same model checks every call, so what the model is told and what is accepted cannot drift. The
+descriptions are written for a model deciding what to call, not for a person reading code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from workbench.wire.models import MAX_WAIT_TIMEOUT_MS
+from workbench.wire.status import StatusName
+
+MAX_WAIT_S = MAX_WAIT_TIMEOUT_MS / 1000
+#: The default wait of `bash` and `code`: long enough for most commands, short enough that a model
+#: that started a server or a long build gets its turn back.
+DEFAULT_WAIT_S = 30.0
+#: The most text a `logs` call returns, and its default.
+MAX_LOG_BYTES = 1_048_576
+DEFAULT_LOG_BYTES = 16_384
+
+
+class Arguments(BaseModel):
+    """Arguments of a tool, camelCase as in the HTTP API; unknown ones are an error, as there."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel)
+
+
+class _Starting(Arguments):
+    cwd: str | None = Field(
+        default=None,
+        description="Absolute working directory. Default: the session's workspace, a directory kept "
+        "between calls of the same sessionId, so files written by one command are there for the next.",
+    )
+    timeout_seconds: float | None = Field(
+        default=None, gt=0, le=86_400, description="Kill it after this long (default: 1 hour)."
+    )
+    wait_seconds: float = Field(
+        default=DEFAULT_WAIT_S,
+        ge=0,
+        le=MAX_WAIT_S,
+        description="How long to wait for the end before answering (default 30). A run that takes "
+        "longer goes on in the background: the answer then says so and gives its executionId.",
+    )
+    background: bool = Field(
+        default=False,
+        description="Answer at once with the executionId; its outcome comes from the exits tool later.",
+    )
+    session_id: str | None = Field(
+        default=None, description="Session whose workspace is the default cwd (default: `default`)."
+    )
+    image: str | None = Field(
+        default=None, description="What it runs in: `host` (default) or `sandbox` (no network, private /tmp)."
+    )
+
+
+class BashArguments(_Starting):
+    command: str = Field(min_length=1, description="The bash command line, run as `bash -c COMMAND`.")
+
+
+class CodeArguments(_Starting):
+    language: str = Field(min_length=1, description="`python`, `bash`, `sh`, or `node` where installed.")
+    code: str = Field(description="The program's source.")
+
+
+class ExecutionArguments(Arguments):
+    action: Literal["get", "wait", "cancel", "logs"] = Field(
+        description="`get`: its status and output now. `wait`: wait up to waitSeconds for the end. "
+        "`cancel`: kill its whole process tree. `logs`: its output, page by page."
+    )
+    execution_id: str = Field(description="The id a bash or code call answered (`ex_...`).")
+    wait_seconds: float = Field(
+        default=DEFAULT_WAIT_S, ge=0, le=MAX_WAIT_S, description="`wait`: how long at most (default 30)."
+    )
+    reason: str | None = Field(
+        default=None, max_length=1000, description="`cancel`: why, kept in its record."
+    )
+    stream: Literal["stdout", "stderr", "both"] = Field(
+        default="both", description="`logs`: which stream (both: as written, interleaved)."
+    )
+    after_sequence: int = Field(
+        default=0,
+        ge=0,
+        description="`logs`: continue after this event sequence (the nextSequence of the previous page).",
+    )
+    offset: int | None = Field(
+        default=None,
+        ge=0,
+        description="`logs`: a byte offset into one stream (stdout or stderr) instead of a sequence; "
+        "reaches output past the event budget too. Continue with nextOffset.",
+    )
+    max_bytes: int = Field(
+        default=DEFAULT_LOG_BYTES, ge=1, le=MAX_LOG_BYTES, description="`logs`: the most text per page."
+    )
+
+
+class ListArguments(Arguments):
+    status: StatusName | None = Field(default=None, description="Only executions in this status.")
+    limit: int = Field(default=20, ge=1, le=200, description="At most this many, newest first.")
+
+
+class ExitsArguments(Arguments):
+    wait_seconds: float = Field(
+        default=0, ge=0, le=MAX_WAIT_S, description="Wait up to this long for one (default: do not wait)."
+    )
+    limit: int = Field(default=20, ge=1, le=100, description="At most this many.")
+
+
+#: Each tool: (arguments, description).
+TOOLS: dict[str, tuple[type[Arguments], str]] = {
+    "bash": (
+        BashArguments,
+        "Run a bash command and get its exit code and output. The answer holds the head and tail "
+        "of stdout and stderr as a terminal would show them (long output is elided in the middle; "
+        "use the execution tool's logs for all of it). If it is still running when waitSeconds "
+        "pass, it goes on in the background: the answer says `running` with its executionId and "
+        "the output so far. Do not start it again then; use the execution tool to wait for it, "
+        "read its logs or cancel it, or collect its outcome later with the exits tool. Each "
+        "sessionId has a workspace directory, the default cwd, kept between calls.",
+    ),
+    "code": (
+        CodeArguments,
+        "Run a program in a language (python, bash, sh, node where installed) and get its exit "
+        "code and output, exactly as the bash tool does for a command line.",
+    ),
+    "execution": (
+        ExecutionArguments,
+        "Follow a run started by bash or code, by its executionId: `get` its status and output, "
+        "`wait` for its end, `cancel` it (its whole process tree), or read its `logs` page by "
+        "page (afterSequence, or a byte offset into one stream).",
+    ),
+    "list": (
+        ListArguments,
+        "List recent runs, newest first, with their status and exit code; filter by status (e.g. `running`).",
+    ),
+    "exits": (
+        ExitsArguments,
+        "Outcomes of detached runs (runs whose outcome was handed over to be collected later): "
+        "each is returned once and then acknowledged, so it will not be returned again.",
+    ),
+}
+
+
+def input_schema(model: type[Arguments]) -> dict[str, Any]:
+    """The tool's `inputSchema`: the model's JSON schema without pydantic's generated titles."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema["additionalProperties"] = False
+    return schema
