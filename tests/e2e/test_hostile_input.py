@@ -175,6 +175,26 @@ async def test_invalid_start_requests_are_422(unchanged: DaemonHandle, body: Any
 
 
 @pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (b'{"command": "true", "metadata": 1e400}', "metadata"),
+        (b'{"command": "true", "metadata": {"a": [1, -1E+400]}}', "metadata.a.1"),
+        (b'{"command": "true", "metadata": {"big": 123456789e999}}', "metadata.big"),
+        (b'{"command": "true", "timeoutMs": 1e400}', "timeoutMs"),
+    ],
+)
+async def test_numbers_json_cannot_hold_are_422_naming_the_field(
+    unchanged: DaemonHandle, raw: bytes, field: str
+) -> None:
+    """Promise 7: a number too large for a double (1e400) is refused, never stored as null."""
+    response = await unchanged.client.post(BASH, content=raw)
+    expect(response, {422}, "invalid_request")
+    details = response.json()["error"]["details"]
+    assert [d["field"] for d in details] == [field], details
+    assert field in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
     "body",
     [
         {"language": "python", "code": NUL},
