@@ -54,40 +54,66 @@ async def serve(
     """
     shutdown = shutdown if shutdown is not None else trio.Event()
     hurry = hurry if hurry is not None else trio.Event()
-    async with open_daemon(settings) as daemon:
-        app = create_app(daemon)
-        config = hypercorn_config(settings)
-        if settings.unix_socket is not None and settings.unix_socket.exists():
-            settings.unix_socket.unlink()
-        old = os.umask(0o177)  # the Unix socket is 0600
-        try:
-            sockets = config.create_sockets()
-        finally:
-            os.umask(old)
+    config = hypercorn_config(settings)
+    # Bound before the daemon starts: a busy port stops it before it adopts any execution.
+    sockets = _listen(settings, config)
+    try:
+        async with open_daemon(settings) as daemon:
+            await _serve_daemon(daemon, settings, config, sockets, shutdown, hurry, task_status)
+    finally:
         for sock in sockets.insecure_sockets:
-            sock.listen(config.backlog)
-        host, _port = split_bind(settings.bind)
-        if not is_loopback(host):
-            log.warning(
-                "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
-            )
-
-        tracked = InFlight(app)
-        async with trio.open_nursery() as nursery:
-            binds: list[str] = await nursery.start(
-                _serve_app, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets
-            )
-            task_status.started((daemon, binds))
-            await shutdown.wait()
-            # Streams and long-polls end, and new work is refused; in-flight responses get up to
-            # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
-            # would otherwise hold it for the whole graceful period.
-            daemon.begin_stop()
-            with trio.move_on_after(GRACEFUL_S):
-                await first_of(tracked.wait_idle, hurry.wait)
-            nursery.cancel_scope.cancel()
+            sock.close()
         if settings.unix_socket is not None:
             settings.unix_socket.unlink(missing_ok=True)
+
+
+def _listen(settings: Settings, config: Config) -> Any:
+    """The listening sockets of `config`; ConfigError (one line) when an address cannot be bound."""
+    if settings.unix_socket is not None and settings.unix_socket.exists():
+        settings.unix_socket.unlink()
+    old = os.umask(0o177)  # the Unix socket is 0600
+    try:
+        sockets = config.create_sockets()
+    except OSError as exc:
+        where = ", ".join(config.bind)
+        raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    finally:
+        os.umask(old)
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+    return sockets
+
+
+async def _serve_daemon(
+    daemon: Daemon,
+    settings: Settings,
+    config: Config,
+    sockets: Any,
+    shutdown: trio.Event,
+    hurry: trio.Event,
+    task_status: trio.TaskStatus[tuple[Daemon, list[str]]],
+) -> None:
+    app = create_app(daemon)
+    host, _port = split_bind(settings.bind)
+    if not is_loopback(host):
+        log.warning(
+            "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
+        )
+
+    tracked = InFlight(app)
+    async with trio.open_nursery() as nursery:
+        binds: list[str] = await nursery.start(
+            _serve_app, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets
+        )
+        task_status.started((daemon, binds))
+        await shutdown.wait()
+        # Streams and long-polls end, and new work is refused; in-flight responses get up to
+        # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
+        # would otherwise hold it for the whole graceful period.
+        daemon.begin_stop()
+        with trio.move_on_after(GRACEFUL_S):
+            await first_of(tracked.wait_idle, hurry.wait)
+        nursery.cancel_scope.cancel()
 
 
 async def _serve_app(
