@@ -80,6 +80,9 @@ class Settings:
     output_flush_ms: int = 3 * MS
     #: Grace between SIGTERM and SIGKILL when a deadline passes.
     deadline_grace_ms: int = 2 * SECONDS
+    #: HTTP connections held open at once; one more is answered 503 and closed. Lowered at start
+    #: to what the file descriptor limit leaves room for.
+    max_connections: int = 4096
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -224,6 +227,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
     "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
+    "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside
