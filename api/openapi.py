@@ -53,10 +53,13 @@ ERROR_MEANINGS = {
     "`unknown_image`, `image_unavailable`, `unsupported_language`",
     "too_many_executions": "the queue is full",
     "unavailable": "shutting down, or the store failed",
+    "storage_full": "the disk holding the data dir is full: nothing new is written until space is freed",
 }
 #: Errors every authenticated route may answer.
 COMMON = ("bad_request", "unauthorized", "forbidden", "not_found", "unavailable")
 WITH_BODY = (*COMMON, "payload_too_large", "invalid_request")
+#: What a route that writes may answer as well.
+WRITES = ("storage_full",)
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class Op:
 
 def _ops() -> list[Op]:
     integer = {"type": "integer", "minimum": 0}
-    start_errors = (*WITH_BODY, "conflict", "too_many_executions")
+    start_errors = (*WITH_BODY, "conflict", "too_many_executions", *WRITES)
     idempotency = (
         (
             "Idempotency-Key",
@@ -100,7 +103,10 @@ def _ops() -> list[Op]:
             "/healthz",
             "health",
             "Answers once the daemon accepts work",
-            ok={200: (Health, "ready")},
+            ok={
+                200: (Health, "ready"),
+                503: (Health, "`degraded`, with the `reason` (e.g. a full disk): new work is refused"),
+            },
             errors=(),
             public=True,
         ),
@@ -154,6 +160,7 @@ def _ops() -> list[Op]:
             "exits",
             "Long-poll the exits feed of detached executions",
             ok={200: (ExitList, "undelivered exits, each leased for `leaseMs`")},
+            errors=(*COMMON, *WRITES),
             query=(
                 ("limit", {"type": "integer", "minimum": 1, "default": 100}, "at most this many"),
                 (
@@ -170,6 +177,7 @@ def _ops() -> list[Op]:
             "ackExit",
             "Mark an exit delivered",
             ok={204: (None, "delivered: never handed out again")},
+            errors=(*COMMON, *WRITES),
         ),
         Op(
             "get",
@@ -187,7 +195,7 @@ def _ops() -> list[Op]:
             "deleteExecution",
             "Dispose of a terminal execution and its files",
             ok={204: (None, "gone")},
-            errors=(*COMMON, "conflict"),
+            errors=(*COMMON, "conflict", *WRITES),
         ),
         Op(
             "post",
@@ -208,7 +216,7 @@ def _ops() -> list[Op]:
                 202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
                 200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
             },
-            errors=WITH_BODY,
+            errors=(*WITH_BODY, *WRITES),
         ),
         Op(
             "post",
@@ -216,6 +224,7 @@ def _ops() -> list[Op]:
             "detach",
             "Hand the outcome to the exits feed",
             ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
+            errors=(*COMMON, *WRITES),
         ),
         Op(
             "get",

@@ -95,3 +95,18 @@ async def test_bodies_responses_errors_and_the_stream(wb: DaemonHandle) -> None:
     artifact = doc["paths"]["/v1/executions/{kind}/{executionId}/artifacts/{name}"]["get"]
     assert "application/octet-stream" in artifact["responses"]["206"]["content"]
     assert {"sequence", "eventType", "outputDelta"} <= set(schemas["Event"]["properties"])
+
+
+async def test_writes_document_storage_full_and_health_its_degraded_state(wb: DaemonHandle) -> None:
+    """A full disk: every route that writes may answer `507 storage_full`; /healthz may be 503."""
+    doc = await document(wb)
+    assert doc["components"]["responses"]["storage_full"]["description"].startswith("`storage_full`")
+    for path, method in (
+        ("/v1/executions/workbench_bash", "post"),
+        ("/v1/executions/{executionId}/cancel", "post"),
+        ("/v1/executions/{executionId}", "delete"),
+        ("/v1/exits/{deliveryId}/ack", "post"),
+    ):
+        assert "507" in doc["paths"][path][method]["responses"], (method, path)
+    assert "503" in doc["paths"]["/healthz"]["get"]["responses"]
+    assert "reason" in doc["components"]["schemas"]["Health"]["properties"]

@@ -18,7 +18,7 @@ PUBLIC = [
     "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionList", "ExecutionStatus",
     "Exit", "ExitList", "Forbidden", "Health", "IdempotencyKeyReused", "Image", "ImageIsolation",
     "ImageList", "ImageUnavailable", "InvalidRequest", "LiveEvent", "NotFound", "OutputInfo",
-    "PayloadTooLarge", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
+    "PayloadTooLarge", "StorageFull", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
     "UnsupportedLanguage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip
 

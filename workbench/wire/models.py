@@ -303,7 +303,10 @@ class ErrorResponse(WireModel):
 
 
 class Health(WireModel):
+    """`GET /healthz`: `ok` (200), or `degraded` (503) with why: new work is refused meanwhile."""
+
     status: str = "ok"
+    reason: str | None = None
 
 
 # -- exits, images, detach, live display ------------------------------------------------------
