@@ -57,6 +57,9 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
     @app.get("/healthz")
     async def healthz() -> Response:
+        health = daemon.health
+        if not health.ok:
+            return json_response({"status": "degraded", "reason": health.reason}, 503)
         return json_response({"status": "ok"})
 
     @app.post(f"/v1/executions/{KINDS}")

@@ -256,6 +256,9 @@ def run(settings: Settings) -> int:
                 if settings.token is None:
                     state = "generated" if daemon.token_created else "stored"
                     print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
+                refused = daemon.health.error()
+                if refused is not None:
+                    print(f"workbench: {refused.message}", file=sys.stderr, flush=True)
 
     try:
         trio.run(main)

@@ -8,6 +8,7 @@ as `WORKBENCH_SHUTDOWN_MODE` says and closes the store. The HTTP face (`api`) is
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 import trio
 
 import sandbox
-from workbench.core import auth
+from workbench.core import auth, storage
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
@@ -28,6 +29,7 @@ from workbench.core.journal import Journal
 from workbench.core.recovery import recover
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.core.store.health import StoreHealth, free_bytes
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.wire.errors import ConfigError
 
@@ -49,10 +51,16 @@ class Daemon:
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
+    @property
+    def health(self) -> StoreHealth:
+        """Whether the store takes writes (a full disk makes it refuse new work)."""
+        return self.service.store.health
+
     def begin_stop(self) -> None:
         self.executor.accepting = False
         self.stopping.set()
         self.service.stopping.set()
+        self.executor.journal.stopping.set()
 
 
 def choose_containment(setting: ContainmentSetting, caps: sandbox.Capabilities) -> sandbox.Containment:
@@ -76,11 +84,26 @@ def _lock_data_dir(data_dir: Path) -> Iterator[None]:
                 f"another Workbench daemon (pid {holder}) is using the data dir {data_dir}; stop it "
                 "first or choose another --data-dir"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with _full_disk_stops_the_start(data_dir):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def _full_disk_stops_the_start(data_dir: Path) -> Iterator[None]:
+    """A start that cannot even write its own files on a full disk is one clear error."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise ConfigError(
+            f"the disk holding the data dir {data_dir} is full ({free_bytes(data_dir)} bytes free): "
+            f"free some space and start again ({exc.strerror})"
+        ) from None
 
 
 def _prepare_data_dir(settings: Settings) -> None:
@@ -97,21 +120,25 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
     """Start the core and recover every execution a previous daemon left; yield once accepting.
 
     Raises:
-        ConfigError: a setting, an image, the tokens file, the lock or the store is not usable.
+        ConfigError: a setting, an image, the tokens file, the lock or the store is not usable,
+            or the disk is too full to start.
     """
-    _prepare_data_dir(settings)
+    with _full_disk_stops_the_start(settings.data_dir):
+        _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
-        moved = settings.layout.adopt_shared_workspaces(ADMIN)
+        with _full_disk_stops_the_start(settings.data_dir):
+            moved = settings.layout.adopt_shared_workspaces(ADMIN)
+            token, created = auth.admin_token(settings.token, settings.token_path)
         if moved:
             log.warning(
                 "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
                 ", ".join(moved),
                 ADMIN,
             )
-        token, created = auth.admin_token(settings.token, settings.token_path)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
-        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+        with _full_disk_stops_the_start(settings.data_dir):
+            await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
         caps = await trio.to_thread.run_sync(sandbox.detect)
         containment = choose_containment(settings.containment, caps)
         log.info("containment: %s (%s)", containment.value, caps.describe())
@@ -119,8 +146,11 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         store.start()
         inotify = Inotify()
         try:
+            # Known before recovery and before the first request: a full disk refuses new work.
+            await storage.check(store, settings.data_dir, settings.min_free_bytes)
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
+                outer.start_soon(storage.watch, store, settings.data_dir, settings.min_free_bytes)
                 async with sandbox.open_supervisor(settings.layout.run_dir) as supervisor:
                     journal = Journal(store)
                     async with trio.open_nursery() as executions:

@@ -83,6 +83,9 @@ class Settings:
     #: HTTP connections held open at once; one more is answered 503 and closed. Lowered at start
     #: to what the file descriptor limit leaves room for.
     max_connections: int = 4096
+    #: Below this much free space on the data dir's disk, new work is refused (507) so that what
+    #: runs can still be recorded; 0: only a commit that fails says the disk is full.
+    min_free_bytes: int = 16 * MiB
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -228,6 +231,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
     "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
+    "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside
