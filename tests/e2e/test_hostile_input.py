@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -437,3 +438,26 @@ async def test_sandboxed_executions_never_see_the_data_dir_internals(make_daemon
         assert internal not in out.split(), out
     assert token not in out
     assert record["executionId"] in out
+
+
+async def test_workspaces_on_a_filesystem_of_their_own(make_daemon: Any, tmp_path: Path) -> None:
+    """WORKBENCH_WORKSPACES_DIR: sessions' workspaces live there, not in the data dir, so files an
+    execution writes there cannot fill the store's disk; a sandboxed execution still sees only its
+    own session's workspace."""
+    workspaces = tmp_path / "workspaces-fs"
+    wb: DaemonHandle = await make_daemon(workspaces_dir=workspaces)
+    record = await wb.run("pwd; echo data > made-here")
+    assert record["status"] == "completed", record
+    assert (await output_of(wb, record)) == f"{workspaces}/admin/default\n"
+    assert (workspaces / "admin" / "default" / "made-here").read_text() == "data\n"
+    assert not (wb.data_dir / "workspaces" / "admin").exists()
+    if shutil.which("bwrap") is None:
+        return
+    (workspaces / "admin" / "other").mkdir(parents=True)
+    (workspaces / "admin" / "other" / "secret").write_text("not yours\n")
+    command = f"cat {workspaces}/admin/other/secret; ls {workspaces}; pwd; true"
+    sandboxed = await wb.run(command, image="sandbox", sessionId="mine")
+    assert sandboxed["status"] == "completed", sandboxed
+    out = await output_of(wb, sandboxed)
+    assert "not yours" not in out and "other" not in out.split(), out
+    assert f"{workspaces}/admin/mine" in out

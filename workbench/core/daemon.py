@@ -111,8 +111,9 @@ def _prepare_data_dir(settings: Settings) -> None:
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(data_dir, 0o700)
     layout = settings.layout
-    for sub in (layout.executions_dir, layout.workspaces_dir, layout.run_dir):
+    for sub in (layout.executions_dir, layout.run_dir):
         sub.mkdir(mode=0o700, exist_ok=True)
+    layout.workspaces_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 @contextlib.asynccontextmanager

@@ -74,6 +74,9 @@ class Settings:
     exit_webhook_url: str | None = None
     #: Where the image files are; None: the `images/` folder of this source tree.
     images_dir: Path | None = None
+    #: Where sessions' workspaces are; None: `<data-dir>/workspaces`. A filesystem of their own
+    #: keeps what executions write there from filling the store's disk.
+    workspaces_dir: Path | None = None
     containment: ContainmentSetting = ContainmentSetting.AUTO
     shutdown_mode: ShutdownMode = ShutdownMode.KILL
     #: How long output may sit in the capture before it is journaled (coalescing small writes).
@@ -91,7 +94,7 @@ class Settings:
         # Flags and tests may pass plain strings; hold the real types.
         object.__setattr__(self, "containment", ContainmentSetting(self.containment))
         object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
-        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir"):
+        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir", "workspaces_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
@@ -103,7 +106,7 @@ class Settings:
     @property
     def layout(self) -> Layout:
         """Where everything under the data dir is."""
-        return Layout(self.data_dir)
+        return Layout(self.data_dir, self.workspaces_dir)
 
     @property
     def token_path(self) -> Path:
@@ -228,6 +231,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
     "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
+    "WORKBENCH_WORKSPACES_DIR": ("workspaces_dir", _path),
     "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
     "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
