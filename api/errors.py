@@ -25,6 +25,7 @@ STATUS: dict[str, int] = {
     "unsupported_language": 422,
     "too_many_executions": 429,
     "unavailable": 503,
+    "storage_full": 507,
     "internal": 500,
 }
 

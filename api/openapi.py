@@ -51,6 +51,7 @@ ERROR_MEANINGS = {
     "too_many_executions": "the queue is full",
     "unavailable": "shutting down, or the store failed",
     "internal": "a bug: see the daemon's log",
+    "storage_full": "the disk holding the data dir is full: nothing new is written until space is freed",
 }
 
 #: The enums of the wire, each one named schema.

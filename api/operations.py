@@ -45,6 +45,8 @@ AUTHENTICATED = (*ANY, "unauthorized", "forbidden", "unavailable")
 PER_EXECUTION = (*AUTHENTICATED, "not_found")
 #: Errors of a route that reads a JSON body.
 WITH_BODY = ("invalid_request",)
+#: What a route that writes may answer as well (a full disk).
+WRITES = ("storage_full",)
 START_ERRORS = (
     *AUTHENTICATED,
     *WITH_BODY,
@@ -53,6 +55,7 @@ START_ERRORS = (
     "image_unavailable",
     "unsupported_language",
     "too_many_executions",
+    *WRITES,
 )
 
 
@@ -149,7 +152,7 @@ def _per_execution() -> list[Op]:
             "deleteExecution",
             "Dispose of a terminal execution and its files",
             ok={204: (None, "gone")},
-            errors=(*PER_EXECUTION, "conflict"),
+            errors=(*PER_EXECUTION, "conflict", *WRITES),
         ),
         Op(
             "post",
@@ -172,7 +175,7 @@ def _per_execution() -> list[Op]:
                 202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
                 200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
             },
-            errors=(*PER_EXECUTION, *WITH_BODY),
+            errors=(*PER_EXECUTION, *WITH_BODY, *WRITES),
         ),
         Op(
             "post",
@@ -180,7 +183,7 @@ def _per_execution() -> list[Op]:
             "detach",
             "Hand the outcome to the exits feed",
             ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
-            errors=PER_EXECUTION,
+            errors=(*PER_EXECUTION, *WRITES),
         ),
         Op(
             "get",
@@ -243,7 +246,7 @@ def operations() -> list[Op]:
             "Answers once the daemon accepts work",
             ok={
                 200: (Health, "ready"),
-                503: (Degraded, "degraded: `reason` says why (e.g. the supervisor is replaced)"),
+                503: (Degraded, "degraded: `reason` says why (a full disk, the supervisor replaced)"),
             },
             errors=ANY,
             public=True,
@@ -292,6 +295,7 @@ def operations() -> list[Op]:
             "exits",
             "Long-poll the exits feed of detached executions",
             ok={200: (ExitList, "undelivered exits, each leased for `leaseMs`")},
+            errors=(*AUTHENTICATED, *WRITES),
             query=(
                 (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
                 (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
@@ -304,7 +308,7 @@ def operations() -> list[Op]:
             "ackExit",
             "Mark an exit delivered",
             ok={204: (None, "delivered: never handed out again")},
-            errors=(*AUTHENTICATED, "not_found"),
+            errors=(*AUTHENTICATED, "not_found", *WRITES),
         ),
         Op(
             "get",

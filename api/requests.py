@@ -7,6 +7,7 @@ take, or an integer out of range is a clear 400 or 422, and changes nothing.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,7 +70,8 @@ async def parse_body(model: type[M], *, allow_empty: bool = False) -> M:
 
     413 over the limit; 400 for a body that is not UTF-8, not JSON, nested deeper than
     `MAX_JSON_DEPTH`, holding NaN/Infinity, an integer too long to read, or a string that is
-    not Unicode (a lone surrogate escape); 422 for a body that is not an object or fails `model`.
+    not Unicode (a lone surrogate escape); 422 for a body that is not an object, holds a number
+    no double can hold (`1e400`), or fails `model`.
     """
     limit = request.max_content_length or 0
     try:
@@ -113,7 +115,7 @@ def decode_json(raw: bytes) -> Any:
         raise BadRequest(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError:  # an integer of thousands of digits
         raise BadRequest("malformed JSON: a number has too many digits") from None
-    _check_json(data, 1)
+    _check_json(data, 1, ())
     return data
 
 
@@ -121,18 +123,25 @@ def _no_constant(name: str) -> Any:
     raise BadRequest(f"malformed JSON: {name} is not a JSON number")
 
 
-def _check_json(value: Any, level: int) -> None:
+def _check_json(value: Any, level: int, path: tuple[str | int, ...]) -> None:
     if level > MAX_JSON_DEPTH:
         raise BadRequest(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, str):
         _check_text(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        # `json` reads 1e400 as infinity, which would be stored and returned as null: refused.
+        field = ".".join(str(p) for p in path)
+        message = "is a number too large to hold (beyond a double's range)"
+        raise InvalidRequest(
+            f"invalid request: {field}: {message}", details=[{"field": field, "message": message}]
+        )
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_text(key)
-            _check_json(item, level + 1)
+            _check_json(item, level + 1, (*path, key))
     elif isinstance(value, list):
-        for item in value:
-            _check_json(item, level + 1)
+        for index, item in enumerate(value):
+            _check_json(item, level + 1, (*path, index))
 
 
 def _check_text(text: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -11,10 +12,10 @@ from typing import Any
 
 import trio
 from hypercorn.config import Config
-from hypercorn.trio.run import worker_serve
 from hypercorn.utils import wrap_app
 
 from api.app import create_app
+from api.listen import Gate, serve_http
 from workbench.core.daemon import Daemon, open_daemon
 from workbench.core.settings import Settings, is_loopback, split_bind
 from workbench.core.waiting import first_of
@@ -24,6 +25,18 @@ log = logging.getLogger("workbench.serve")
 
 #: How long in-flight responses get to finish after a stop signal.
 GRACEFUL_S = 5.0
+#: How long a connection may go without sending complete request headers: a new one, and one
+#: idle between requests. Longer than the 5 s after which httpx (and so the SDK and the CLI)
+#: stops reusing an idle connection, so a client never sends on one the daemon is closing.
+KEEP_ALIVE_S = 15
+#: Connections the kernel queues before the daemon accepts them; hypercorn's 100 dropped 77 % of
+#: a burst of 1,000 connects on loopback (each then waits a second for its SYN to be sent again).
+#: Linux caps it at net.core.somaxconn (4096 by default since 5.4).
+BACKLOG = 4096
+#: File descriptors kept for everything but HTTP connections (the store, inotify, the supervisor),
+#: plus this many per execution that may run at once (its spool and progress files).
+_FDS_RESERVED = 128
+_FDS_PER_EXECUTION = 4
 
 
 def hypercorn_config(settings: Settings) -> Config:
@@ -34,7 +47,8 @@ def hypercorn_config(settings: Settings) -> Config:
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.graceful_timeout = GRACEFUL_S
-    config.keep_alive_timeout = 75
+    config.keep_alive_timeout = KEEP_ALIVE_S
+    config.backlog = BACKLOG
     # Clients (and benchmarks) may send many requests on one connection.
     config.keep_alive_max_requests = 100_000
     config.h11_max_incomplete_size = 64 * 1024
@@ -54,50 +68,108 @@ async def serve(
     """
     shutdown = shutdown if shutdown is not None else trio.Event()
     hurry = hurry if hurry is not None else trio.Event()
-    async with open_daemon(settings) as daemon:
-        app = create_app(daemon)
-        config = hypercorn_config(settings)
-        if settings.unix_socket is not None and settings.unix_socket.exists():
-            settings.unix_socket.unlink()
-        old = os.umask(0o177)  # the Unix socket is 0600
-        try:
-            sockets = config.create_sockets()
-        finally:
-            os.umask(old)
+    config = hypercorn_config(settings)
+    gate = Gate(connection_limit(settings, raise_fd_limit()))
+    # Bound before the daemon starts: a busy port stops it before it adopts any execution.
+    sockets = _listen(settings, config)
+    try:
+        async with open_daemon(settings) as daemon:
+            await _serve_daemon(daemon, settings, config, sockets, gate, shutdown, hurry, task_status)
+    finally:
         for sock in sockets.insecure_sockets:
-            sock.listen(config.backlog)
-        host, _port = split_bind(settings.bind)
-        if not is_loopback(host):
-            log.warning(
-                "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
-            )
-
-        tracked = InFlight(app)
-        async with trio.open_nursery() as nursery:
-            binds: list[str] = await nursery.start(
-                _serve_app, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets
-            )
-            task_status.started((daemon, binds))
-            await shutdown.wait()
-            # Streams and long-polls end, and new work is refused; in-flight responses get up to
-            # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
-            # would otherwise hold it for the whole graceful period.
-            daemon.begin_stop()
-            with trio.move_on_after(GRACEFUL_S):
-                await first_of(tracked.wait_idle, hurry.wait)
-            nursery.cancel_scope.cancel()
+            sock.close()
         if settings.unix_socket is not None:
             settings.unix_socket.unlink(missing_ok=True)
 
 
-async def _serve_app(
-    app: Any, config: Config, sockets: Any, *, task_status: trio.TaskStatus[list[str]]
+def raise_fd_limit() -> int:
+    """Raise the soft limit of file descriptors to the hard one (each connection holds one, and a
+    soft limit of 1,024 is common); returns the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20  # what Linux allows at most (fs.nr_open) unless raised
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the file descriptor limit from %d to %d: %s", soft, hard, exc)
+    return soft if soft != resource.RLIM_INFINITY else hard
+
+
+def connection_limit(settings: Settings, fds: int) -> int:
+    """WORKBENCH_MAX_CONNECTIONS, lowered to what `fds` descriptors leave room for."""
+    room = fds - _FDS_RESERVED - _FDS_PER_EXECUTION * settings.max_concurrent_executions
+    limit = min(settings.max_connections, max(16, room))
+    if limit < settings.max_connections:
+        log.warning(
+            "at most %d connections at once (WORKBENCH_MAX_CONNECTIONS is %d; the file descriptor "
+            "limit is %d)",
+            limit,
+            settings.max_connections,
+            fds,
+        )
+    return limit
+
+
+def _listen(settings: Settings, config: Config) -> Any:
+    """The listening sockets of `config`; ConfigError (one line) when an address cannot be bound."""
+    if settings.unix_socket is not None and settings.unix_socket.exists():
+        settings.unix_socket.unlink()
+    old = os.umask(0o177)  # the Unix socket is 0600
+    try:
+        sockets = config.create_sockets()
+    except OSError as exc:
+        where = ", ".join(config.bind)
+        raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    finally:
+        os.umask(old)
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+    return sockets
+
+
+async def _serve_daemon(
+    daemon: Daemon,
+    settings: Settings,
+    config: Config,
+    sockets: Any,
+    gate: Gate,
+    shutdown: trio.Event,
+    hurry: trio.Event,
+    task_status: trio.TaskStatus[tuple[Daemon, list[str]]],
 ) -> None:
-    await worker_serve(app, config, sockets=sockets, task_status=task_status)
+    app = create_app(daemon)
+    host, _port = split_bind(settings.bind)
+    if not is_loopback(host):
+        log.warning(
+            "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
+        )
+
+    tracked = InFlight(app)
+    async with trio.open_nursery() as nursery:
+        binds: list[str] = await nursery.start(
+            serve_http, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets, gate
+        )
+        task_status.started((daemon, binds))
+        await shutdown.wait()
+        # Streams and long-polls end, and new work is refused; in-flight responses get up to
+        # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
+        # would otherwise hold it for the whole graceful period.
+        daemon.begin_stop()
+        with trio.move_on_after(GRACEFUL_S):
+            await first_of(tracked.wait_idle, hurry.wait)
+        nursery.cancel_scope.cancel()
 
 
 class InFlight:
-    """An ASGI wrapper that counts the HTTP requests being answered (bodies still streaming included)."""
+    """An ASGI wrapper that counts the HTTP requests being answered (bodies still streaming included).
+
+    It also shields the last message of each response. quart-trio cancels its handler once the
+    request side ends, and hypercorn ends it (`http.disconnect`) from inside that very send; the
+    rest of the send (closing the connection after `Connection: close`, arming the keep-alive
+    timer otherwise) then ran cancelled, and the connection stayed open with no timer at all.
+    """
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -111,8 +183,16 @@ class InFlight:
             return
         self.active += 1
         self._idle = trio.Event() if self._idle.is_set() else self._idle
+
+        async def send_last_shielded(message: Any) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                with trio.CancelScope(shield=True):
+                    await send(message)
+            else:
+                await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_last_shielded)
         finally:
             self.active -= 1
             if self.active == 0:
@@ -176,6 +256,9 @@ def run(settings: Settings) -> int:
                 if settings.token is None:
                     state = "generated" if daemon.token_created else "stored"
                     print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
+                refused = daemon.health.error()
+                if refused is not None:
+                    print(f"workbench: {refused.message}", file=sys.stderr, flush=True)
 
     try:
         trio.run(main)

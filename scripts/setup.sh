@@ -17,16 +17,27 @@ apt_install() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+can_be_root() {
+    # Root, or sudo that will not stop at a password prompt nobody can answer.
+    [ "$(id -u)" -eq 0 ] && return 0
+    command -v sudo >/dev/null 2>&1 || return 1
+    [ -t 0 ] || sudo -n true 2>/dev/null
+}
+
 need_system_packages() {
+    # Optional packages: without them the daemon still serves (the sandbox image reports itself
+    # unavailable), so nothing here may stop the start.
     local missing=()
     command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
-    if [ ${#missing[@]} -gt 0 ]; then
-        if command -v apt-get >/dev/null 2>&1; then
-            echo "setup: installing ${missing[*]}" >&2
-            apt_install "${missing[@]}"
-        else
-            echo "setup: ${missing[*]} missing and no apt-get: the sandbox image will be unavailable" >&2
-        fi
+    [ ${#missing[@]} -gt 0 ] || return 0
+    local without="the sandbox image will be unavailable"
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "setup: ${missing[*]} missing and no apt-get: $without" >&2
+    elif ! can_be_root; then
+        echo "setup: ${missing[*]} missing and no root or sudo to install it: $without" >&2
+    else
+        echo "setup: installing ${missing[*]}" >&2
+        apt_install "${missing[@]}" || echo "setup: could not install ${missing[*]}: $without" >&2
     fi
 }
 

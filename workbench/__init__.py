@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
             "InvalidRequest",
             "NotFound",
             "PayloadTooLarge",
+            "StorageFull",
             "TooManyExecutions",
             "Unauthorized",
             "Unavailable",
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from workbench.wire.errors import InvalidRequest as InvalidRequest
     from workbench.wire.errors import NotFound as NotFound
     from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge
+    from workbench.wire.errors import StorageFull as StorageFull
     from workbench.wire.errors import TooManyExecutions as TooManyExecutions
     from workbench.wire.errors import Unauthorized as Unauthorized
     from workbench.wire.errors import Unavailable as Unavailable

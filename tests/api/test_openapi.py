@@ -281,3 +281,18 @@ async def test_bounds_are_those_the_daemon_enforces(wb: DaemonHandle) -> None:
                 if param["name"] != "waitTimeoutMs" and not path.endswith("/stream"):
                     response = await wb.client.request(method, url, params={**extra, param["name"]: high})
                     assert response.status_code == 200, (method, path, param["name"], high)
+
+
+async def test_writes_document_storage_full_and_health_its_degraded_state(wb: DaemonHandle) -> None:
+    """A full disk: every route that writes may answer `507 storage_full`; /healthz may be 503."""
+    doc = await document(wb)
+    assert doc["components"]["responses"]["storage_full"]["description"].startswith("`storage_full`")
+    for path, method in (
+        ("/v1/executions/workbench_bash", "post"),
+        ("/v1/executions/{executionId}/cancel", "post"),
+        ("/v1/executions/{executionId}", "delete"),
+        ("/v1/exits/{deliveryId}/ack", "post"),
+    ):
+        assert "507" in doc["paths"][path][method]["responses"], (method, path)
+    assert "503" in doc["paths"]["/healthz"]["get"]["responses"]
+    assert "reason" in doc["components"]["schemas"]["Degraded"]["properties"]

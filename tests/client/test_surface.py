@@ -18,7 +18,7 @@ PUBLIC = [
     "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionKind", "ExecutionList",
     "ExecutionStatus", "Exit", "ExitList", "Forbidden", "Health", "IdempotencyKeyReused", "Image",
     "ImageIsolation", "ImageList", "ImageUnavailable", "InvalidRequest", "LiveEvent", "NotFound",
-    "OnWaitTimeout", "OutputInfo", "PayloadTooLarge", "Preview", "PreviewFormat", "StatusName",
+    "OnWaitTimeout", "OutputInfo", "PayloadTooLarge", "Preview", "PreviewFormat", "StatusName", "StorageFull",
     "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
     "UnsupportedLanguage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip

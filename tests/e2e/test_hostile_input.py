@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -172,6 +173,26 @@ async def test_invalid_start_requests_are_422(unchanged: DaemonHandle, body: Any
     expect(response, {422}, "invalid_request")
     if isinstance(body, dict):
         assert response.json()["error"]["details"], "details name the fields"
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (b'{"command": "true", "metadata": 1e400}', "metadata"),
+        (b'{"command": "true", "metadata": {"a": [1, -1E+400]}}', "metadata.a.1"),
+        (b'{"command": "true", "metadata": {"big": 123456789e999}}', "metadata.big"),
+        (b'{"command": "true", "timeoutMs": 1e400}', "timeoutMs"),
+    ],
+)
+async def test_numbers_json_cannot_hold_are_422_naming_the_field(
+    unchanged: DaemonHandle, raw: bytes, field: str
+) -> None:
+    """Promise 7: a number too large for a double (1e400) is refused, never stored as null."""
+    response = await unchanged.client.post(BASH, content=raw)
+    expect(response, {422}, "invalid_request")
+    details = response.json()["error"]["details"]
+    assert [d["field"] for d in details] == [field], details
+    assert field in response.json()["error"]["message"]
 
 
 @pytest.mark.parametrize(
@@ -417,3 +438,26 @@ async def test_sandboxed_executions_never_see_the_data_dir_internals(make_daemon
         assert internal not in out.split(), out
     assert token not in out
     assert record["executionId"] in out
+
+
+async def test_workspaces_on_a_filesystem_of_their_own(make_daemon: Any, tmp_path: Path) -> None:
+    """WORKBENCH_WORKSPACES_DIR: sessions' workspaces live there, not in the data dir, so files an
+    execution writes there cannot fill the store's disk; a sandboxed execution still sees only its
+    own session's workspace."""
+    workspaces = tmp_path / "workspaces-fs"
+    wb: DaemonHandle = await make_daemon(workspaces_dir=workspaces)
+    record = await wb.run("pwd; echo data > made-here")
+    assert record["status"] == "completed", record
+    assert (await output_of(wb, record)) == f"{workspaces}/admin/default\n"
+    assert (workspaces / "admin" / "default" / "made-here").read_text() == "data\n"
+    assert not (wb.data_dir / "workspaces" / "admin").exists()
+    if shutil.which("bwrap") is None:
+        return
+    (workspaces / "admin" / "other").mkdir(parents=True)
+    (workspaces / "admin" / "other" / "secret").write_text("not yours\n")
+    command = f"cat {workspaces}/admin/other/secret; ls {workspaces}; pwd; true"
+    sandboxed = await wb.run(command, image="sandbox", sessionId="mine")
+    assert sandboxed["status"] == "completed", sandboxed
+    out = await output_of(wb, sandboxed)
+    assert "not yours" not in out and "other" not in out.split(), out
+    assert f"{workspaces}/admin/mine" in out

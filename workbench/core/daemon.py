@@ -8,6 +8,7 @@ as `WORKBENCH_SHUTDOWN_MODE` says and closes the store. The HTTP face (`api`) is
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 import trio
 
 import sandbox
-from workbench.core import auth
+from workbench.core import auth, storage
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
@@ -28,6 +29,7 @@ from workbench.core.journal import Journal
 from workbench.core.recovery import recover
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.wire.errors import ConfigError
 
@@ -50,14 +52,18 @@ class Daemon:
     stopping: trio.Event = field(default_factory=trio.Event)
 
     def health(self) -> str | None:
-        """None while the daemon can start and supervise executions; else why it cannot now
-        (e.g. its sandbox shim died and is being replaced)."""
+        """None while the daemon can take and supervise work; else why not: the store refuses
+        writes (a full disk), or its sandbox shim died and is being replaced."""
+        store = self.service.store.health
+        if not store.ok:
+            return store.reason
         return self.executor.supervisor.problem
 
     def begin_stop(self) -> None:
         self.executor.accepting = False
         self.stopping.set()
         self.service.stopping.set()
+        self.executor.journal.stopping.set()
 
 
 def choose_containment(setting: ContainmentSetting, caps: sandbox.Capabilities) -> sandbox.Containment:
@@ -81,11 +87,26 @@ def _lock_data_dir(data_dir: Path) -> Iterator[None]:
                 f"another Workbench daemon (pid {holder}) is using the data dir {data_dir}; stop it "
                 "first or choose another --data-dir"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with _full_disk_stops_the_start(data_dir):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def _full_disk_stops_the_start(data_dir: Path) -> Iterator[None]:
+    """A start that cannot even write its own files on a full disk is one clear error."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise ConfigError(
+            f"the disk holding the data dir {data_dir} is full ({free_bytes(data_dir)} bytes free): "
+            f"free some space and start again ({exc.strerror})"
+        ) from None
 
 
 def _prepare_data_dir(settings: Settings) -> None:
@@ -93,8 +114,9 @@ def _prepare_data_dir(settings: Settings) -> None:
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(data_dir, 0o700)
     layout = settings.layout
-    for sub in (layout.executions_dir, layout.workspaces_dir, layout.run_dir):
+    for sub in (layout.executions_dir, layout.run_dir):
         sub.mkdir(mode=0o700, exist_ok=True)
+    layout.workspaces_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 @contextlib.asynccontextmanager
@@ -102,21 +124,25 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
     """Start the core and recover every execution a previous daemon left; yield once accepting.
 
     Raises:
-        ConfigError: a setting, an image, the tokens file, the lock or the store is not usable.
+        ConfigError: a setting, an image, the tokens file, the lock or the store is not usable,
+            or the disk is too full to start.
     """
-    _prepare_data_dir(settings)
+    with _full_disk_stops_the_start(settings.data_dir):
+        _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
-        moved = settings.layout.adopt_shared_workspaces(ADMIN)
+        with _full_disk_stops_the_start(settings.data_dir):
+            moved = settings.layout.adopt_shared_workspaces(ADMIN)
+            token, created = auth.admin_token(settings.token, settings.token_path)
         if moved:
             log.warning(
                 "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
                 ", ".join(moved),
                 ADMIN,
             )
-        token, created = auth.admin_token(settings.token, settings.token_path)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
-        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+        with _full_disk_stops_the_start(settings.data_dir):
+            await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
         caps = await trio.to_thread.run_sync(sandbox.detect)
         containment = choose_containment(settings.containment, caps)
         log.info("containment: %s (%s)", containment.value, caps.describe())
@@ -124,8 +150,11 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         store.start()
         inotify = Inotify()
         try:
+            # Known before recovery and before the first request: a full disk refuses new work.
+            await storage.check(store, settings.data_dir, settings.min_free_bytes)
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
+                outer.start_soon(storage.watch, store, settings.data_dir, settings.min_free_bytes)
                 # A shim killed under the daemon is replaced at once and takes the trees back.
                 run_dir = settings.layout.run_dir
                 async with sandbox.open_supervisor(run_dir, replace_dead_shim=True) as supervisor:

@@ -22,7 +22,7 @@ from workbench.core.records import now_ms
 from workbench.core.service import Principal
 from workbench.core.store import Store
 from workbench.core.waiting import first_of
-from workbench.wire.errors import NotFound
+from workbench.wire.errors import NotFound, Unavailable
 
 log = logging.getLogger("workbench.core.exits")
 
@@ -33,6 +33,8 @@ WEBHOOK_TIMEOUT_S = 10.0
 WEBHOOK_LEASE_MS = 15_000
 BACKOFF_FIRST_MS = 1_000
 BACKOFF_MAX_MS = 300_000
+#: How soon the webhook asks again for exits after the store refused to lease them.
+_STORE_RETRY_S = 1.0
 
 
 def exit_json(delivery_id: str, body: str, attempt: int) -> dict[str, Any]:
@@ -101,7 +103,12 @@ class Webhook:
             while True:
                 await self._slots.acquire()
                 self._slots.release()  # hand out exits only when a delivery slot is free
-                exits = await self._feed.poll(None, self._slots.value, 30_000, WEBHOOK_LEASE_MS)
+                try:
+                    exits = await self._feed.poll(None, self._slots.value, 30_000, WEBHOOK_LEASE_MS)
+                except Unavailable as exc:  # a lease is a write: a full disk refuses it for a while
+                    log.warning("webhook: cannot hand out exits now: %s", exc)
+                    await trio.sleep(_STORE_RETRY_S)
+                    continue
                 for item in exits:
                     await self._slots.acquire()
                     nursery.start_soon(self._deliver, client, item)
@@ -115,13 +122,18 @@ class Webhook:
                 why = f"HTTP {response.status_code}"
             except httpx.HTTPError as exc:
                 ok, why = False, f"{type(exc).__name__}: {exc}"
-            if ok:
-                await self._store.ack_exit(delivery_id, None, now_ms())
-                return
-            retry_ms = _backoff_ms(attempt)
-            log.warning("webhook: exit %s not delivered (%s); retrying in %d ms", delivery_id, why, retry_ms)
-            until = now_ms() + retry_ms
-            await self._store.extend_exit_lease(delivery_id, until)
+            try:
+                if ok:
+                    await self._store.ack_exit(delivery_id, None, now_ms())
+                    return
+                retry_ms = _backoff_ms(attempt)
+                log.warning(
+                    "webhook: exit %s not delivered (%s); retrying in %d ms", delivery_id, why, retry_ms
+                )
+                await self._store.extend_exit_lease(delivery_id, now_ms() + retry_ms)
+            except Unavailable as exc:
+                # Not recorded: its lease runs out and it is handed out again (at least once).
+                log.warning("webhook: exit %s: could not record the delivery: %s", delivery_id, exc)
         finally:
             self._slots.release()
 

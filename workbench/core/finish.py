@@ -72,7 +72,7 @@ async def finish(
         exit_body=_exit_body(ending.directory, outcome),
     )
     if sequence is None and not force:
-        log.warning("execution %s: terminal transition to %s refused", live.id, status)
+        log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
     live.status = status
     ctx.displays.forget(live.id)
     ctx.tidy(live.id, ending.held, kept)

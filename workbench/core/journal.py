@@ -4,19 +4,51 @@
 status update and its event in one transaction; `append()` adds output, progress and artifact
 events (the store group-commits them). After each commit the store wakes the execution's
 watchers (`watch()`), so waits and streams never poll the store on a timer.
+
+When the store cannot commit (a full disk), what a running execution writes is not dropped: an
+append is tried again, with the same events, until it commits (its offsets are only advanced
+with it, so nothing is lost or doubled), and so is a terminal transition, so the outcome is kept.
+A step on the way (`running`, `cancel_requested`) that could not be committed is not waited for:
+it is written again, before the terminal transition, if that one finds it missing. Once the
+daemon stops (`stopping`), these give up: the next start recovers the execution.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+import trio
 
 from workbench.core.records import event_builder
 from workbench.core.store import ArtifactRow, ExecutionRow, Pending, Store, Watch
 from workbench.core.store.base import ExitBody
 from workbench.core.store.rows import EventBuilder
+from workbench.core.waiting import first_of
+from workbench.wire.errors import Unavailable
 from workbench.wire.status import ExecutionStatus, sources_of
+
+log = logging.getLogger("workbench.core.journal")
+
+T = TypeVar("T")
+
+#: The wait before a write the store could not commit is tried again, doubling up to the most;
+#: a change of the store's health (room again) cuts it short.
+_RETRY_FIRST_S = 0.1
+_RETRY_MOST_S = 2.0
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A non-terminal transition as it was asked for, to be asked again if it was not committed."""
+
+    target: ExecutionStatus
+    fields: dict[str, Any]
+    event: EventBuilder
 
 
 class Journal:
@@ -24,6 +56,10 @@ class Journal:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        #: Set when the daemon stops: writes waiting for the store to commit again give up.
+        self.stopping = trio.Event()
+        #: The non-terminal transitions asked for each live execution, in order.
+        self._steps: dict[str, list[_Step]] = {}
 
     @property
     def exits_watch(self) -> Watch:
@@ -57,8 +93,13 @@ class Journal:
         `exit_body`) commit together. Returns the event's sequence, or None when the execution
         was not in a status from which `target` may be reached: then nothing at all was written
         (terminal is final).
+
+        A terminal transition is tried until it commits (call it under a cancel shield); None
+        once the daemon stops first. A non-terminal one the store cannot commit returns None: it
+        is written again before the terminal one, if that finds it missing.
         """
-        pending = self.begin_transition(
+        pending = partial(
+            self.begin_transition,
             execution_id,
             target,
             fields=fields,
@@ -68,7 +109,48 @@ class Journal:
             error=error,
             exit_body=exit_body,
         )
-        return await pending.result()
+        if not target.terminal:
+            try:
+                return await pending().result()
+            except Unavailable as exc:
+                log.warning("execution %s: %s not recorded yet: %s", execution_id, target.value, exc)
+                return None
+        what = f"execution {execution_id}: the outcome ({target.value})"
+        try:
+            sequence = await self._until_committed(lambda: pending().result(), what)
+            if sequence is None and self._steps.get(execution_id):
+                # Refused: a step before it may be missing (not committed then). Each is guarded,
+                # so writing them again writes only the missing ones.
+                for step in self._steps[execution_id]:
+                    await self._until_committed(partial(self._replay, execution_id, step), what)
+                sequence = await self._until_committed(lambda: pending().result(), what)
+        except Unavailable:
+            return None  # the daemon stops: the next start recovers it
+        self._steps.pop(execution_id, None)
+        return sequence
+
+    async def _replay(self, execution_id: str, step: _Step) -> int | None:
+        sources = sources_of(step.target)
+        return await self._store.begin_transition(
+            execution_id, step.target, sources, step.fields, step.event
+        ).result()
+
+    async def _until_committed(self, write: Callable[[], Awaitable[T]], what: str) -> T:
+        """`write()` until the store commits it; raises Unavailable once the daemon stops first."""
+        delay = _RETRY_FIRST_S
+        while True:
+            try:
+                return await write()
+            except Unavailable as exc:
+                if self.stopping.is_set():
+                    log.error("%s: not recorded, the daemon stops (%s)", what, exc)
+                    raise
+                if delay == _RETRY_FIRST_S:
+                    log.warning("%s: not recorded yet, trying again until it is: %s", what, exc)
+            health = self._store.health
+            with trio.move_on_after(delay):
+                await first_of(health.wait_changed, self.stopping.wait)
+            delay = min(delay * 2, _RETRY_MOST_S)
 
     def begin_transition(
         self,
@@ -84,8 +166,11 @@ class Journal:
     ) -> Pending[int | None]:
         """`transition`, queued now and awaited later: later writes commit after it."""
         build = event_builder("status", message=message, exit_code=exit_code, signal=signal, error=error)
+        values = dict(fields or {})
+        if not target.terminal:
+            self._steps.setdefault(execution_id, []).append(_Step(target, values, build))
         return self._store.begin_transition(
-            execution_id, target, sources_of(target), dict(fields or {}), build, exit_body=exit_body
+            execution_id, target, sources_of(target), values, build, exit_body=exit_body
         )
 
     async def append(
@@ -96,14 +181,27 @@ class Journal:
         *,
         artifacts: Sequence[ArtifactRow] = (),
         created_at: int = 0,
+        retry: bool = True,
     ) -> int | None:
         """Append events to a live execution (and update `fields`, save `artifacts`) in one transaction.
 
         Returns the last sequence, or None if the execution is already terminal (then nothing
-        is written) or no events were given.
+        is written) or no events were given. Tried until the store commits it (None if the
+        daemon stops first); with `retry=False`, once: StorageFull or Unavailable if it fails.
         """
         if not events and not fields:
             return None
-        return await self._store.append_events(
-            execution_id, events, dict(fields or {}), artifacts=artifacts, created_at=created_at
+        write = partial(
+            self._store.append_events,
+            execution_id,
+            events,
+            dict(fields or {}),
+            artifacts=artifacts,
+            created_at=created_at,
         )
+        if not retry:
+            return await write()
+        try:
+            return await self._until_committed(write, f"execution {execution_id}: its events")
+        except Unavailable:
+            return None  # the daemon stops: the next start resumes from the last committed offsets

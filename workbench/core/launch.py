@@ -191,9 +191,10 @@ def sandbox_layout(
 
     Writable: the session's workspace (the working directory is in it) and the progress file.
     Readable: the code file. Hidden: the whole data dir (the store, the token, the other
-    executions and workspaces) and `hide`. The workspace, not the working directory, is bound:
-    nothing inside a sandbox can replace it, whereas a directory inside it could be swapped for
-    a symlink between the check of `cwd` and the bind, which would bind the symlink's target.
+    executions and workspaces), the workspaces' own root where they have one, and `hide`. The
+    workspace, not the working directory, is bound: nothing inside a sandbox can replace it,
+    whereas a directory inside it could be swapped for a symlink between the check of `cwd` and
+    the bind, which would bind the symlink's target.
     """
     directory = ExecutionDir(Path(os.path.realpath(layout.execution(row.id).path)))
     workspace = os.path.realpath(layout.workspace(row.principal, row.session_id))
@@ -204,6 +205,9 @@ def sandbox_layout(
     if row.kind == "workbench_code":
         readable = (str(_code_file(row, image, directory)),)
     hidden = [os.path.realpath(layout.data_dir)]
+    root = os.path.realpath(layout.workspaces_dir)
+    if not _inside(root, hidden[0]):
+        hidden.append(root)
     hidden += [os.path.realpath(path) for path in hide]
     return sandbox.SandboxLayout(
         cwd=cwd,

@@ -4,7 +4,8 @@
     <data>/executions/<id>/stdin               the start body's stdin, fed by the supervisor
     <data>/executions/<id>/code.<ext>          the code of a `workbench_code` execution
     <data>/executions/<id>/progress            `$WORKBENCH_PROGRESS`
-    <data>/workspaces/<principal>/<session>    a session's working directory (per principal)
+    <data>/workspaces/<principal>/<session>    a session's working directory (per principal);
+                                               the workspaces may live elsewhere (WORKBENCH_WORKSPACES_DIR)
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -77,6 +78,8 @@ class Layout:
     """The data dir's tree."""
 
     data_dir: Path
+    #: The workspaces' own root, when not `<data>/workspaces`.
+    workspaces_root: Path | None = None
 
     @property
     def executions_dir(self) -> Path:
@@ -84,7 +87,7 @@ class Layout:
 
     @property
     def workspaces_dir(self) -> Path:
-        return self.data_dir / "workspaces"
+        return self.workspaces_root if self.workspaces_root is not None else self.data_dir / "workspaces"
 
     @property
     def run_dir(self) -> Path:
@@ -98,7 +101,8 @@ class Layout:
         them, and nobody else reaches them any more.
         """
         marker = self.data_dir / _PER_PRINCIPAL
-        if marker.exists() or not self.workspaces_dir.is_dir():
+        # A root of their own was never laid out the first way (and may hold anything else).
+        if self.workspaces_root is not None or marker.exists() or not self.workspaces_dir.is_dir():
             return []
         entries = sorted(self.workspaces_dir.iterdir())
         moved: list[str] = []

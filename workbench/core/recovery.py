@@ -24,6 +24,7 @@ from workbench.core.executor import Executor
 from workbench.core.live import Live
 from workbench.core.records import event_builder
 from workbench.core.store import ExecutionRow, Store
+from workbench.wire.errors import Unavailable
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.recovery")
@@ -89,8 +90,7 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     async with trio.open_nursery() as nursery:
         for live in found:
             if live.adopted is not None and live.status is not S.QUEUED:
-                note = [("status", event_builder("status", message=adoption_note(live)))]
-                nursery.start_soon(executor.journal.append, live.id, note)
+                nursery.start_soon(_note, executor, live)
     for live in found:
         executor.submit(live.row, live)
     for row in queued:
@@ -98,6 +98,15 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     if rows:
         adopted = sum(1 for live in found if live.adopted is not None)
         log.info("recovery: %d adopted, %d queued, %d lost", adopted, len(queued), len(found) - adopted)
+
+
+async def _note(executor: Executor, live: Live) -> None:
+    note = [("status", event_builder("status", message=adoption_note(live)))]
+    try:
+        await executor.journal.append(live.id, note, retry=False)
+    except Unavailable as exc:
+        # A full disk must not keep the daemon from starting: the run is adopted all the same.
+        log.warning("recovery: execution %s: its adoption is not journaled: %s", live.id, exc)
 
 
 async def _release_strays(

@@ -108,6 +108,9 @@ class Service:
         try:
             if not self.executor.accepting:
                 raise Unavailable("the daemon is shutting down")
+            # A full disk (or a store that cannot commit) refuses new work at once, so that
+            # what runs can still be recorded; reads and replays go on.
+            self.store.health.check_accepting()
             row = self._new_row(principal, kind, req, idempotency_key, request_hash)
             backlog = self.executor.backlog
             if backlog >= self.settings.max_queued_executions and self.executor.slots.free <= 0:
@@ -377,6 +380,10 @@ class Service:
             ExecutionStatus.CANCEL_REQUESTED,
             ExecutionStatus.CANCELLED,
         )
+        refused = self.store.health.error()
+        if not was_terminal and not execution.terminal and not cancelled and refused is not None:
+            # The tree is being killed all the same; its outcome is recorded once the store can.
+            raise type(refused)(f"the cancel is under way but cannot be recorded yet: {refused.message}")
         return cancelled, execution
 
     async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:

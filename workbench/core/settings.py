@@ -74,18 +74,27 @@ class Settings:
     exit_webhook_url: str | None = None
     #: Where the image files are; None: the `images/` folder of this source tree.
     images_dir: Path | None = None
+    #: Where sessions' workspaces are; None: `<data-dir>/workspaces`. A filesystem of their own
+    #: keeps what executions write there from filling the store's disk.
+    workspaces_dir: Path | None = None
     containment: ContainmentSetting = ContainmentSetting.AUTO
     shutdown_mode: ShutdownMode = ShutdownMode.KILL
     #: How long output may sit in the capture before it is journaled (coalescing small writes).
     output_flush_ms: int = 3 * MS
     #: Grace between SIGTERM and SIGKILL when a deadline passes.
     deadline_grace_ms: int = 2 * SECONDS
+    #: HTTP connections held open at once; one more is answered 503 and closed. Lowered at start
+    #: to what the file descriptor limit leaves room for.
+    max_connections: int = 4096
+    #: Below this much free space on the data dir's disk, new work is refused (507) so that what
+    #: runs can still be recorded; 0: only a commit that fails says the disk is full.
+    min_free_bytes: int = 16 * MiB
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
         object.__setattr__(self, "containment", ContainmentSetting(self.containment))
         object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
-        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir"):
+        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir", "workspaces_dir"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
@@ -97,7 +106,7 @@ class Settings:
     @property
     def layout(self) -> Layout:
         """Where everything under the data dir is."""
-        return Layout(self.data_dir)
+        return Layout(self.data_dir, self.workspaces_dir)
 
     @property
     def token_path(self) -> Path:
@@ -222,8 +231,11 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
     "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
+    "WORKBENCH_WORKSPACES_DIR": ("workspaces_dir", _path),
     "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
+    "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
+    "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

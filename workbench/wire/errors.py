@@ -15,6 +15,7 @@
     │   └── UnsupportedLanguage         the image has no such language
     ├── TooManyExecutions               too_many_executions: the queue is full
     └── Unavailable                     unavailable: shutting down, or the store failed
+        └── StorageFull                 storage_full: the disk holding the data dir is full
 
 The client SDK raises the same classes, rebuilt from the JSON error of a response.
 """
@@ -126,6 +127,12 @@ class Unavailable(WorkbenchError):
     code = "unavailable"
 
 
+class StorageFull(Unavailable):
+    """The disk holding the data dir is full: nothing can be written until space is freed."""
+
+    code = "storage_full"
+
+
 #: Every error class by its wire code, for the client SDK.
 BY_CODE: dict[str, type[WorkbenchError]] = {
     cls.code: cls
@@ -145,5 +152,6 @@ BY_CODE: dict[str, type[WorkbenchError]] = {
         UnsupportedLanguage,
         TooManyExecutions,
         Unavailable,
+        StorageFull,
     )
 }

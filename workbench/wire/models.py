@@ -406,7 +406,10 @@ class ErrorResponse(WireModel):
 
 
 class Health(WireModel):
+    """`GET /healthz`: `ok` (200), or `degraded` (503) with why: new work is refused meanwhile."""
+
     status: str = "ok"
+    reason: str | None = None
 
 
 class Degraded(WireModel):

@@ -11,6 +11,7 @@ import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+from workbench.core.store.health import StoreHealth
 from workbench.core.store.rows import (
     ArtifactRow,
     EventBuilder,
@@ -38,9 +39,15 @@ class Pending(Protocol[T]):
 
 
 class Store(abc.ABC):
-    """Executions, their events and artifacts, and the exits feed."""
+    """Executions, their events and artifacts, and the exits feed.
+
+    Every write raises `StorageFull` when the disk is full and `Unavailable` when it cannot be
+    committed otherwise (nothing of it is then written), and tells `health`; the store itself
+    goes on, and a later write may succeed.
+    """
 
     watches: Watches
+    health: StoreHealth
 
     @abc.abstractmethod
     def start(self) -> None:
@@ -161,3 +168,9 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def ack_exit(self, delivery_id: str, principal: str | None, now: int) -> bool:
         """Mark an exit delivered; False when no such exit is visible to `principal`."""
+
+    # -- health ---------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def probe(self) -> None:
+        """Commit a write that changes nothing but needs room: returns once the store commits."""

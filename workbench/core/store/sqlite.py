@@ -5,6 +5,12 @@ savepoint, so one failing job does not undo the others) and commits once: under 
 executions share one fsync, and a lone job commits at once. After the commit each job's
 wake-ups run on the trio thread, before its caller resumes, so nothing is visible before it is
 durable. The SQL is in `sqlite_queries` and `sql/sqlite/`.
+
+A full disk (SQLITE_FULL) or an I/O error fails the whole batch: SQLite may already have rolled
+the transaction back (no savepoint is left to roll back to), so the batch is undone as one, each
+of its jobs is told (`StorageFull` or `Unavailable`), `health` hears of it, and the writer goes on
+with the next batch: nothing is failed for good. Errors of SQLite never leave this module as they
+are: they become the Workbench errors above.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import trio
 
 from workbench.core.store import sqlite_queries as q
 from workbench.core.store.base import ExitBody, Store
+from workbench.core.store.health import StoreHealth, free_bytes
 from workbench.core.store.rows import (
     ArtifactRow,
     EventBuilder,
@@ -33,7 +40,7 @@ from workbench.core.store.rows import (
 )
 from workbench.core.store.sqlite_schema import connect, prepare
 from workbench.core.store.watch import Watches
-from workbench.wire.errors import Unavailable
+from workbench.wire.errors import StorageFull, Unavailable
 from workbench.wire.ids import new_delivery_id
 from workbench.wire.status import ExecutionStatus
 
@@ -44,6 +51,11 @@ T = TypeVar("T")
 #: Most jobs one transaction takes; keeps a commit's latency bounded under a flood.
 _MAX_BATCH = 512
 _READERS = 3
+#: SQLite's primary result codes for a full disk and an I/O error (the low byte of extended ones).
+_SQLITE_FULL = 13
+_SQLITE_IOERR = 10
+#: An I/O error on a disk with less room than this is taken for a full disk.
+_NEARLY_FULL = 1024 * 1024
 
 
 @dataclass(eq=False)
@@ -83,8 +95,8 @@ class SQLiteStore(Store):
         self._reads: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._token: trio.lowlevel.TrioToken | None = None
-        self.failed: BaseException | None = None
         self.watches = Watches()
+        self.health = StoreHealth()
 
     @staticmethod
     def prepare(path: Path) -> None:
@@ -121,7 +133,8 @@ class SQLiteStore(Store):
         that what it believes and what the store holds never diverge.
 
         Raises:
-            Unavailable: the store failed (for example the disk is full).
+            StorageFull: the disk is full; nothing of it was written.
+            Unavailable: the store could not commit it otherwise; nothing of it was written.
             Exception: whatever `fn` raised; its changes are rolled back, other jobs' are not.
         """
         return await self._submit(fn, on_commit).result()
@@ -129,13 +142,7 @@ class SQLiteStore(Store):
     def _submit(
         self, fn: Callable[[sqlite3.Connection], T], on_commit: Callable[[T], None] | None = None
     ) -> SQLitePending[T]:
-        """Queue a write now (writes commit in the order they are submitted); await it later.
-
-        Raises:
-            Unavailable: the store failed (for example the disk is full).
-        """
-        if self.failed is not None:
-            raise Unavailable(f"the store failed: {self.failed}")
+        """Queue a write now (writes commit in the order they are submitted); await it later."""
         job: _Job[T] = _Job(fn, on_commit)
         self._writes.put(job)
         return SQLitePending(job)
@@ -284,9 +291,14 @@ class SQLiteStore(Store):
     async def ack_exit(self, delivery_id: str, principal: str | None, now: int) -> bool:
         return await self._write(lambda conn: q.ack_exit(conn, delivery_id, principal, now))
 
+    async def probe(self) -> None:
+        await self._write(_probe)
+
     # -- threads -------------------------------------------------------------------------------
 
-    def _deliver(self, jobs: Sequence[_Job[Any]]) -> None:
+    def _deliver(self, jobs: Sequence[_Job[Any]], failure: tuple[bool, str] | None = None) -> None:
+        if failure is not None:
+            self.health.commit_failed(*failure)
         for job in jobs:
             if job.error is None and job.on_commit is not None:
                 try:
@@ -295,15 +307,15 @@ class SQLiteStore(Store):
                     log.exception("store: on_commit callback failed")
             job.done.set()
 
-    def _post(self, jobs: Sequence[_Job[Any]]) -> None:
+    def _post(self, jobs: Sequence[_Job[Any]], failure: tuple[bool, str] | None = None) -> None:
         assert self._token is not None
         try:
-            self._token.run_sync_soon(self._deliver, jobs)
+            self._token.run_sync_soon(self._deliver, jobs, failure)
         except trio.RunFinishedError:
             pass
 
     def _writer(self) -> None:
-        conn = connect(self.path)
+        conn: sqlite3.Connection | None = None
         try:
             while True:
                 first = self._writes.get()
@@ -320,34 +332,47 @@ class SQLiteStore(Store):
                         stop = True
                         break
                     batch.append(nxt)
-                self._run_batch(conn, batch)
-                self._post(batch)
+                conn, failure = self._run_batch(conn, batch)
+                self._post(batch, failure)
                 if stop:
                     return
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
 
-    def _run_batch(self, conn: sqlite3.Connection, batch: list[_Job[Any]]) -> None:
+    def _run_batch(
+        self, conn: sqlite3.Connection | None, batch: list[_Job[Any]]
+    ) -> tuple[sqlite3.Connection | None, tuple[bool, str] | None]:
+        """Run and commit a batch; (the connection to go on with, None or (full, why) on failure)."""
         try:
+            if conn is None:
+                conn = connect(self.path)  # the last one broke: a new one for each batch until one works
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
                 conn.execute("SAVEPOINT job")
                 try:
                     job.result = job.fn(conn)
                 except Exception as exc:
+                    if isinstance(exc, sqlite3.Error) and (_is_storage(exc) or not conn.in_transaction):
+                        raise  # the transaction itself failed (and may be gone): the whole batch
                     conn.execute("ROLLBACK TO job")
-                    job.error = exc
+                    job.error = _translated(exc)
                 conn.execute("RELEASE job")
             conn.execute("COMMIT")
+            return conn, None
         except sqlite3.Error as exc:
-            log.error("store: commit failed: %s", exc)
-            self.failed = exc
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            conn = _abandon(conn)
+            full = _is_full(exc, self.path)
+            if full:
+                free = free_bytes(self.path.parent)
+                why = f"the disk holding the data dir is full ({free} bytes free): {exc}"
+                error: Unavailable = StorageFull(why)
+            else:
+                why = f"the store could not commit: {exc}"
+                error = Unavailable(why)
             for job in batch:
-                job.error = Unavailable(f"the store failed: {exc}")
+                job.result, job.error = None, error
+            return conn, (full, why)
 
     def _reader(self) -> None:
         conn = connect(self.path)
@@ -363,7 +388,7 @@ class SQLiteStore(Store):
                     finally:
                         conn.execute("COMMIT")
                 except Exception as exc:
-                    job.error = exc
+                    job.error = _translated(exc)
                 self._post([job])
         finally:
             conn.close()
@@ -372,3 +397,41 @@ class SQLiteStore(Store):
 def _abandoned(conn: sqlite3.Connection) -> None:
     """Stands in for a read whose caller was cancelled before the reader thread got to it."""
     return None
+
+
+def _probe(conn: sqlite3.Connection) -> None:
+    """A write that changes nothing yet needs room on the disk: the header page is rewritten."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    conn.execute(f"PRAGMA user_version = {version}")
+
+
+def _abandon(conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
+    """Roll back what is left of a failed transaction; None when the connection is unusable."""
+    if conn is None or not conn.in_transaction:
+        return conn
+    try:
+        conn.execute("ROLLBACK")
+        return conn
+    except sqlite3.Error as exc:
+        log.error("store: rollback failed (%s); reconnecting", exc)
+        conn.close()
+        return None
+
+
+def _is_storage(exc: sqlite3.Error) -> bool:
+    """An error of the disk under the store, not of one job's statement."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_FULL, _SQLITE_IOERR)
+
+
+def _is_full(exc: sqlite3.Error, path: Path) -> bool:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    # SQLite says FULL for ENOSPC on most writes, but a failed write of its shared-memory file
+    # or a failed sync is an I/O error: a disk with next to no room left is the likely cause.
+    return code == _SQLITE_FULL or (code == _SQLITE_IOERR and free_bytes(path.parent) < _NEARLY_FULL)
+
+
+def _translated(exc: Exception) -> Exception:
+    """What a job's error becomes outside the store: SQLite's own errors become Workbench errors."""
+    if isinstance(exc, sqlite3.Error):
+        return Unavailable(f"the store failed: {exc}")
+    return exc

@@ -32,6 +32,7 @@ def migrations() -> list[tuple[int, str, str]]:
 
 
 SCHEMA_VERSION = len(migrations())
+_SQLITE_FULL = 13
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -84,11 +85,16 @@ def prepare(path: Path) -> None:
                     conn.execute(f"PRAGMA user_version = {number}")
                     conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    if conn.in_transaction:  # SQLite rolls back by itself on a full disk
+                        conn.execute("ROLLBACK")
                     raise
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL:
+            raise ConfigError(
+                f"the disk holding the store {path} is full: free some space and start again"
+            ) from None
         raise ConfigError(
             f"the store {path} cannot be opened: {exc}; if the file is damaged, move it aside to "
             "start with an empty store"

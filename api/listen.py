@@ -1,0 +1,132 @@
+"""Serving HTTP connections: hypercorn's HTTP/1.1 protocol on trio, with the limits a daemon needs.
+
+hypercorn's own `worker_serve` is what this replaces, for two measured faults of its connection
+task (hypercorn 0.18):
+
+- A connection whose client has gone (EOF, or a read that failed) stays open until its keep-alive
+  timer fires: the task waits for that timer before it closes the socket. ~1,100 connect-and-close
+  calls under a 1,024 descriptor limit made the API unreachable for the whole keep-alive period.
+  `_Connection` stops the timer as soon as no more can be read.
+- It takes every connection it can accept. `Gate` holds at most `limit` at once; one more is
+  answered `503` (the JSON error of API.md) and closed, instead of running the daemon out of
+  file descriptors.
+
+The listening sockets are made (and their backlog set) by the caller, before the daemon starts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import partial
+from typing import Any
+
+import trio
+from hypercorn.config import Config, Sockets
+from hypercorn.trio.lifespan import Lifespan
+from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import ConnectionState
+from hypercorn.utils import repr_socket_addr
+
+log = logging.getLogger("workbench.serve")
+
+#: How long a refused connection gets to send its request and read the 503 before it is closed.
+_REFUSE_S = 1.0
+
+
+class _Connection(TCPServer):
+    """hypercorn's connection task, which closes as soon as nothing more can be read."""
+
+    async def _read_data(self) -> None:
+        await super()._read_data()
+        # EOF or a broken read: no request can come any more, so the keep-alive timer (all that
+        # would keep this task, and its socket, alive) has nothing left to wait for.
+        await self.idle_task.stop()
+
+
+class Gate:
+    """Counts open connections; past `limit` a new one is answered `503` and closed at once."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+        self.refused = 0
+        message = (
+            f"the daemon holds {limit} connections, its limit (WORKBENCH_MAX_CONNECTIONS); "
+            "close idle ones or try again later"
+        )
+        body = json.dumps({"error": {"code": "unavailable", "message": message}}).encode()
+        self._refusal = (
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+            b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+
+    async def handle(self, serve: Any, stream: trio.SocketStream) -> None:
+        if self.open >= self.limit:
+            self.refused += 1
+            if self.refused == 1 or self.refused % 1000 == 0:
+                log.warning("connections: %d open, the limit; refused %d so far", self.open, self.refused)
+            await self._refuse(stream)
+            return
+        self.open += 1
+        try:
+            await serve(stream)
+        finally:
+            self.open -= 1
+
+    async def _refuse(self, stream: trio.SocketStream) -> None:
+        # Read the request first (or what of it comes soon): closing with unread bytes would send
+        # a reset, which can destroy the answer before the client reads it.
+        with trio.move_on_after(_REFUSE_S):
+            try:
+                data = b""
+                while b"\r\n\r\n" not in data and len(data) < 65536:
+                    chunk = await stream.receive_some(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                await stream.send_all(self._refusal)
+                await stream.send_eof()
+                while await stream.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+        await trio.aclose_forcefully(stream)
+
+
+async def serve_http(
+    app: Any,
+    config: Config,
+    sockets: Sockets,
+    gate: Gate,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `app` (an ASGI app wrapped by hypercorn's `wrap_app`) on the plain TCP and Unix
+    sockets of `sockets` until cancelled; reports the bound addresses through `task_status`.
+
+    It only ends by being cancelled (as `worker_serve` does when cancelled from outside, the ASGI
+    lifespan's shutdown is not run: the app registers nothing for it).
+    """
+    lifespan_state: dict[str, Any] = {}
+    lifespan = Lifespan(app, config, lifespan_state)
+    context = WorkerContext(None)
+    async with trio.open_nursery() as lifespan_nursery:
+        await lifespan_nursery.start(lifespan.handle_lifespan)
+        await lifespan.wait_for_startup()
+        async with trio.open_nursery() as server_nursery:
+            listeners = []
+            binds = []
+            for sock in sockets.insecure_sockets:
+                listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
+                binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
+            connection = partial(_Connection, app, config, context, ConnectionState(lifespan_state.copy()))
+            task_status.started(binds)
+            try:
+                await trio.serve_listeners(
+                    partial(gate.handle, connection), listeners, handler_nursery=server_nursery
+                )
+            finally:
+                await context.terminated.set()
+                server_nursery.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
