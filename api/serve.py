@@ -256,7 +256,7 @@ def run(settings: Settings) -> int:
                 if settings.token is None:
                     state = "generated" if daemon.token_created else "stored"
                     print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
-                refused = daemon.health.error()
+                refused = daemon.service.store.health.error()
                 if refused is not None:
                     print(f"workbench: {refused.message}", file=sys.stderr, flush=True)
 

@@ -13,7 +13,9 @@
  *     │   ├── UnknownImage           no image by that name
  *     │   ├── ImageUnavailable       the image cannot run on this machine
  *     │   └── UnsupportedLanguage    the image has no such language
+ *     ├── RangeNotSatisfiable   range_not_satisfiable: a Range of an artifact that cannot be met
  *     ├── TooManyExecutions     too_many_executions: the queue is full
+ *     ├── StorageFull           storage_full: the daemon's disk is full; nothing new is accepted
  *     └── Unavailable           unavailable: shutting down, the store failed, or the daemon
  *                               cannot be reached at all
  *
@@ -95,8 +97,16 @@ export class UnsupportedLanguage extends InvalidRequest {
   static override readonly code: string = "unsupported_language";
 }
 
+export class RangeNotSatisfiable extends WorkbenchError {
+  static override readonly code: string = "range_not_satisfiable";
+}
+
 export class TooManyExecutions extends WorkbenchError {
   static override readonly code: string = "too_many_executions";
+}
+
+export class StorageFull extends WorkbenchError {
+  static override readonly code: string = "storage_full";
 }
 
 export class Unavailable extends WorkbenchError {
@@ -119,7 +129,9 @@ export const ERROR_CLASSES: Readonly<Record<string, typeof WorkbenchError>> = Ob
       UnknownImage,
       ImageUnavailable,
       UnsupportedLanguage,
+      RangeNotSatisfiable,
       TooManyExecutions,
+      StorageFull,
       Unavailable,
     ].map((cls) => [cls.code, cls]),
   ),

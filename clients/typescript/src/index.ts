@@ -33,6 +33,8 @@ export {
   InvalidRequest,
   NotFound,
   PayloadTooLarge,
+  RangeNotSatisfiable,
+  StorageFull,
   TooManyExecutions,
   Unauthorized,
   Unavailable,

@@ -17,6 +17,8 @@ const {
   InvalidRequest,
   NotFound,
   PayloadTooLarge,
+  RangeNotSatisfiable,
+  StorageFull,
   TooManyExecutions,
   Unauthorized,
   Unavailable,
@@ -150,7 +152,9 @@ describe("error classes", () => {
       unknown_image: UnknownImage,
       image_unavailable: ImageUnavailable,
       unsupported_language: UnsupportedLanguage,
+      range_not_satisfiable: RangeNotSatisfiable,
       too_many_executions: TooManyExecutions,
+      storage_full: StorageFull,
       unavailable: Unavailable,
     };
     assert.deepEqual(Object.keys(ERROR_CLASSES).sort(), Object.keys(codes).sort());
@@ -169,9 +173,9 @@ describe("error classes", () => {
   });
 
   test("an unknown code keeps its code under WorkbenchError; a body that is no error says what came", () => {
-    const unknown = errorFromBody(507, '{"error": {"code": "storage_full", "message": "disk full"}}');
+    const unknown = errorFromBody(599, '{"error": {"code": "from_a_newer_daemon", "message": "new"}}');
     assert.equal(unknown.constructor, WorkbenchError);
-    assert.equal(unknown.code, "storage_full");
+    assert.equal(unknown.code, "from_a_newer_daemon");
     const garbage = errorFromBody(502, "<html>Bad Gateway</html>");
     assert.equal(garbage.code, "internal");
     assert.match(garbage.message, /HTTP 502 from the daemon: <html>Bad Gateway/);

@@ -455,6 +455,14 @@ export interface components {
             backgroundSupport: boolean;
         };
         /**
+         * Degraded
+         * @description The answer of `/healthz` (503) while the daemon cannot start or supervise executions.
+         */
+        Degraded: {
+            status: string;
+            reason: string;
+        };
+        /**
          * DetachResult
          * @description `POST .../detach`: detached, or not because it had already ended (then with its record).
          */
@@ -548,6 +556,8 @@ export interface components {
             lastSequence: number;
             detached: boolean;
             containment: components["schemas"]["Containment"] | null;
+            /** @description The head and tail of stdout and stderr; null in a listing without `?include=preview`. */
+            preview: components["schemas"]["Preview"] | null;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -584,9 +594,13 @@ export interface components {
         ExitList: {
             exits: components["schemas"]["Exit"][];
         };
-        /** Health */
+        /**
+         * Health
+         * @description `GET /healthz`: `ok` (200), or `degraded` (503) with why: new work is refused meanwhile.
+         */
         Health: {
             status: string;
+            reason: string | null;
         };
         /**
          * Image
@@ -617,6 +631,20 @@ export interface components {
             eventBytes: number;
             budgetBytes: number;
             truncated: boolean;
+        };
+        /**
+         * Preview
+         * @description The head and tail of each output stream (API.md, "Output in the record").
+         *
+         *     Each string is at most `previewBytes` bytes of UTF-8: the whole stream when it fits, else its
+         *     first quarter and last three quarters joined by one line `[... N bytes elided ...]`, where
+         *     `*ElidedBytes` is N, in the process's own bytes. Live while running, final at the end.
+         */
+        Preview: {
+            stdout: string;
+            stderr: string;
+            stdoutElidedBytes: number;
+            stderrElidedBytes: number;
         };
         /**
          * StartBashRequest
@@ -677,6 +705,21 @@ export interface components {
              * @default false
              */
             detached: boolean;
+            /**
+             * @description The most bytes of each stream's `preview` in the record (its head and tail beyond that).
+             * @default 16384
+             */
+            previewBytes: number;
+            /**
+             * @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state).
+             * @default raw
+             */
+            previewFormat: components["schemas"]["PreviewFormat"];
+            /**
+             * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
+             * @default return
+             */
+            onWaitTimeout: components["schemas"]["OnWaitTimeout"];
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
@@ -739,6 +782,21 @@ export interface components {
              * @default false
              */
             detached: boolean;
+            /**
+             * @description The most bytes of each stream's `preview` in the record (its head and tail beyond that).
+             * @default 16384
+             */
+            previewBytes: number;
+            /**
+             * @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state).
+             * @default raw
+             */
+            previewFormat: components["schemas"]["PreviewFormat"];
+            /**
+             * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
+             * @default return
+             */
+            onWaitTimeout: components["schemas"]["OnWaitTimeout"];
             /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
             /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
@@ -781,10 +839,20 @@ export interface components {
          */
         Containment: "cgroup" | "pidns" | "pgroup";
         /**
+         * @description how the record's `preview` is made
+         * @enum {string}
+         */
+        PreviewFormat: "raw" | "plain";
+        /**
+         * @description what a foreground start does when its wait passes
+         * @enum {string}
+         */
+        OnWaitTimeout: "return" | "detach" | "cancel";
+        /**
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "storage_full" | "internal";
     };
     responses: {
         /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
@@ -913,6 +981,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description `storage_full` (507): the disk holding the data dir is full: nothing new is written until space is freed */
+        storage_full: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description `internal` (500): a bug: see the daemon's log */
         internal: {
             headers: {
@@ -950,6 +1027,15 @@ export interface operations {
             };
             400: components["responses"]["bad_request"];
             413: components["responses"]["payload_too_large"];
+            /** @description degraded: `reason` says why (a full disk, the supervisor replaced) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Degraded"];
+                };
+            };
         };
     };
     openapi: {
@@ -1034,6 +1120,7 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     startCode: {
@@ -1096,6 +1183,7 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     listExecutions: {
@@ -1111,6 +1199,8 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page */
                 cursor?: string;
+                /** @description `preview`: each record carries its `preview` (otherwise null) */
+                include?: "preview";
             };
             header?: never;
             path?: never;
@@ -1164,6 +1254,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     ackExit: {
@@ -1191,6 +1282,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     images: {
@@ -1277,6 +1369,7 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     getExecution: {
@@ -1334,6 +1427,7 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     waitWithKind: {
@@ -1449,6 +1543,7 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     cancel: {
@@ -1492,6 +1587,7 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     detachWithKind: {
@@ -1523,6 +1619,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     detach: {
@@ -1552,6 +1649,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     eventsWithKind: {
