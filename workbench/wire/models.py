@@ -406,14 +406,14 @@ class ErrorResponse(WireModel):
 
 
 class Health(WireModel):
-    """`GET /healthz`: `ok` (200), or `degraded` (503) with why: new work is refused meanwhile."""
+    """`GET /healthz` (200): the daemon takes work. See `Degraded` for the 503."""
 
     status: str = "ok"
-    reason: str | None = None
 
 
 class Degraded(WireModel):
-    """The answer of `/healthz` (503) while the daemon cannot start or supervise executions."""
+    """The answer of `/healthz` (503) while the daemon refuses new work (a full disk) or cannot
+    supervise executions (its shim is being replaced)."""
 
     status: str = "degraded"
     reason: str
