@@ -456,7 +456,8 @@ export interface components {
         };
         /**
          * Degraded
-         * @description The answer of `/healthz` (503) while the daemon cannot start or supervise executions.
+         * @description The answer of `/healthz` (503) while the daemon refuses new work (a full disk) or cannot
+         *     supervise executions (its shim is being replaced).
          */
         Degraded: {
             status: string;
@@ -596,11 +597,10 @@ export interface components {
         };
         /**
          * Health
-         * @description `GET /healthz`: `ok` (200), or `degraded` (503) with why: new work is refused meanwhile.
+         * @description `GET /healthz` (200): the daemon takes work. See `Degraded` for the 503.
          */
         Health: {
             status: string;
-            reason: string | null;
         };
         /**
          * Image
