@@ -297,7 +297,11 @@ def operations() -> list[Op]:
             query=(
                 (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
                 (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
-                (EXITS_LEASE.name, EXITS_LEASE.schema(), "hide what is handed out for this long"),
+                (
+                    EXITS_LEASE.name,
+                    EXITS_LEASE.schema(),
+                    "hide what is handed out for this long (0: a look, hiding nothing)",
+                ),
             ),
         ),
         Op(
