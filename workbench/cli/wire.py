@@ -220,7 +220,8 @@ class Connection:
             self.connect(timeout)
         assert self.sock is not None
         self.sock.settimeout(timeout)
-        host = "localhost" if self.unix_path is not None else f"{self.host}:{self.port}"
+        name = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address is bracketed
+        host = "localhost" if self.unix_path is not None else f"{name}:{self.port}"
         lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         if body is not None or method in ("POST", "PUT"):
