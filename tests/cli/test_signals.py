@@ -156,3 +156,19 @@ async def test_a_second_ctrl_c_cancels_and_a_third_stops_waiting(cli: Cli, wb: D
     assert status == -signal.SIGINT
     record = await ended(wb, (await newest(wb))["executionId"])
     assert record["status"] == "cancelled" and record["signal"] == "SIGKILL"
+
+
+async def test_ctrl_c_on_wait_stops_waiting_only(cli: Cli, wb: DaemonHandle) -> None:
+    """Promise 5: the wait ends (by SIGINT, as programs do: a shell shows 130); the execution goes on."""
+    running = await wb.start("sleep 30")
+    terminal = await cli.terminal("wait", running["executionId"])
+    try:
+        await terminal.expect(rb"waiting \d", "the progress line of the wait")
+        terminal.type(b"\x03")
+        status = await terminal.finish()
+    finally:
+        terminal.close()
+    assert status == -signal.SIGINT
+    assert (await wb.wait(running["executionId"], wait_ms=100))["status"] == "running"
+    await wb.client.post(f"/v1/executions/{running['executionId']}/cancel", json={})
+    await wb.wait(running["executionId"])
