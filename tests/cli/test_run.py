@@ -210,5 +210,8 @@ async def test_piped_stdin_is_fed_unless_refused(cli: Cli) -> None:
     assert refused.out == b"end\n"
     binary = await cli("run", "--", "cat", stdin=b"\xff\xfe")
     assert binary.code == 2 and binary.error.count("\n") == 1 and "--no-stdin" in binary.error
+    too_much = await cli("run", "--", "wc -c", stdin=b"a" * 2_000_000)
+    assert too_much.code == 125 and too_much.error.startswith("workbench: payload_too_large: ")
+    assert "--no-stdin" in too_much.error
     both = await cli("run", "--stdin", "-", "--no-stdin", "--", "cat")
     assert both.code == 2 and "--no-stdin" in both.error

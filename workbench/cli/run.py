@@ -22,6 +22,10 @@ TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
 #: A foreground start waits this long for the end in its own request: a short command then takes
 #: one request in all; a longer one is followed live from there (its output replayed first).
 QUICK_WAIT_MS = 50
+STDIN_HINT = (
+    " (stdin goes in the start request: too much for it can be a file the command reads instead, "
+    "or --no-stdin)"
+)
 CWD_HINT = (
     " (with a daemon on this machine, the working directory is ours unless --cwd or --session says otherwise)"
 )
@@ -141,6 +145,8 @@ def _start(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]
         defaulted = "cwd" in body and getattr(args, "cwd", "") is None
         if exc.code == "invalid_request" and "cwd" in exc.message and defaulted:
             raise ApiError(exc.code, exc.message + CWD_HINT, exc.status) from None
+        if exc.code == "payload_too_large" and "stdin" in body:
+            raise ApiError(exc.code, exc.message + STDIN_HINT, exc.status) from None
         raise
     return record
 
