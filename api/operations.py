@@ -26,6 +26,8 @@ from workbench.wire.models import (
     ExitList,
     Health,
     ImageList,
+    SignalRequest,
+    SignalResult,
     StartBashRequest,
     StartCodeRequest,
     WaitRequest,
@@ -179,6 +181,15 @@ def _per_execution() -> list[Op]:
         ),
         Op(
             "post",
+            "/signal",
+            "signal",
+            "Send a signal to every process of a running tree",
+            SignalRequest,
+            ok={202: (SignalResult, "sent, and journaled as a `signal` event")},
+            errors=(*PER_EXECUTION, *WITH_BODY, "conflict"),
+        ),
+        Op(
+            "post",
             "/detach",
             "detach",
             "Hand the outcome to the exits feed",
@@ -299,7 +310,11 @@ def operations() -> list[Op]:
             query=(
                 (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
                 (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
-                (EXITS_LEASE.name, EXITS_LEASE.schema(), "hide what is handed out for this long"),
+                (
+                    EXITS_LEASE.name,
+                    EXITS_LEASE.schema(),
+                    "hide what is handed out for this long (0: a look, hiding nothing)",
+                ),
             ),
         ),
         Op(

@@ -33,6 +33,7 @@ from workbench.wire.models import (
     EXECUTION_KINDS,
     SESSION_ID,
     CancelRequest,
+    SignalRequest,
     StartBashRequest,
     StartCodeRequest,
     StartRequest,
@@ -156,6 +157,15 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         return json_response(
             {"cancelled": cancelled, "execution": execution.wire()}, 202 if cancelled else 200
         )
+
+    @per_execution("/signal", ["POST"], "signal")
+    async def send_signal(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        await svc.get(principal, execution_id, kind)  # an id that names nothing is 404 before the body
+        body = await parse_body(SignalRequest)
+        execution = await svc.signal(principal, execution_id, kind, body.signal)
+        return json_response({"execution": execution.wire()}, 202)
 
     @per_execution("/detach", ["POST"], "detach")
     async def detach(kind: str | None, execution_id: str) -> Response:

@@ -217,7 +217,14 @@ async def test_each_enum_is_one_named_schema(wb: DaemonHandle) -> None:
     schemas = doc["components"]["schemas"]
     assert set(schemas) >= ENUMS
     assert schemas["ExecutionKind"]["enum"] == list(EXECUTION_KINDS)
-    assert schemas["EventType"]["enum"] == ["status", "output", "output_truncated", "progress", "artifact"]
+    assert schemas["EventType"]["enum"] == [
+        "status",
+        "output",
+        "output_truncated",
+        "progress",
+        "artifact",
+        "signal",
+    ]
     assert schemas["ErrorCode"]["enum"] == list(STATUS)
     for where, schema in walk(doc):
         if "enum" in schema and not where.startswith(tuple(f"/components/schemas/{e}" for e in ENUMS)):

@@ -65,6 +65,7 @@ async def test_the_cli_run_path_stays_light(wb: DaemonHandle, tmp_path: Path) ->
     with ceilings.within(60, "`workbench run -- echo light` to exit"):
         result = await trio.run_process(
             [sys.executable, "-c", probe],
+            stdin=b"",  # `run` reads a piped stdin to its end
             capture_stdout=True,
             capture_stderr=True,
             env=cli.env(),

@@ -65,6 +65,20 @@ def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named:
         Settings.load(env)
 
 
+def test_a_bad_bind_variable_is_refused_even_under_the_flag() -> None:
+    with pytest.raises(ConfigError, match="WORKBENCH_BIND"):
+        Settings.load({"WORKBENCH_BIND": "nowhere"}, bind="127.0.0.1:1")
+
+
+def test_the_known_settings_are_the_daemons_only() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({"WORKBENCH_NO_SUCH": "1"})
+    known = caught.value.message.partition("known settings:")[2]
+    assert "WORKBENCH_DATA_DIR" in known
+    for client_side in ("WORKBENCH_URL", "WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS"):
+        assert client_side not in known
+
+
 def test_a_remote_bind_needs_the_explicit_flag() -> None:
     assert Settings.load({"WORKBENCH_BIND": "0.0.0.0:8787"}, allow_remote=True).bind == "0.0.0.0:8787"
 

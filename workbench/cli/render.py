@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from workbench.cli import ids
 from workbench.cli.output import format_seconds
 
 KIND_SHORT = {"workbench_bash": "bash", "workbench_code": "code"}
@@ -82,11 +83,14 @@ def table(headers: list[str], rows: list[list[str]], *, cut_last_to: int | None 
     return "\n".join(lines)
 
 
-def executions_table(records: list[dict[str, Any]]) -> str:
+def executions_table(records: list[dict[str, Any]], *, trunc: bool = True, columns: int | None = None) -> str:
+    """The table of `ls`; `trunc`: short ids, and the command cut to `columns` (default: the
+    terminal's width, when stdout is one)."""
     now = datetime.now(UTC)
+    short = ids.shortest(r["executionId"] for r in records) if trunc else {}
     rows = [
         [
-            r["executionId"],
+            short.get(r["executionId"], r["executionId"]),
             KIND_SHORT.get(r["executionKind"], r["executionKind"]),
             r["status"],
             outcome(r),
@@ -96,7 +100,8 @@ def executions_table(records: list[dict[str, Any]]) -> str:
         ]
         for r in records
     ]
-    return table(["ID", "KIND", "STATUS", "EXIT", "AGE", "DURATION", "COMMAND"], rows, cut_last_to=width())
+    cut = (columns or width()) if trunc else None
+    return table(["ID", "KIND", "STATUS", "EXIT", "AGE", "DURATION", "COMMAND"], rows, cut_last_to=cut)
 
 
 def show(record: dict[str, Any]) -> str:
@@ -160,8 +165,15 @@ def event_line(event: dict[str, Any]) -> str:
             detail += f" exit={event['exitCode']}"
         if event.get("signal"):
             detail += f" signal={event['signal']}"
-        if event.get("error"):
-            detail += f" error={event['error']['code']}: {event['error']['message']}"
+        error = event.get("error")
+        if error:
+            detail += f" error={error['code']}: {error['message']}"
+        message = event.get("message")
+        if message and not (error and message == error["message"]):
+            # The cancel's reason, "adopted after a daemon restart", ...
+            detail += f" ({message})" if detail else message
+    elif kind == "signal":
+        detail = event.get("signal") or event.get("message") or ""
     elif kind == "progress":
         detail = f"{event.get('progress')}/{event.get('total')} {event.get('message') or ''}".rstrip()
     else:
@@ -174,11 +186,15 @@ def artifacts_table(artifacts: list[dict[str, Any]]) -> str:
     return table(["NAME", "SIZE", "SHA256"], rows)
 
 
-def exits_table(exits: list[dict[str, Any]]) -> str:
+def exits_table(exits: list[dict[str, Any]], *, trunc: bool = True) -> str:
+    """The table of `exits`; `trunc`: short ids."""
+    short = (
+        ids.shortest([*(e["deliveryId"] for e in exits), *(e["executionId"] for e in exits)]) if trunc else {}
+    )
     rows = [
         [
-            e["deliveryId"],
-            e["executionId"],
+            short.get(e["deliveryId"], e["deliveryId"]),
+            short.get(e["executionId"], e["executionId"]),
             e["status"],
             outcome(e),
             str(e.get("attempt", 1)),

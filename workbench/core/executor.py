@@ -97,6 +97,17 @@ class Executor:
         live.request_stop(Stop.CANCEL, reason, grace_ms)
         await live.cancel_handled.wait()
 
+    async def signal(self, execution_id: str, number: int) -> bool:
+        """Send signal `number` to every process of a running tree; False when none is running."""
+        live = self.live.get(execution_id)
+        if live is None or live.status is not S.RUNNING or live.stop is not None or live.child is None:
+            return False
+        try:
+            await self.supervisor.signal(live.child, number)
+        except sandbox.SandboxError:
+            return False  # it ended meanwhile
+        return True
+
     # -- tidying up ---------------------------------------------------------------------------
 
     def _start_tidy(self, execution_id: str, held: str | None, kept: set[str]) -> None:

@@ -53,6 +53,8 @@ class Live:
     adopted_known: bool = True
     #: Whether the sandbox supervisor holds the tree (false: it ended and nothing of it is left).
     held: bool = True
+    #: The supervisor's name of the tree once it is spawned or adopted (for signals).
+    child: str | None = None
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:

@@ -139,6 +139,7 @@ class Run:
             },
         )
         self.live.status = S.RUNNING
+        self.live.child = self.child.name
         return True
 
     # -- running --------------------------------------------------------------------------
@@ -315,6 +316,7 @@ class Run:
                 },
             )
             live.status = S.RUNNING
+        live.child = self.child.name
         if live.status is S.CANCEL_REQUESTED and live.stop is None:
             live.request_stop(Stop.CANCEL, row.cancel_reason, 0)
         await self._running(offsets)

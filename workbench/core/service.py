@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal as signals
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -19,7 +20,7 @@ from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.layout import STREAMS
 from workbench.core.preview import execution_preview
-from workbench.core.records import execution_from, execution_from_row, final_record, now_ms
+from workbench.core.records import event_builder, execution_from, execution_from_row, final_record, now_ms
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow, Found, ListFilter, Store
 from workbench.core.waiting import first_of
@@ -385,6 +386,19 @@ class Service:
             # The tree is being killed all the same; its outcome is recorded once the store can.
             raise type(refused)(f"the cancel is under way but cannot be recorded yet: {refused.message}")
         return cancelled, execution
+
+    async def signal(self, principal: Principal, execution_id: str, kind: str | None, name: str) -> Execution:
+        """Send SIG`name` to every process of a running execution's tree and journal a `signal` event.
+
+        Conflict when it is not running (queued, being cancelled, or ended): nothing is sent then.
+        """
+        await self._found(principal, execution_id, kind)
+        full = f"SIG{name}"
+        if not await self.executor.signal(execution_id, getattr(signals, full)):
+            status = (await self._found(principal, execution_id, kind)).row.status.value
+            raise Conflict(f"execution {execution_id} is {status}: only a running execution takes a signal")
+        await self.journal.append(execution_id, [("signal", event_builder("signal", signal=full))])
+        return await self.get(principal, execution_id, kind)
 
     async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:
         """Dispose of a terminal execution, its events, artifacts and files."""

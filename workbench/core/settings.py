@@ -126,7 +126,7 @@ class Settings:
                 continue
             parser = _ENV.get(name)
             if parser is None:
-                known = ", ".join(sorted([*_ENV, *_CLIENT_ONLY]))
+                known = ", ".join(sorted(_ENV))
                 raise ConfigError(f"unknown setting {name}; known settings: {known}")
             field, parse = parser
             try:
@@ -200,6 +200,15 @@ def _text(raw: str) -> str:
     return raw
 
 
+def _bind(raw: str) -> str:
+    # Checked here, not only once flags are applied: a bad variable is an error even under --bind.
+    try:
+        split_bind(raw)
+    except ConfigError as exc:
+        raise ValueError(exc.message.removeprefix("bad bind address ")) from None
+    return raw
+
+
 def _url(raw: str) -> str:
     if not raw.startswith(("http://", "https://")):
         raise ValueError(f"{raw!r} is not an http(s) URL")
@@ -218,7 +227,7 @@ def _choice(kind: type[enum.StrEnum]) -> Any:
 
 _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_DATA_DIR": ("data_dir", _path),
-    "WORKBENCH_BIND": ("bind", _text),
+    "WORKBENCH_BIND": ("bind", _bind),
     "WORKBENCH_TOKEN": ("token", _text),
     "WORKBENCH_TOKENS_FILE": ("tokens_file", _path),
     "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": (

@@ -16,7 +16,7 @@ from workbench.wire.status import ExecutionStatus
 
 ExecutionKind = Literal["workbench_bash", "workbench_code"]
 EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact"]
+EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "signal"]
 StreamName = Literal["stdout", "stderr"]
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -262,6 +262,18 @@ class CancelRequest(RequestModel):
         return _no_bool(value)
 
 
+#: The signals `POST .../signal` sends, without their `SIG` prefix.
+SIGNAL_NAMES = ("HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "WINCH", "CONT", "STOP", "TSTP")
+
+
+class SignalRequest(RequestModel):
+    """`POST .../signal`."""
+
+    signal: str = Field(pattern=f"^({'|'.join(SIGNAL_NAMES)})$")
+    """The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
+    or TSTP (`INT` is what Ctrl-C sends on a terminal)."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Responses
 
@@ -384,6 +396,12 @@ class WaitResult(WireModel):
 
 class CancelResult(WireModel):
     cancelled: bool
+    execution: Execution
+
+
+class SignalResult(WireModel):
+    """`POST .../signal`: the record once the signal is sent and journaled."""
+
     execution: Execution
 
 

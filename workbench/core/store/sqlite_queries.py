@@ -250,6 +250,13 @@ def lease_exits(
     if principal is not None:
         where += " AND principal = ?"
         args.append(principal)
+    if lease_ms == 0:
+        # A look without a lease: nothing changes, and the attempt shown is the one a lease would be.
+        rows = conn.execute(
+            f"SELECT delivery_id, body, attempt + 1 FROM exits WHERE {where} ORDER BY delivery_id LIMIT ?",
+            (*args, limit),
+        ).fetchall()
+        return [ExitLease(r[0], r[1], r[2]) for r in rows]
     rows = conn.execute(
         f"UPDATE exits SET attempt = attempt + 1, lease_until = ? WHERE delivery_id IN "
         f"(SELECT delivery_id FROM exits WHERE {where} ORDER BY delivery_id LIMIT ?) "
