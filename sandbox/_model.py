@@ -228,7 +228,10 @@ class ExitStatus:
     Exactly one of `exit_code` and `signal` is set, or neither when the outcome cannot be known
     (a tree adopted after the shim that started it died). `limit` names the limit that killed
     it (``oom``, ``cpu_limit``, ``file_size_limit``) when one did. `memory_peak_bytes` and
-    `oom_kills` describe the whole tree where a memory cgroup measured it.
+    `oom_kills` describe the whole tree where a memory cgroup measured it (`memory_peak_bytes`
+    is else the leader's peak resident size, its waited-for children's included).
+    `cpu_user_ms` and `cpu_system_ms` are the tree's CPU time from its cgroup where it has
+    one, else the leader's and its waited-for children's (None where not measured).
     """
 
     exit_code: int | None
@@ -236,6 +239,8 @@ class ExitStatus:
     limit: str | None = None
     memory_peak_bytes: int | None = None
     oom_kills: int | None = None
+    cpu_user_ms: int | None = None
+    cpu_system_ms: int | None = None
 
     @property
     def known(self) -> bool:
@@ -256,6 +261,8 @@ class ExitStatus:
             "limit": self.limit,
             "memoryPeakBytes": self.memory_peak_bytes,
             "oomKills": self.oom_kills,
+            "cpuUserMs": self.cpu_user_ms,
+            "cpuSystemMs": self.cpu_system_ms,
         }
 
     @classmethod
@@ -267,6 +274,8 @@ class ExitStatus:
             limit=data.get("limit"),
             memory_peak_bytes=data.get("memoryPeakBytes"),
             oom_kills=data.get("oomKills"),
+            cpu_user_ms=data.get("cpuUserMs"),
+            cpu_system_ms=data.get("cpuSystemMs"),
         )
 
 
