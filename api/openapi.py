@@ -40,7 +40,8 @@ ERROR_MEANINGS = {
     "unknown_image": "no image by that name",
     "image_unavailable": "the image cannot run on this machine",
     "unsupported_language": "the image has no such language",
-    "too_many_executions": "the queue is full",
+    "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached "
+    "(`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
     "internal": "a bug: see the daemon's log",
 }

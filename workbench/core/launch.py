@@ -131,6 +131,28 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
         os.close(os.open(directory.progress, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
 
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, mode 0600 (atomically)."""
+    _write(path, data)
+
+
+def read_secrets(row: ExecutionRow, directory: ExecutionDir) -> dict[str, str]:
+    """The `secretEnv` values kept for the spawn of `row`.
+
+    Raises:
+        sandbox.SpawnError: the row names secrets whose values are gone.
+    """
+    if not row.secret_env_names_json:
+        return {}
+    try:
+        values = json.loads(directory.secret_env.read_bytes())
+    except (OSError, ValueError):
+        raise sandbox.SpawnError(
+            "its secretEnv values are gone (they are kept only until the execution starts)"
+        ) from None
+    return {str(k): str(v) for k, v in values.items()}
+
+
 def _write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
@@ -164,6 +186,7 @@ def spawn_spec(
     env = base_env(row.id, directory.progress)
     env.update(image.env)
     env.update(json.loads(row.env_json))
+    env.update(read_secrets(row, layout.execution(row.id)))
     argv = argv_for(row, image, directory)
     if image.sandboxed:
         if image.bubblewrap is None:

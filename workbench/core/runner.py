@@ -96,7 +96,7 @@ class Run:
             return await self._spawn()
         except BaseException:
             if self.child is None:
-                self.ex.slots.release()
+                self.ex.slots.release(self.live)
             raise
 
     async def _finish_queued(self, status: S, error: dict[str, str] | None, reason: str | None) -> None:
@@ -115,8 +115,11 @@ class Run:
             hide = [tokens] if tokens is not None else []
             spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
             self.child = await self.ex.supervisor.spawn(spec)
+            if self.row.secret_env_names_json:
+                # In the tree's environment now: not a moment longer on disk than needed.
+                self.directory.secret_env.unlink(missing_ok=True)
         except (sandbox.SpawnError, OSError) as exc:
-            self.ex.slots.release()
+            self.ex.slots.release(self.live)
             message = exc.args[0] if isinstance(exc, sandbox.SpawnError) else str(exc)
             error = {"code": "spawn_failed", "message": f"could not start: {message}"}
             with trio.CancelScope(shield=True):
@@ -188,7 +191,7 @@ class Run:
                 # The tree is dead: whatever is in the spool files now is all there will be.
                 capture.finish()
         finally:
-            self.ex.slots.release()
+            self.ex.slots.release(self.live)
         with trio.CancelScope(shield=True):
             await self._finish(*self._final(why))
 
@@ -258,6 +261,12 @@ class Run:
         code = status.exit_code if status is not None else None
         sig = _signal_name(status.signal) if status is not None and status.signal else None
         fields: dict[str, Any] = {"finished_at": now_ms(), "exit_code": code, "signal": sig}
+        if status is not None:
+            fields |= {
+                "cpu_user_ms": status.cpu_user_ms,
+                "cpu_system_ms": status.cpu_system_ms,
+                "peak_memory_bytes": status.memory_peak_bytes,
+            }
         error: dict[str, str] | None = None
         if why is Stop.EXITED:
             if status is None or not status.known:

@@ -9,14 +9,17 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from workbench.wire.status import ExecutionStatus
 
-ExecutionKind = Literal["workbench_bash", "workbench_code"]
-EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact"]
+ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
+EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code", "batch")
+#: The kinds that run a process tree (a batch runs executions of these kinds).
+PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
+EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "item"]
+EVENT_TYPES: tuple[str, ...] = ("status", "output", "output_truncated", "progress", "artifact", "item")
 StreamName = Literal["stdout", "stderr"]
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -33,6 +36,8 @@ MAX_PATH_BYTES = 4096 - 1
 MAX_WAIT_TIMEOUT_MS = 600_000
 MAX_TIMEOUT_MS = 86_400_000
 MAX_CANCEL_REASON = 1000
+#: The most items a batch holds.
+MAX_BATCH_ITEMS = 1000
 
 #: An RFC 3339 UTC time with milliseconds, e.g. `2026-11-29T12:00:00.123Z`.
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
@@ -107,6 +112,34 @@ def _at_most(value: str, limit: int, what: str) -> str:
     return value
 
 
+def _strict_bool(value: Any) -> Any:
+    # "yes", 1 or "false" are not JSON booleans; lax parsing would read "false" as False.
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _check_env(value: dict[str, str]) -> dict[str, str]:
+    for name, item in value.items():
+        if not ENV_NAME.fullmatch(name):
+            raise ValueError(f"env name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
+        # The messages name the variable, never its value (which may be a secret).
+        _no_nul(item, f"env value of {name}")
+        _at_most(f"{name}={item}", MAX_ARG_BYTES, f"env {name}=value")
+    return value
+
+
+def _check_command(value: str) -> str:
+    # Longer commands belong in workbench_code, which runs them from a file.
+    return _at_most(_no_nul(value, "command"), MAX_ARG_BYTES, "command")
+
+
+def _check_session(value: str) -> str:
+    if not SESSION_ID.fullmatch(value) or value in {".", ".."}:
+        raise ValueError("sessionId must be 1 to 64 letters, digits, '-', '_' or '.', and not '.' or '..'")
+    return value
+
+
 def _no_bool(value: Any) -> Any:
     # JSON true or "100" is not a number of milliseconds, whatever lax parsing would make of it.
     if isinstance(value, bool | str):
@@ -114,13 +147,9 @@ def _no_bool(value: Any) -> Any:
     return value
 
 
-class StartRequest(RequestModel):
-    """What both execution kinds accept besides their own command or code."""
+class ExecutionSpec(RequestModel):
+    """What an execution runs with, besides its command or code: a start's fields, a batch item's."""
 
-    background: bool = False
-    """false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once."""
-    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
-    """How long a foreground start waits for the end (default 30000)."""
     timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
     """The deadline, counted from acceptance, queueing included (default 3600000)."""
     idle_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
@@ -128,7 +157,11 @@ class StartRequest(RequestModel):
     cwd: Cwd | None = None
     """An absolute working directory that exists (default: the session's workspace)."""
     env: Env = Field(default_factory=dict)
-    """Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL."""
+    """Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+    every record: pass secrets as `secretEnv`."""
+    secret_env: Env = Field(default_factory=dict)
+    """Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+    the record lists only their names (`secretEnvNames`)."""
     stdin: str | None = None
     """Text fed to the process, then end of file (default: end of file at once)."""
     metadata: Any = None
@@ -140,18 +173,15 @@ class StartRequest(RequestModel):
     detached: bool = False
     """Hand the outcome to the exits feed."""
 
-    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", mode="before")
+    @field_validator("timeout_ms", "idle_timeout_ms", mode="before")
     @classmethod
     def _integers(cls, value: Any) -> Any:
         return _no_bool(value)
 
-    @field_validator("background", "detached", mode="before")
+    @field_validator("detached", mode="before")
     @classmethod
     def _booleans(cls, value: Any) -> Any:
-        # "yes", 1 or "false" are not JSON booleans; lax parsing would read "false" as False.
-        if not isinstance(value, bool):
-            raise ValueError("must be true or false")
-        return value
+        return _strict_bool(value)
 
     @field_validator("cwd")
     @classmethod
@@ -164,24 +194,22 @@ class StartRequest(RequestModel):
             raise ValueError("cwd must be an absolute path")
         return value
 
-    @field_validator("env")
+    @field_validator("env", "secret_env")
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, item in value.items():
-            if not ENV_NAME.fullmatch(name):
-                raise ValueError(f"env name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
-            _no_nul(item, f"env value of {name}")
-            _at_most(f"{name}={item}", MAX_ARG_BYTES, f"env {name}=value")
-        return value
+        return _check_env(value)
+
+    @model_validator(mode="after")
+    def _env_apart(self) -> ExecutionSpec:
+        both = sorted(set(self.env) & set(self.secret_env))
+        if both:
+            raise ValueError(f"{', '.join(both)} given in both env and secretEnv: give each name once")
+        return self
 
     @field_validator("session_id")
     @classmethod
     def _session(cls, value: str) -> str:
-        if not SESSION_ID.fullmatch(value) or value in {".", ".."}:
-            raise ValueError(
-                "sessionId must be 1 to 64 letters, digits, '-', '_' or '.', and not '.' or '..'"
-            )
-        return value
+        return _check_session(value)
 
     @field_validator("image")
     @classmethod
@@ -189,6 +217,25 @@ class StartRequest(RequestModel):
         if not IMAGE_NAME.fullmatch(value):
             raise ValueError("image must be a name of letters, digits, '-', '_' or '.'")
         return value
+
+
+class StartRequest(ExecutionSpec):
+    """What both execution kinds accept besides their own command or code."""
+
+    background: bool = False
+    """false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once."""
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    """How long a foreground start waits for the end (default 30000)."""
+
+    @field_validator("wait_timeout_ms", mode="before")
+    @classmethod
+    def _wait_integer(cls, value: Any) -> Any:
+        return _no_bool(value)
+
+    @field_validator("background", mode="before")
+    @classmethod
+    def _background_bool(cls, value: Any) -> Any:
+        return _strict_bool(value)
 
 
 class StartBashRequest(StartRequest):
@@ -200,8 +247,7 @@ class StartBashRequest(StartRequest):
     @field_validator("command")
     @classmethod
     def _command(cls, value: str) -> str:
-        # Longer commands belong in workbench_code, which runs them from a file.
-        return _at_most(_no_nul(value, "command"), MAX_ARG_BYTES, "command")
+        return _check_command(value)
 
 
 class StartCodeRequest(StartRequest):
@@ -244,6 +290,150 @@ class CancelRequest(RequestModel):
         return _no_bool(value)
 
 
+class BatchItemRequest(ExecutionSpec):
+    """One item of `POST /v1/executions/batch`: a start body with its `kind`, without
+    `background` and `waitTimeoutMs` (the batch's own decide)."""
+
+    kind: ExecutionKind
+    """`workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`)."""
+    command: Command | None = None
+    """For `workbench_bash`: as in a bash start."""
+    language: str | None = Field(default=None, min_length=1, max_length=64)
+    """For `workbench_code`: as in a code start."""
+    code: str | None = None
+    """For `workbench_code`: as in a code start."""
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: str | None) -> str | None:
+        return None if value is None else _check_command(value)
+
+    @field_validator("code")
+    @classmethod
+    def _code(cls, value: str | None) -> str | None:
+        return None if value is None else _no_nul(value, "code")
+
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self) -> BatchItemRequest:
+        if self.kind == "workbench_bash":
+            if self.command is None or self.language is not None or self.code is not None:
+                raise ValueError("a workbench_bash item takes command (and not language or code)")
+        elif self.kind == "workbench_code":
+            if self.language is None or self.code is None or self.command is not None:
+                raise ValueError("a workbench_code item takes language and code (and not command)")
+        else:
+            raise ValueError("an item is workbench_bash or workbench_code: a batch holds no batch")
+        return self
+
+    def as_start(self) -> StartBashRequest | StartCodeRequest:
+        """The start body this item stands for (in the background: the batch waits, not the item)."""
+        body = self.model_dump(by_alias=True, exclude_unset=True, exclude={"kind"})
+        if self.kind == "workbench_bash":
+            return StartBashRequest.model_validate({**body, "background": True})
+        return StartCodeRequest.model_validate({**body, "background": True})
+
+
+class BatchRequest(RequestModel):
+    """`POST /v1/executions/batch`: many executions accepted as one, all or none."""
+
+    items: list[BatchItemRequest] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)
+    """1 to 1000 start bodies, each with its `kind`."""
+    concurrency: int | None = Field(default=None, ge=1, le=MAX_BATCH_ITEMS)
+    """At most this many of its items run at once (default: as many as the daemon runs at once)."""
+    fail_fast: bool = False
+    """When an item ends without completing, cancel the rest; the batch ends `failed`."""
+    background: bool = False
+    """As a start's: 202 at once, or wait up to `waitTimeoutMs` for the end and answer 201."""
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    """How long a foreground batch start waits for the end (default 30000)."""
+    timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    """The batch's deadline from acceptance (default 3600000); no item runs past it."""
+    metadata: Any = None
+    """Any JSON, at most 16384 bytes encoded, kept with the batch's record."""
+    session_id: SessionId = "default"
+    """The batch's own session (for listings); each item has its own."""
+    detached: bool = False
+    """Hand the batch's outcome to the exits feed."""
+
+    @field_validator("concurrency", "wait_timeout_ms", "timeout_ms", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
+
+    @field_validator("fail_fast", "background", "detached", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        return _strict_bool(value)
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str) -> str:
+        return _check_session(value)
+
+
+class RerunRequest(RequestModel):
+    """`POST .../rerun`: the execution's spec again; each field given replaces the original's."""
+
+    background: bool = False
+    """As a start's."""
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    """As a start's (default 30000)."""
+    command: Command | None = None
+    """A bash execution's command instead of the original's."""
+    code: str | None = None
+    """A code execution's code instead of the original's (its language stays)."""
+    timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    """Instead of the original's `timeoutMs`, counted from the rerun's acceptance."""
+    idle_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
+    """Instead of the original's."""
+    cwd: Cwd | None = None
+    """Instead of the original's."""
+    env: Env | None = None
+    """Instead of the original's (the whole object)."""
+    secret_env: Env | None = None
+    """The values of the original's `secretEnvNames` (never kept, so a rerun needs them again)."""
+    stdin: str | None = None
+    """Instead of the original's (which is kept, and fed again by default)."""
+    metadata: Any = None
+    """Instead of the original's."""
+    image: ImageName | None = None
+    """Instead of the original's."""
+    session_id: SessionId | None = None
+    """Instead of the original's."""
+    detached: bool | None = None
+    """Instead of the original's."""
+
+    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
+
+    @field_validator("background", "detached", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        return value if value is None else _strict_bool(value)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: str | None) -> str | None:
+        return None if value is None else _check_command(value)
+
+    @field_validator("code")
+    @classmethod
+    def _code(cls, value: str | None) -> str | None:
+        return None if value is None else _no_nul(value, "code")
+
+    @field_validator("env", "secret_env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return None if value is None else _check_env(value)
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        return None if value is None else _check_session(value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Responses
 
@@ -258,9 +448,43 @@ class ErrorInfo(WireModel):
 
 
 class Capabilities(WireModel):
+    """What can be done with this execution now, computed per execution."""
+
     cancellable: str = "hard"
+    """`hard`: a cancel kills every process of its tree (every item's, for a batch)."""
     streaming_support: bool = True
+    """Its events can be followed live (`.../events/stream`)."""
     background_support: bool = True
+    """It can run without anyone waiting on it."""
+    detachable: bool = True
+    """`POST .../detach` would detach it now: false once it has ended or is detached already."""
+    interactive: bool | str = False
+    """What it takes after its start: false (its input was fixed when it started: `stdin` text
+    or none), `"stdin"` (input is open) or `"tty"` (a terminal)."""
+
+
+class Usage(WireModel):
+    """What an ended execution used (null where this machine could not tell).
+
+    From the execution's cgroup where it had one (every process of its tree), else from the
+    resource usage of its reaped leader (which holds that of the children it waited for).
+    """
+
+    cpu_user_ms: int | None = None
+    """CPU time in user mode, in ms (a batch: the sum of its items')."""
+    cpu_system_ms: int | None = None
+    """CPU time in the kernel, in ms (a batch: the sum of its items')."""
+    peak_memory_bytes: int | None = None
+    """The most memory it held at once (a batch: the most of one item)."""
+
+
+class ItemStatus(WireModel):
+    """One item of a batch, as the batch's record and its `item` events show it."""
+
+    execution_id: str
+    execution_kind: ExecutionKind
+    status: ExecutionStatus
+    exit_code: int | None = None
 
 
 class OutputInfo(WireModel):
@@ -288,11 +512,30 @@ class Execution(WireModel):
     command: str | None = None
     language: str | None = None
     code: str | None = None
-    cwd: str
-    image: str
+    cwd: str | None = None
+    """Its working directory (null for a batch)."""
+    image: str | None = None
+    """Its image (null for a batch)."""
     env: dict[str, str] = Field(default_factory=dict)
+    """The request's own variables, echoed: secrets belong in `secretEnv`."""
+    secret_env_names: list[str] = Field(default_factory=list)
+    """The names of its `secretEnv` variables (their values are never returned)."""
     metadata: Any = None
     idempotency_key: str | None = None
+    row_version: int = 1
+    """Grows with every change of the record (`GET` sends it as the `ETag`)."""
+    rerun_of: str | None = None
+    """The execution it re-runs (`POST .../rerun`)."""
+    batch_id: str | None = None
+    """The batch it is an item of."""
+    items: list[ItemStatus] | None = None
+    """A batch's items, in order (null for any other execution)."""
+    concurrency: int | None = None
+    """A batch's: at most this many of its items run at once."""
+    fail_fast: bool | None = None
+    """A batch's: the rest are cancelled once an item ends without completing."""
+    usage: Usage | None = None
+    """What it used, once terminal (null before)."""
     created_at: Timestamp
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None
@@ -330,6 +573,8 @@ class Event(WireModel):
     exit_code: int | None = None
     signal: str | None = None
     error: ErrorInfo | None = None
+    item: ItemStatus | None = None
+    """An `item` event's: the item of a batch whose status changed, as it is now."""
 
 
 class ExecutionList(WireModel):
@@ -391,6 +636,7 @@ class Exit(WireModel):
     metadata: Any = None
     stdout_tail: str = ""
     stderr_tail: str = ""
+    usage: Usage | None = None
     finished_at: Timestamp | None = None
     attempt: int = 1
 
