@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-KINDS = {"bash": "workbench_bash", "code": "workbench_code"}
+KINDS = {"bash": "workbench_bash", "code": "workbench_code", "batch": "batch"}
 
 
 def print_json(value: Any) -> None:
@@ -44,13 +44,18 @@ def cmd_ls(http: Http, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"executions": records, "nextCursor": cursor})
     elif records:
-        print(render.executions_table(records))
+        print(render.executions_table(records, wide=args.wide))
     return 0
 
 
 def cmd_show(http: Http, args: argparse.Namespace) -> int:
     record = http.json("GET", f"/v1/executions/{args.id}")
-    print_json(record) if args.json else print(render.show(record))
+    if args.json:
+        print_json(record)
+        return 0
+    # Its journal is final once it ended: the executions that re-run it are found by listing.
+    reruns = http.json("GET", "/v1/executions", query={"rerunOf": record["executionId"], "limit": 20})
+    print(render.show(record, [r["executionId"] for r in reruns["executions"]]))
     return 0
 
 

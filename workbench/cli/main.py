@@ -81,7 +81,11 @@ def _client(name: str) -> Callable[[argparse.Namespace], int]:
 
         # `run` and its kin live apart from the listing commands, so `run` loads no table code.
         module = importlib.import_module(
-            "workbench.cli.run" if name in _RUN_COMMANDS else "workbench.cli.commands"
+            "workbench.cli.batch"
+            if name == "batch"
+            else "workbench.cli.run"
+            if name in _RUN_COMMANDS
+            else "workbench.cli.commands"
         )
         func: Callable[[Any, argparse.Namespace], int] = getattr(module, f"cmd_{name}")
         return _with_daemon(func, args)
@@ -192,6 +196,12 @@ def _add_starting(command: Callable[..., Any]) -> None:
     group.add_argument(
         "--env", "-e", action="append", metavar="K=V", help="set a variable (repeatable); K alone passes ours"
     )
+    group.add_argument(
+        "--secret-env",
+        action="append",
+        metavar="K=V",
+        help="a variable never echoed, logged or stored (repeatable); K alone passes ours",
+    )
     group.add_argument("--image", help="the image to run in (default host; see `workbench images`)")
     group.add_argument("--session", metavar="ID", help="session id (default: default)")
     group.add_argument("--metadata", metavar="JSON", help="JSON kept with the record")
@@ -223,17 +233,46 @@ def _add_starting(command: Callable[..., Any]) -> None:
     )
     code.add_argument("-l", "--language", required=True, help="python, bash, sh, node, ...")
     code.add_argument("file", metavar="FILE|-", help="the code, or - to read it from stdin")
+    _add_batch(command)
+
+
+def _add_batch(command: Callable[..., Any]) -> None:
+    """`batch`: many executions accepted as one."""
+    batch = command(
+        "batch",
+        "run many executions as one batch",
+        "Start a batch: every line of FILE (- for stdin) is a start body as JSON (its kind taken\n"
+        "from `command` or `code` when it has none), or with --bash a command. All are accepted\n"
+        "or none; each item is an ordinary execution. Prints a line per item as it ends, and\n"
+        "exits 0 once every item completed, 1 when some did not, 124 when the batch timed out\n"
+        "and 130 when it was cancelled. Ctrl-C cancels the batch.",
+    )
+    batch.add_argument("file", metavar="FILE|-", help="the items, or - to read them from stdin")
+    batch.add_argument("--bash", action="store_true", help="each line is a bash command")
+    batch.add_argument("--concurrency", type=int, metavar="N", help="at most N items run at once")
+    batch.add_argument("--fail-fast", action="store_true", help="the first item that fails cancels the rest")
+    batch.add_argument("--timeout", metavar="DURATION", help="the batch's deadline; no item runs past it")
+    batch.add_argument(
+        "--background", "-b", action="store_true", help="print the batch's id and return at once"
+    )
+    batch.add_argument(
+        "--detach", action="store_true", help="hand its outcome to the exits feed; print its id"
+    )
+    batch.add_argument("--idempotency-key", metavar="KEY", help="the same key never starts the batch twice")
+    batch.add_argument("--json", action="store_true", help="print the batch's final record as JSON")
 
 
 def _add_reading(command: Callable[..., Any], as_json: _Parser) -> None:
     """`ls`, `show`, `logs`, `events`, `wait`: the commands that read."""
     ls = command("ls", "list executions, newest first", "List executions, newest first, as a table.", as_json)
     ls.add_argument(
-        "--status", help="queued, running, cancel_requested, completed, failed, cancelled, timed_out"
+        "--status",
+        help="queued, running, cancel_requested, completed, failed, cancelled, timed_out, partial_failed",
     )
-    ls.add_argument("--kind", help="bash or code (workbench_bash, workbench_code)")
+    ls.add_argument("--kind", help="bash, code or batch (workbench_bash, workbench_code, batch)")
     ls.add_argument("--session", metavar="ID", help="only this session's")
     ls.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    ls.add_argument("--wide", "-w", action="store_true", help="also what each used: CPU time and peak memory")
 
     show = command("show", "show one execution", "Show one execution's record.", as_json)
     show.add_argument("id")
@@ -299,14 +338,18 @@ def _add_acting(command: Callable[..., Any], as_json: _Parser) -> None:
     rerun = command(
         "rerun",
         "run an execution's spec again",
-        "Start a new execution with the same command or code, cwd, image, session, env, metadata\n"
-        "and timeouts, and follow it like `run`. Its stdin is not kept in the record, so the new\n"
-        "one gets none; its idempotency key is not reused.",
+        "Start a new execution with the same command or code, cwd, image, session, env, stdin,\n"
+        "metadata and timeouts (POST .../rerun: its record names the original in `rerunOf`), and\n"
+        "follow it like `run`. secretEnv values are never kept: give them again with --secret-env.",
         epilog=EXIT_STATUSES,
     )
     rerun.add_argument("id")
     rerun.add_argument("--background", "-b", action="store_true", help="print the new id and return at once")
     rerun.add_argument("--detach", action="store_true", help="start it detached, print its id and return")
+    rerun.add_argument(
+        "--secret-env", action="append", metavar="K=V", help="a secret variable of the original, again"
+    )
+    rerun.add_argument("--idempotency-key", metavar="KEY", help="the same key never reruns it twice")
 
     exits = command(
         "exits",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 #: `waitTimeoutMs` is at most this on the wire; longer waits are several long-polls.
 MAX_WAIT_MS = 600_000
-TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 
 
 class UsageError(Exception):
@@ -76,15 +76,9 @@ def start_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.cwd is not None:
         body["cwd"] = os.path.abspath(args.cwd)
     if args.env:
-        env: dict[str, str] = {}
-        for item in args.env:
-            name, eq, value = item.partition("=")
-            if not eq:
-                if name not in os.environ:
-                    raise UsageError(f"--env {name}: not set here; pass --env {name}=VALUE")
-                value = os.environ[name]
-            env[name] = value
-        body["env"] = env
+        body["env"] = variables(args.env, "--env")
+    if getattr(args, "secret_env", None):
+        body["secretEnv"] = variables(args.secret_env, "--secret-env")
     if args.image is not None:
         body["image"] = args.image
     if args.session is not None:
@@ -99,6 +93,19 @@ def start_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.detach:
         body["detached"] = True
     return body
+
+
+def variables(given: list[str], option: str) -> dict[str, str]:
+    """`K=V` and `K` (our own value of K) options as a dict."""
+    env: dict[str, str] = {}
+    for item in given:
+        name, eq, value = item.partition("=")
+        if not eq:
+            if name not in os.environ:
+                raise UsageError(f"{option} {name}: not set here; pass {option} {name}=VALUE")
+            value = os.environ[name]
+        env[name] = value
+    return env
 
 
 def read_text(source: str, option: str) -> str:
@@ -138,19 +145,21 @@ def cmd_code(http: Http, args: argparse.Namespace) -> int:
 
 
 def cmd_rerun(http: Http, args: argparse.Namespace) -> int:
-    old = http.json("GET", f"/v1/executions/{args.id}")
     body: dict[str, Any] = {"background": True}
-    kind = old["executionKind"]
-    if kind == "workbench_code":
-        body.update(language=old["language"], code=old["code"])
-    else:
-        body["command"] = old["command"]
-    for key in ("cwd", "image", "sessionId", "env", "metadata", "timeoutMs", "idleTimeoutMs"):
-        if old.get(key) is not None:
-            body[key] = old[key]
     if args.detach:
         body["detached"] = True
-    return launch(http, args, kind, body)
+    if args.secret_env:
+        body["secretEnv"] = variables(args.secret_env, "--secret-env")
+    key = args.idempotency_key
+    record = http.json(
+        "POST",
+        f"/v1/executions/{args.id}/rerun",
+        body,
+        headers={"Idempotency-Key": key} if key else None,
+        ok=(200, 201, 202),
+        resend=bool(key),
+    )
+    return launched(http, args, record)
 
 
 def launch(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]) -> int:
@@ -160,6 +169,11 @@ def launch(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]
     record = http.json(
         "POST", f"/v1/executions/{kind}", body, headers=headers, ok=(200, 201, 202), resend=bool(key)
     )
+    return launched(http, args, record)
+
+
+def launched(http: Http, args: argparse.Namespace, record: dict[str, Any]) -> int:
+    """Print a started execution's id (background) or follow it to the end and exit like it."""
     execution_id = record["executionId"]
     if args.background or args.detach:
         print(execution_id)

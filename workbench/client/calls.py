@@ -119,6 +119,7 @@ def start_body(
     image: str | None,
     session_id: str | None,
     detached: bool,
+    secret_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The common fields of a start body, camelCase, leaving out what the daemon defaults."""
     body: dict[str, Any] = {"background": background}
@@ -130,6 +131,7 @@ def start_body(
         "idleTimeoutMs": seconds_to_ms(idle_timeout),
         "cwd": cwd,
         "env": dict(env) if env else None,
+        "secretEnv": dict(secret_env) if secret_env else None,
         "stdin": stdin,
         "metadata": metadata,
         "image": image,
@@ -143,6 +145,20 @@ def start_body(
 
 def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
     """`POST /v1/executions/{kind}`. Without a key the client makes one, so a retry never runs it twice."""
+    return _starting(f"/v1/executions/{kind}", body, idempotency_key)
+
+
+def batch(body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST /v1/executions/batch`, with an idempotency key as a start has."""
+    return _starting("/v1/executions/batch", body, idempotency_key)
+
+
+def rerun(ref: ExecutionRef, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST .../rerun`, with an idempotency key as a start has."""
+    return _starting(f"/v1/executions/{execution_id(ref)}/rerun", body, idempotency_key)
+
+
+def _starting(path: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
     key = idempotency_key or f"wbc-{uuid.uuid4().hex}"
 
     @_expect(200, 201, 202)
@@ -151,9 +167,7 @@ def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[
 
     wait_ms = body.get("waitTimeoutMs")
     timeout = None if body.get("background") or wait_ms is None else wait_ms / 1000 + SLACK_S
-    return Call(
-        "POST", f"/v1/executions/{kind}", parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout
-    )
+    return Call("POST", path, parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout)
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -169,9 +183,24 @@ def get(ref: ExecutionRef) -> Call[Execution]:
 
 
 def list_page(
-    *, status: str | None, kind: str | None, session_id: str | None, limit: int, cursor: str | None
+    *,
+    status: str | None,
+    kind: str | None,
+    session_id: str | None,
+    limit: int,
+    cursor: str | None,
+    rerun_of: str | None = None,
+    batch_id: str | None = None,
 ) -> Call[ExecutionList]:
-    params = {"status": status, "kind": kind, "sessionId": session_id, "limit": limit, "cursor": cursor}
+    params = {
+        "status": status,
+        "kind": kind,
+        "sessionId": session_id,
+        "limit": limit,
+        "cursor": cursor,
+        "rerunOf": rerun_of,
+        "batchId": batch_id,
+    }
 
     @_expect(200)
     def parse(response: httpx.Response) -> ExecutionList:
