@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
         (
             "Artifact",
             "ArtifactList",
+            "Capabilities",
             "CancelResult",
             "DetachResult",
             "ErrorInfo",
@@ -42,8 +43,10 @@ _EXPORTS: dict[str, str] = {
             "Image",
             "ImageIsolation",
             "ImageList",
+            "ItemStatus",
             "LiveEvent",
             "OutputInfo",
+            "Usage",
             "WaitResult",
         ),
         _MODELS,
@@ -105,6 +108,7 @@ if TYPE_CHECKING:
     from workbench.wire.models import Artifact as Artifact
     from workbench.wire.models import ArtifactList as ArtifactList
     from workbench.wire.models import CancelResult as CancelResult
+    from workbench.wire.models import Capabilities as Capabilities
     from workbench.wire.models import DetachResult as DetachResult
     from workbench.wire.models import ErrorInfo as ErrorInfo
     from workbench.wire.models import Event as Event
@@ -117,7 +121,9 @@ if TYPE_CHECKING:
     from workbench.wire.models import Image as Image
     from workbench.wire.models import ImageIsolation as ImageIsolation
     from workbench.wire.models import ImageList as ImageList
+    from workbench.wire.models import ItemStatus as ItemStatus
     from workbench.wire.models import LiveEvent as LiveEvent
     from workbench.wire.models import OutputInfo as OutputInfo
+    from workbench.wire.models import Usage as Usage
     from workbench.wire.models import WaitResult as WaitResult
     from workbench.wire.status import ExecutionStatus as ExecutionStatus
