@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a batch of executions, all or none */
+        post: operations["startBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions": {
         parameters: {
             query?: never;
@@ -169,6 +186,40 @@ export interface paths {
         post?: never;
         /** Dispose of a terminal execution and its files */
         delete: operations["deleteExecution"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerunWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerun"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -418,22 +469,107 @@ export interface components {
     schemas: {
         /** Artifact */
         Artifact: {
-            /** Name */
             name: string;
-            /** Sizebytes */
             sizeBytes: number;
-            /** Sha256 */
             sha256: string;
-            /**
-             * Contenttype
-             * @default application/octet-stream
-             */
             contentType: string;
         };
         /** ArtifactList */
         ArtifactList: {
-            /** Artifacts */
             artifacts: components["schemas"]["Artifact"][];
+        };
+        /**
+         * BatchItemRequest
+         * @description One item of `POST /v1/executions/batch`: a start body with its `kind`, without
+         *     `background` and `waitTimeoutMs` (the batch's own decide).
+         */
+        BatchItemRequest: {
+            /** @description The deadline, counted from acceptance, queueing included (default 3600000). */
+            timeoutMs?: number | null;
+            /** @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`). */
+            idleTimeoutMs?: number | null;
+            /** @description An absolute working directory that exists (default: the session's workspace). */
+            cwd?: string | null;
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
+                [key: string]: string;
+            };
+            /** @description Text fed to the process, then end of file (default: end of file at once). */
+            stdin?: string | null;
+            /** @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged. */
+            metadata?: unknown;
+            /** @description The image to run in (`GET /v1/images`). */
+            image?: string;
+            /** @description The session: its workspace is the default `cwd`. Not `.` or `..`. */
+            sessionId?: string;
+            /** @description Hand the outcome to the exits feed. */
+            detached?: boolean;
+            /** @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`). */
+            kind: components["schemas"]["ExecutionKind"];
+            /** @description For `workbench_bash`: as in a bash start. */
+            command?: string | null;
+            /** @description For `workbench_code`: as in a code start. */
+            language?: string | null;
+            /** @description For `workbench_code`: as in a code start. */
+            code?: string | null;
+        };
+        /**
+         * BatchRequest
+         * @description `POST /v1/executions/batch`: many executions accepted as one, all or none.
+         */
+        BatchRequest: {
+            /** @description 1 to 1000 start bodies, each with its `kind`. */
+            items: components["schemas"]["BatchItemRequest"][];
+            /**
+             * @description At most this many of its items run at once (default: as many as the daemon runs at once).
+             * @default null
+             */
+            concurrency: number | null;
+            /**
+             * @description When an item ends without completing, cancel the rest; the batch ends `failed`.
+             * @default false
+             */
+            failFast: boolean;
+            /**
+             * @description As a start's: 202 at once, or wait up to `waitTimeoutMs` for the end and answer 201.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground batch start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description The batch's deadline from acceptance (default 3600000); no item runs past it.
+             * @default null
+             */
+            timeoutMs: number | null;
+            /**
+             * @description Any JSON, at most 16384 bytes encoded, kept with the batch's record.
+             * @default null
+             */
+            metadata: unknown;
+            /**
+             * @description The batch's own session (for listings); each item has its own.
+             * @default default
+             */
+            sessionId: string;
+            /**
+             * @description Hand the batch's outcome to the exits feed.
+             * @default false
+             */
+            detached: boolean;
         };
         /**
          * CancelRequest
@@ -441,70 +577,66 @@ export interface components {
          */
         CancelRequest: {
             /**
-             * Reason
+             * @description Kept in the record as `cancelReason`.
              * @default null
              */
             reason: string | null;
             /**
-             * Gracems
+             * @description Send SIGTERM first and wait up to this long before SIGKILL (default 0: SIGKILL at once).
              * @default 0
              */
             graceMs: number;
         };
         /** CancelResult */
         CancelResult: {
-            /** Cancelled */
             cancelled: boolean;
             execution: components["schemas"]["Execution"];
         };
-        /** Capabilities */
+        /**
+         * Capabilities
+         * @description What can be done with this execution now, computed per execution.
+         */
         Capabilities: {
-            /**
-             * Cancellable
-             * @default hard
-             */
+            /** @description `hard`: a cancel kills every process of its tree (every item's, for a batch). */
             cancellable: string;
-            /**
-             * Streamingsupport
-             * @default true
-             */
+            /** @description Its events can be followed live (`.../events/stream`). */
             streamingSupport: boolean;
-            /**
-             * Backgroundsupport
-             * @default true
-             */
+            /** @description It can run without anyone waiting on it. */
             backgroundSupport: boolean;
+            /** @description `POST .../detach` would detach it now: false once it has ended or is detached already. */
+            detachable: boolean;
+            /**
+             * @description What it takes after its start: false (its input was fixed when it started: `stdin` text
+             *     or none), `"stdin"` (input is open) or `"tty"` (a terminal).
+             */
+            interactive: boolean | string;
         };
         /**
          * DetachResult
          * @description `POST .../detach`: detached, or not because it had already ended (then with its record).
          */
         DetachResult: {
-            /** Detached */
             detached: boolean;
-            /** @default null */
-            execution: components["schemas"]["Execution"] | null;
+            /** @description The record, when it had already ended (`detached: false`). */
+            execution?: components["schemas"]["Execution"] | null;
         };
         /** ErrorBody */
         ErrorBody: {
-            /** Code */
-            code: string;
-            /** Message */
+            code: components["schemas"]["ErrorCode"];
             message: string;
-            /**
-             * Details
-             * @default null
-             */
-            details: unknown;
+            /** @description What exactly was wrong, e.g. `[{"field", "message"}]` for `invalid_request`. */
+            details?: unknown;
         };
         /**
          * ErrorInfo
          * @description Why an execution failed (`error` of the record and of the terminal event).
          */
         ErrorInfo: {
-            /** Code */
+            /**
+             * @description `spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
+             *     `lost` or `internal`.
+             */
             code: string;
-            /** Message */
             message: string;
         };
         /** ErrorResponse */
@@ -516,61 +648,26 @@ export interface components {
          * @description One journal event.
          */
         Event: {
-            /** Sequence */
             sequence: number;
-            /**
-             * Eventtype
-             * @enum {string}
-             */
-            eventType: "status" | "output" | "output_truncated" | "progress" | "artifact";
+            eventType: components["schemas"]["EventType"];
             status: components["schemas"]["ExecutionStatus"];
-            /** Timestamp */
+            /** Format: date-time */
             timestamp: string;
-            /**
-             * Stream
-             * @default null
-             */
-            stream: ("stdout" | "stderr") | null;
-            /**
-             * Outputdelta
-             * @default null
-             */
+            stream: components["schemas"]["StreamName"] | null;
             outputDelta: string | null;
-            /**
-             * Message
-             * @default null
-             */
             message: string | null;
-            /**
-             * Progress
-             * @default null
-             */
             progress: number | null;
-            /**
-             * Total
-             * @default null
-             */
             total: number | null;
-            /**
-             * Exitcode
-             * @default null
-             */
             exitCode: number | null;
-            /**
-             * Signal
-             * @default null
-             */
             signal: string | null;
-            /** @default null */
             error: components["schemas"]["ErrorInfo"] | null;
+            /** @description An `item` event's: the item of a batch whose status changed, as it is now. */
+            item: components["schemas"]["ItemStatus"] | null;
         };
         /** EventPage */
         EventPage: {
-            /** Events */
             events: components["schemas"]["Event"][];
-            /** Nextafter */
             nextAfter: number;
-            /** Terminal */
             terminal: boolean;
         };
         /**
@@ -578,174 +675,85 @@ export interface components {
          * @description The execution record.
          */
         Execution: {
-            /** Executionid */
             executionId: string;
-            /**
-             * Executionkind
-             * @enum {string}
-             */
-            executionKind: "workbench_bash" | "workbench_code";
-            /** Sessionid */
+            executionKind: components["schemas"]["ExecutionKind"];
             sessionId: string;
             status: components["schemas"]["ExecutionStatus"];
-            /**
-             * Command
-             * @default null
-             */
             command: string | null;
-            /**
-             * Language
-             * @default null
-             */
             language: string | null;
-            /**
-             * Code
-             * @default null
-             */
             code: string | null;
-            /** Cwd */
-            cwd: string;
-            /** Image */
-            image: string;
-            /** Env */
-            env?: {
+            /** @description Its working directory (null for a batch). */
+            cwd: string | null;
+            /** @description Its image (null for a batch). */
+            image: string | null;
+            /** @description The request's own variables, echoed: secrets belong in `secretEnv`. */
+            env: {
                 [key: string]: string;
             };
-            /**
-             * Metadata
-             * @default null
-             */
+            /** @description The names of its `secretEnv` variables (their values are never returned). */
+            secretEnvNames: string[];
             metadata: unknown;
-            /**
-             * Idempotencykey
-             * @default null
-             */
             idempotencyKey: string | null;
-            /** Createdat */
+            /** @description Grows with every change of the record (`GET` sends it as the `ETag`). */
+            rowVersion: number;
+            /** @description The execution it re-runs (`POST .../rerun`). */
+            rerunOf: string | null;
+            /** @description The batch it is an item of. */
+            batchId: string | null;
+            /** @description A batch's items, in order (null for any other execution). */
+            items: components["schemas"]["ItemStatus"][] | null;
+            /** @description A batch's: at most this many of its items run at once. */
+            concurrency: number | null;
+            /** @description A batch's: the rest are cancelled once an item ends without completing. */
+            failFast: boolean | null;
+            /** @description What it used, once terminal (null before). */
+            usage: components["schemas"]["Usage"] | null;
+            /** Format: date-time */
             createdAt: string;
-            /**
-             * Startedat
-             * @default null
-             */
             startedAt: string | null;
-            /**
-             * Finishedat
-             * @default null
-             */
             finishedAt: string | null;
-            /** Deadlineat */
+            /** Format: date-time */
             deadlineAt: string;
-            /** Timeoutms */
             timeoutMs: number;
-            /**
-             * Idletimeoutms
-             * @default null
-             */
             idleTimeoutMs: number | null;
-            /**
-             * Exitcode
-             * @default null
-             */
             exitCode: number | null;
-            /**
-             * Signal
-             * @default null
-             */
             signal: string | null;
-            /** @default null */
             error: components["schemas"]["ErrorInfo"] | null;
-            /**
-             * Cancelreason
-             * @default null
-             */
             cancelReason: string | null;
-            capabilities?: components["schemas"]["Capabilities"];
+            capabilities: components["schemas"]["Capabilities"];
             output: components["schemas"]["OutputInfo"];
-            /** Artifacts */
-            artifacts?: components["schemas"]["Artifact"][];
-            /**
-             * Lastsequence
-             * @default 0
-             */
+            artifacts: components["schemas"]["Artifact"][];
             lastSequence: number;
-            /**
-             * Detached
-             * @default false
-             */
             detached: boolean;
-            /**
-             * Containment
-             * @default null
-             */
-            containment: string | null;
+            containment: components["schemas"]["Containment"] | null;
         };
         /** ExecutionList */
         ExecutionList: {
-            /** Executions */
             executions: components["schemas"]["Execution"][];
-            /**
-             * Nextcursor
-             * @default null
-             */
             nextCursor: string | null;
         };
         /**
-         * ExecutionStatus
-         * @description Where an execution is in its life. Status is apart from outcome (exit code, signal, error).
+         * @description where an execution is in its life
          * @enum {string}
          */
-        ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out";
+        ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out" | "partial_failed";
         /**
          * Exit
          * @description One delivery of the exits feed: the outcome of a detached execution.
          */
         Exit: {
-            /** Deliveryid */
             deliveryId: string;
-            /** Executionid */
             executionId: string;
-            /**
-             * Executionkind
-             * @enum {string}
-             */
-            executionKind: "workbench_bash" | "workbench_code";
+            executionKind: components["schemas"]["ExecutionKind"];
             status: components["schemas"]["ExecutionStatus"];
-            /**
-             * Exitcode
-             * @default null
-             */
             exitCode: number | null;
-            /**
-             * Signal
-             * @default null
-             */
             signal: string | null;
-            /** @default null */
             error: components["schemas"]["ErrorInfo"] | null;
-            /**
-             * Metadata
-             * @default null
-             */
             metadata: unknown;
-            /**
-             * Stdouttail
-             * @default
-             */
             stdoutTail: string;
-            /**
-             * Stderrtail
-             * @default
-             */
             stderrTail: string;
-            /**
-             * Finishedat
-             * @default null
-             */
+            usage: components["schemas"]["Usage"] | null;
             finishedAt: string | null;
-            /**
-             * Attempt
-             * @default 1
-             */
             attempt: number;
         };
         /**
@@ -753,15 +761,10 @@ export interface components {
          * @description `GET /v1/exits`.
          */
         ExitList: {
-            /** Exits */
             exits: components["schemas"]["Exit"][];
         };
         /** Health */
         Health: {
-            /**
-             * Status
-             * @default ok
-             */
             status: string;
         };
         /**
@@ -769,62 +772,120 @@ export interface components {
          * @description What an execution can run in (`GET /v1/images`).
          */
         Image: {
-            /** Name */
             name: string;
-            /**
-             * Description
-             * @default
-             */
             description: string;
-            /** Languages */
             languages: string[];
             isolation: components["schemas"]["ImageIsolation"];
-            /** Available */
             available: boolean;
-            /**
-             * Unavailablereason
-             * @default null
-             */
             unavailableReason: string | null;
         };
         /** ImageIsolation */
         ImageIsolation: {
-            /** Filesystem */
             filesystem: string;
-            /** Network */
             network: boolean;
-            /** Pidnamespace */
             pidNamespace: boolean;
         };
         /** ImageList */
         ImageList: {
-            /** Images */
             images: components["schemas"]["Image"][];
+        };
+        /**
+         * ItemStatus
+         * @description One item of a batch, as the batch's record and its `item` events show it.
+         */
+        ItemStatus: {
+            executionId: string;
+            executionKind: components["schemas"]["ExecutionKind"];
+            status: components["schemas"]["ExecutionStatus"];
+            exitCode: number | null;
         };
         /** OutputInfo */
         OutputInfo: {
-            /**
-             * Stdoutbytes
-             * @default 0
-             */
             stdoutBytes: number;
-            /**
-             * Stderrbytes
-             * @default 0
-             */
             stderrBytes: number;
-            /**
-             * Eventbytes
-             * @default 0
-             */
             eventBytes: number;
-            /** Budgetbytes */
             budgetBytes: number;
+            truncated: boolean;
+        };
+        /**
+         * RerunRequest
+         * @description `POST .../rerun`: the execution's spec again; each field given replaces the original's.
+         */
+        RerunRequest: {
             /**
-             * Truncated
+             * @description As a start's.
              * @default false
              */
-            truncated: boolean;
+            background: boolean;
+            /**
+             * @description As a start's (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description A bash execution's command instead of the original's.
+             * @default null
+             */
+            command: string | null;
+            /**
+             * @description A code execution's code instead of the original's (its language stays).
+             * @default null
+             */
+            code: string | null;
+            /**
+             * @description Instead of the original's `timeoutMs`, counted from the rerun's acceptance.
+             * @default null
+             */
+            timeoutMs: number | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            idleTimeoutMs: number | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            cwd: string | null;
+            /**
+             * @description Instead of the original's (the whole object).
+             * @default null
+             */
+            env: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description The values of the original's `secretEnvNames` (never kept, so a rerun needs them again).
+             * @default null
+             */
+            secretEnv: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description Instead of the original's (which is kept, and fed again by default).
+             * @default null
+             */
+            stdin: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            metadata: unknown;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            sessionId: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            detached: boolean | null;
         };
         /**
          * StartBashRequest
@@ -832,60 +893,70 @@ export interface components {
          */
         StartBashRequest: {
             /**
-             * Background
-             * @default false
-             */
-            background: boolean;
-            /**
-             * Waittimeoutms
-             * @default null
-             */
-            waitTimeoutMs: number | null;
-            /**
-             * Timeoutms
+             * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
             timeoutMs: number | null;
             /**
-             * Idletimeoutms
+             * @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`).
              * @default null
              */
             idleTimeoutMs: number | null;
             /**
-             * Cwd
+             * @description An absolute working directory that exists (default: the session's workspace).
              * @default null
              */
             cwd: string | null;
-            /** Env */
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
             env?: {
                 [key: string]: string;
             };
             /**
-             * Stdin
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Text fed to the process, then end of file (default: end of file at once).
              * @default null
              */
             stdin: string | null;
             /**
-             * Metadata
+             * @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged.
              * @default null
              */
             metadata: unknown;
             /**
-             * Image
+             * @description The image to run in (`GET /v1/images`).
              * @default host
              */
             image: string;
             /**
-             * Sessionid
+             * @description The session: its workspace is the default `cwd`. Not `.` or `..`.
              * @default default
              */
             sessionId: string;
             /**
-             * Detached
+             * @description Hand the outcome to the exits feed.
              * @default false
              */
             detached: boolean;
-            /** Command */
+            /**
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
         /**
@@ -894,63 +965,88 @@ export interface components {
          */
         StartCodeRequest: {
             /**
-             * Background
-             * @default false
-             */
-            background: boolean;
-            /**
-             * Waittimeoutms
-             * @default null
-             */
-            waitTimeoutMs: number | null;
-            /**
-             * Timeoutms
+             * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
             timeoutMs: number | null;
             /**
-             * Idletimeoutms
+             * @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`).
              * @default null
              */
             idleTimeoutMs: number | null;
             /**
-             * Cwd
+             * @description An absolute working directory that exists (default: the session's workspace).
              * @default null
              */
             cwd: string | null;
-            /** Env */
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
             env?: {
                 [key: string]: string;
             };
             /**
-             * Stdin
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Text fed to the process, then end of file (default: end of file at once).
              * @default null
              */
             stdin: string | null;
             /**
-             * Metadata
+             * @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged.
              * @default null
              */
             metadata: unknown;
             /**
-             * Image
+             * @description The image to run in (`GET /v1/images`).
              * @default host
              */
             image: string;
             /**
-             * Sessionid
+             * @description The session: its workspace is the default `cwd`. Not `.` or `..`.
              * @default default
              */
             sessionId: string;
             /**
-             * Detached
+             * @description Hand the outcome to the exits feed.
              * @default false
              */
             detached: boolean;
-            /** Language */
+            /**
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
-            /** Code */
+            /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
             code: string;
+        };
+        /**
+         * Usage
+         * @description What an ended execution used (null where this machine could not tell).
+         *
+         *     From the execution's cgroup where it had one (every process of its tree), else from the
+         *     resource usage of its reaped leader (which holds that of the children it waited for).
+         */
+        Usage: {
+            /** @description CPU time in user mode, in ms (a batch: the sum of its items'). */
+            cpuUserMs: number | null;
+            /** @description CPU time in the kernel, in ms (a batch: the sum of its items'). */
+            cpuSystemMs: number | null;
+            /** @description The most memory it held at once (a batch: the most of one item). */
+            peakMemoryBytes: number | null;
         };
         /**
          * WaitRequest
@@ -958,7 +1054,7 @@ export interface components {
          */
         WaitRequest: {
             /**
-             * Waittimeoutms
+             * @description How long to wait for the end (default 30000).
              * @default null
              */
             waitTimeoutMs: number | null;
@@ -966,12 +1062,36 @@ export interface components {
         /** WaitResult */
         WaitResult: {
             execution: components["schemas"]["Execution"];
-            /** Waittimedout */
             waitTimedOut: boolean;
         };
+        /**
+         * @description what an execution runs
+         * @enum {string}
+         */
+        ExecutionKind: "workbench_bash" | "workbench_code" | "batch";
+        /**
+         * @description what a journal event records
+         * @enum {string}
+         */
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "item";
+        /**
+         * @description an output stream (and the artifact that keeps it)
+         * @enum {string}
+         */
+        StreamName: "stdout" | "stderr";
+        /**
+         * @description how an execution's process tree is held and killed
+         * @enum {string}
+         */
+        Containment: "cgroup" | "pidns" | "pgroup";
+        /**
+         * @description the code of an error response; its HTTP status is fixed per code
+         * @enum {string}
+         */
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "internal";
     };
     responses: {
-        /** @description `bad_request`: malformed JSON or bad query parameters */
+        /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
         bad_request: {
             headers: {
                 [name: string]: unknown;
@@ -980,7 +1100,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `unauthorized`: missing or wrong bearer token */
+        /** @description `unauthorized` (401): missing or wrong bearer token */
         unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -989,7 +1109,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `forbidden`: the token lacks the scope for this route */
+        /** @description `forbidden` (403): the token lacks the scope for this route */
         forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -998,7 +1118,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `not_found`: unknown execution, kind, artifact or route, or an execution of another principal */
+        /** @description `not_found` (404): unknown execution, kind, artifact, exit or route (or a wrong method), or an execution of another principal */
         not_found: {
             headers: {
                 [name: string]: unknown;
@@ -1007,7 +1127,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `conflict`: the request conflicts with the current state (e.g. deleting a running execution) */
+        /** @description `conflict` (409): the request conflicts with the current state: deleting an execution that has not ended */
         conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1016,7 +1136,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `payload_too_large`: body over the limit (default 1 MiB) */
+        /** @description `payload_too_large` (413): body over the limit (1 MiB) */
         payload_too_large: {
             headers: {
                 [name: string]: unknown;
@@ -1025,7 +1145,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `invalid_request`: fails validation (`details` lists the fields); also `idempotency_key_reused`, `unknown_image`, `image_unavailable`, `unsupported_language` */
+        /** @description `range_not_satisfiable` (416): the `Range` cannot be met (`Content-Range: bytes *\/SIZE`) */
+        range_not_satisfiable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `invalid_request` (422): the body fails validation (`details` lists the fields) */
         invalid_request: {
             headers: {
                 [name: string]: unknown;
@@ -1034,7 +1163,43 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `too_many_executions`: the queue is full */
+        /** @description `idempotency_key_reused` (422): the Idempotency-Key was first used with a different body */
+        idempotency_key_reused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `unknown_image` (422): no image by that name */
+        unknown_image: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `image_unavailable` (422): the image cannot run on this machine */
+        image_unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `unsupported_language` (422): the image has no such language */
+        unsupported_language: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `too_many_executions` (429): the queue is full, or the principal's `maxQueued` quota is reached (`details.quota` names which) */
         too_many_executions: {
             headers: {
                 [name: string]: unknown;
@@ -1043,8 +1208,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `unavailable`: shutting down, or the store failed */
+        /** @description `unavailable` (503): shutting down, or the store failed */
         unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `internal` (500): a bug: see the daemon's log */
+        internal: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1078,6 +1252,8 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["bad_request"];
+            413: components["responses"]["payload_too_large"];
         };
     };
     openapi: {
@@ -1098,13 +1274,15 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            400: components["responses"]["bad_request"];
+            413: components["responses"]["payload_too_large"];
         };
     };
     startBash: {
         parameters: {
             query?: never;
             header?: {
-                /** @description the first request with a key creates the execution; a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1119,13 +1297,15 @@ export interface operations {
             /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
             200: {
                 headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
             };
-            /** @description ran in the foreground: the record after up to `waitTimeoutMs` (terminal or not) */
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1146,10 +1326,16 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
         };
@@ -1158,7 +1344,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description the first request with a key creates the execution; a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1173,13 +1359,15 @@ export interface operations {
             /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
             200: {
                 headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
             };
-            /** @description ran in the foreground: the record after up to `waitTimeoutMs` (terminal or not) */
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1200,10 +1388,78 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    startBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
         };
@@ -1214,13 +1470,17 @@ export interface operations {
                 /** @description only this status */
                 status?: components["schemas"]["ExecutionStatus"];
                 /** @description only this kind */
-                kind?: "workbench_bash" | "workbench_code";
+                kind?: components["schemas"]["ExecutionKind"];
                 /** @description only this session's */
                 sessionId?: string;
                 /** @description page size */
                 limit?: number;
                 /** @description `nextCursor` of the previous page */
                 cursor?: string;
+                /** @description only the reruns of this execution */
+                rerunOf?: string;
+                /** @description only the items of this batch */
+                batchId?: string;
             };
             header?: never;
             path?: never;
@@ -1240,8 +1500,7 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            422: components["responses"]["invalid_request"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1273,7 +1532,7 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1282,7 +1541,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the delivery id of an exit */
+                /** @description the delivery id of an exit (`dl_` + 26 characters); any other is 404 */
                 deliveryId: string;
             };
             cookie?: never;
@@ -1300,6 +1559,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1324,18 +1584,21 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
     getExecutionWithKind: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags seen before (or `*`): `304` while the record is still that version */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1345,16 +1608,28 @@ export interface operations {
             /** @description the record */
             200: {
                 headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
             };
+            /** @description `If-None-Match` names its current `ETag`: not modified */
+            304: {
+                headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1364,8 +1639,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1384,15 +1659,19 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
     getExecution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags seen before (or `*`): `304` while the record is still that version */
+                "If-None-Match"?: string;
+            };
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1402,16 +1681,28 @@ export interface operations {
             /** @description the record */
             200: {
                 headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
             };
+            /** @description `If-None-Match` names its current `ETag`: not modified */
+            304: {
+                headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1420,7 +1711,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1439,7 +1730,222 @@ export interface operations {
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+        };
+    };
+    rerunWithKind: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB); `payload_too_large`: body over the limit (1 MiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rerun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB); `payload_too_large`: body over the limit (1 MiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     waitWithKind: {
@@ -1448,8 +1954,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1483,7 +1989,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1518,8 +2024,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1562,7 +2068,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1606,8 +2112,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1627,6 +2133,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1635,7 +2142,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1655,6 +2162,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1669,8 +2177,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1690,6 +2198,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1703,7 +2212,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1723,6 +2232,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1731,6 +2241,10 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -1738,8 +2252,8 @@ export interface operations {
             };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1762,10 +2276,18 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description a reconnect after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1774,13 +2296,17 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
                 "Last-Event-ID"?: string;
             };
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1803,10 +2329,18 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description a reconnect after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1816,8 +2350,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1837,6 +2371,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1845,7 +2380,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
             };
             cookie?: never;
@@ -1865,6 +2400,7 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1872,16 +2408,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
                 Range?: string;
             };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
-                kind: "workbench_bash" | "workbench_code";
-                /** @description the execution id */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
-                /** @description the artifact */
-                name: "stdout" | "stderr";
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
             };
             cookie?: never;
         };
@@ -1909,15 +2445,8 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
-            /** @description the range cannot be satisfied (an error body) */
-            416: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -1925,14 +2454,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
                 Range?: string;
             };
             path: {
-                /** @description the execution id */
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
-                /** @description the artifact */
-                name: "stdout" | "stderr";
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
             };
             cookie?: never;
         };
@@ -1960,15 +2489,8 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
-            /** @description the range cannot be satisfied (an error body) */
-            416: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
             503: components["responses"]["unavailable"];
         };
     };
