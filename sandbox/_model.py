@@ -237,10 +237,11 @@ class ExitStatus:
     exit_code: int | None
     signal: int | None
     limit: str | None = None
-    memory_peak_bytes: int | None = None
+    # Measurements, not how it ended: two statuses of one outcome compare equal.
+    memory_peak_bytes: int | None = field(default=None, compare=False)
     oom_kills: int | None = None
-    cpu_user_ms: int | None = None
-    cpu_system_ms: int | None = None
+    cpu_user_ms: int | None = field(default=None, compare=False)
+    cpu_system_ms: int | None = field(default=None, compare=False)
 
     @property
     def known(self) -> bool:
