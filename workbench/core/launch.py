@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pwd
@@ -15,13 +16,20 @@ from workbench.core.store import ExecutionRow
 from workbench.wire.errors import ImageUnavailable, InvalidRequest, UnknownImage, UnsupportedLanguage
 
 
+@functools.cache
+def _user(uid: int) -> tuple[str, str, str]:
+    """(home, name, shell) of `uid`: looked up once (a passwd lookup costs more than a spawn's
+    worth of everything else here)."""
+    try:
+        user = pwd.getpwuid(uid)
+        return user.pw_dir, user.pw_name, user.pw_shell or "/bin/sh"
+    except KeyError:
+        return "/", str(uid), "/bin/sh"
+
+
 def base_env(execution_id: str, progress: Path) -> dict[str, str]:
     """The small clean environment every execution starts from (never the daemon's own)."""
-    try:
-        user = pwd.getpwuid(os.getuid())
-        home, name, shell = user.pw_dir, user.pw_name, user.pw_shell or "/bin/sh"
-    except KeyError:
-        home, name, shell = "/", str(os.getuid()), "/bin/sh"
+    home, name, shell = _user(os.getuid())
     return {
         "PATH": EXECUTION_PATH,
         "HOME": home,
@@ -120,7 +128,9 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
     directory = layout.execution(row.id)
     directory.path.mkdir(mode=0o700, parents=True, exist_ok=True)
     workspace = layout.workspace(row.principal, row.session_id)
-    if image.sandboxed or row.cwd == str(workspace):
+    # A stat before the mkdir: after its first use the workspace is there, and a mkdir that
+    # fails costs more than a stat.
+    if (image.sandboxed or row.cwd == str(workspace)) and not workspace.is_dir():
         workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
     if row.stdin is not None:
         _write(directory.stdin, row.stdin.encode("utf-8"))

@@ -56,8 +56,18 @@ def insert_batch(
     """Insert a batch, its items (each with its first status event) and, in the batch's journal
     after its own first event, one `item` event per item: all in the caller's transaction."""
     insert_execution(conn, batch, first_event)
-    for item in items:
-        insert_execution(conn, item, first_event)
+    if not items:
+        return
+    # One statement each for the rows and the events: a batch has up to a thousand of each.
+    values = [item.columns() | {"last_sequence": 1, "row_version": 1} for item in items]
+    columns = ", ".join(values[0])
+    marks = ", ".join("?" for _ in values[0])
+    conn.executemany(
+        f"INSERT INTO executions ({columns}) VALUES ({marks})", [tuple(v.values()) for v in values]
+    )
+    conn.executemany(
+        _INSERT_EVENT, [(item.id, 1, "status", first_event(1, item.status.value), None) for item in items]
+    )
     status = batch.status.value
     conn.executemany(
         _INSERT_EVENT,
