@@ -16,7 +16,6 @@ from workbench.wire.models import (
     EXECUTION_ID,
     SESSION_ID,
     ArtifactList,
-    BatchRequest,
     CancelRequest,
     CancelResult,
     DetachResult,
@@ -26,12 +25,12 @@ from workbench.wire.models import (
     ExitList,
     Health,
     ImageList,
-    RerunRequest,
     StartBashRequest,
     StartCodeRequest,
     WaitRequest,
     WaitResult,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 
 SCHEMA = "#/components/schemas/{model}"
 #: A parameter or header: (name, schema, description).

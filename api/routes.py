@@ -35,14 +35,13 @@ from workbench.wire.models import (
     EXECUTION_ID,
     EXECUTION_KINDS,
     SESSION_ID,
-    BatchRequest,
     CancelRequest,
-    RerunRequest,
     StartBashRequest,
     StartCodeRequest,
     StartRequest,
     WaitRequest,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 from workbench.wire.status import ExecutionStatus
 
 #: The kinds a start route takes, and those of per-execution routes (a batch's too).

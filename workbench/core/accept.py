@@ -27,7 +27,8 @@ from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow
 from workbench.wire.errors import InvalidRequest, TooManyExecutions
 from workbench.wire.ids import new_execution_id
-from workbench.wire.models import ExecutionKind, RerunRequest, StartBashRequest, StartCodeRequest
+from workbench.wire.models import ExecutionKind, StartBashRequest, StartCodeRequest
+from workbench.wire.starts import RerunRequest
 from workbench.wire.status import ExecutionStatus
 
 

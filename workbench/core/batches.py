@@ -33,7 +33,7 @@ from workbench.core.store import ExecutionRow
 from workbench.core.waiting import first_of
 from workbench.wire.errors import InvalidRequest
 from workbench.wire.ids import new_execution_id
-from workbench.wire.models import BatchRequest
+from workbench.wire.starts import BatchRequest
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.batches")

@@ -35,14 +35,13 @@ from workbench.wire.errors import (
 from workbench.wire.models import (
     EXECUTION_ID,
     EXECUTION_KINDS,
-    BatchRequest,
     Execution,
     ExecutionKind,
-    RerunRequest,
     StartBashRequest,
     StartCodeRequest,
     StartRequest,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 from workbench.wire.status import ExecutionStatus
 
 

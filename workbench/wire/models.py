@@ -6,12 +6,35 @@ OpenAPI document is generated from them, so the three cannot drift apart.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+# The field types, bounds and checks live in `fields`; they are names of this module too.
+from workbench.wire.fields import ENV_NAME as ENV_NAME
+from workbench.wire.fields import EXECUTION_ID as EXECUTION_ID
+from workbench.wire.fields import IMAGE_NAME as IMAGE_NAME
+from workbench.wire.fields import MAX_ARG_BYTES as MAX_ARG_BYTES
+from workbench.wire.fields import MAX_BATCH_ITEMS as MAX_BATCH_ITEMS
+from workbench.wire.fields import MAX_CANCEL_REASON as MAX_CANCEL_REASON
+from workbench.wire.fields import MAX_PATH_BYTES as MAX_PATH_BYTES
+from workbench.wire.fields import MAX_TIMEOUT_MS as MAX_TIMEOUT_MS
+from workbench.wire.fields import MAX_WAIT_TIMEOUT_MS as MAX_WAIT_TIMEOUT_MS
+from workbench.wire.fields import SESSION_ID as SESSION_ID
+from workbench.wire.fields import Command as Command
+from workbench.wire.fields import Cwd as Cwd
+from workbench.wire.fields import Env as Env
+from workbench.wire.fields import ImageName as ImageName
+from workbench.wire.fields import SessionId as SessionId
+from workbench.wire.fields import Timestamp as Timestamp
+from workbench.wire.fields import at_most as _at_most
+from workbench.wire.fields import check_command as _check_command
+from workbench.wire.fields import check_env as _check_env
+from workbench.wire.fields import check_session as _check_session
+from workbench.wire.fields import no_bool as _no_bool
+from workbench.wire.fields import no_nul as _no_nul
+from workbench.wire.fields import strict_bool as _strict_bool
 from workbench.wire.status import ExecutionStatus
 
 ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
@@ -21,50 +44,6 @@ PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
 EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "item"]
 EVENT_TYPES: tuple[str, ...] = ("status", "output", "output_truncated", "progress", "artifact", "item")
 StreamName = Literal["stdout", "stderr"]
-
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-IMAGE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
-EXECUTION_ID = re.compile(r"ex_[0-9A-HJKMNP-TV-Z]{26}")
-#: The kernel's limit on one argument or one `NAME=value` of the environment (MAX_ARG_STRLEN,
-#: NUL included): a longer command or variable could only fail at spawn, so it is refused up front.
-MAX_ARG_BYTES = 128 * 1024 - 1
-#: The longest path the kernel takes (PATH_MAX, NUL included).
-MAX_PATH_BYTES = 4096 - 1
-#: The longest long-poll (`waitTimeoutMs`) and the longest deadline (`timeoutMs`, `idleTimeoutMs`);
-#: the daemon's settings hold the same values (`max_wait_timeout_ms`, `max_timeout_ms`).
-MAX_WAIT_TIMEOUT_MS = 600_000
-MAX_TIMEOUT_MS = 86_400_000
-MAX_CANCEL_REASON = 1000
-#: The most items a batch holds.
-MAX_BATCH_ITEMS = 1000
-
-#: An RFC 3339 UTC time with milliseconds, e.g. `2026-11-29T12:00:00.123Z`.
-Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
-
-
-def _string(**keywords: Any) -> Any:
-    """The JSON schema of a request string checked by a validator below (which a schema cannot run)."""
-    return WithJsonSchema({"type": "string", **keywords}, mode="validation")
-
-
-# The limits of `command` and of `env` values count UTF-8 bytes, which `maxLength` (characters)
-# cannot say: they are in the descriptions.
-Command = Annotated[str, _string(minLength=1)]
-Cwd = Annotated[str, _string(pattern="^/", maxLength=MAX_PATH_BYTES)]
-Env = Annotated[
-    dict[str, str],
-    WithJsonSchema(
-        {
-            "type": "object",
-            "propertyNames": {"pattern": f"^{ENV_NAME.pattern}$"},
-            "additionalProperties": {"type": "string"},
-        },
-        mode="validation",
-    ),
-]
-SessionId = Annotated[str, _string(pattern=f"^{SESSION_ID.pattern}$")]
-ImageName = Annotated[str, _string(pattern=f"^{IMAGE_NAME.pattern}$")]
 
 
 class WireModel(BaseModel):
@@ -98,53 +77,6 @@ class RequestModel(WireModel):
 
 # ---------------------------------------------------------------------------------------------
 # Requests
-
-
-def _no_nul(value: str, what: str) -> str:
-    if "\x00" in value:
-        raise ValueError(f"{what} must not contain NUL bytes")
-    return value
-
-
-def _at_most(value: str, limit: int, what: str) -> str:
-    if len(value) > limit // 4 and len(value.encode("utf-8", errors="surrogatepass")) > limit:
-        raise ValueError(f"{what} must be at most {limit} bytes")
-    return value
-
-
-def _strict_bool(value: Any) -> Any:
-    # "yes", 1 or "false" are not JSON booleans; lax parsing would read "false" as False.
-    if not isinstance(value, bool):
-        raise ValueError("must be true or false")
-    return value
-
-
-def _check_env(value: dict[str, str]) -> dict[str, str]:
-    for name, item in value.items():
-        if not ENV_NAME.fullmatch(name):
-            raise ValueError(f"env name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
-        # The messages name the variable, never its value (which may be a secret).
-        _no_nul(item, f"env value of {name}")
-        _at_most(f"{name}={item}", MAX_ARG_BYTES, f"env {name}=value")
-    return value
-
-
-def _check_command(value: str) -> str:
-    # Longer commands belong in workbench_code, which runs them from a file.
-    return _at_most(_no_nul(value, "command"), MAX_ARG_BYTES, "command")
-
-
-def _check_session(value: str) -> str:
-    if not SESSION_ID.fullmatch(value) or value in {".", ".."}:
-        raise ValueError("sessionId must be 1 to 64 letters, digits, '-', '_' or '.', and not '.' or '..'")
-    return value
-
-
-def _no_bool(value: Any) -> Any:
-    # JSON true or "100" is not a number of milliseconds, whatever lax parsing would make of it.
-    if isinstance(value, bool | str):
-        raise ValueError(f"must be an integer, not a {'boolean' if isinstance(value, bool) else 'string'}")
-    return value
 
 
 class ExecutionSpec(RequestModel):
@@ -288,150 +220,6 @@ class CancelRequest(RequestModel):
     @classmethod
     def _integers(cls, value: Any) -> Any:
         return _no_bool(value)
-
-
-class BatchItemRequest(ExecutionSpec):
-    """One item of `POST /v1/executions/batch`: a start body with its `kind`, without
-    `background` and `waitTimeoutMs` (the batch's own decide)."""
-
-    kind: ExecutionKind
-    """`workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`)."""
-    command: Command | None = None
-    """For `workbench_bash`: as in a bash start."""
-    language: str | None = Field(default=None, min_length=1, max_length=64)
-    """For `workbench_code`: as in a code start."""
-    code: str | None = None
-    """For `workbench_code`: as in a code start."""
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, value: str | None) -> str | None:
-        return None if value is None else _check_command(value)
-
-    @field_validator("code")
-    @classmethod
-    def _code(cls, value: str | None) -> str | None:
-        return None if value is None else _no_nul(value, "code")
-
-    @model_validator(mode="after")
-    def _fields_of_its_kind(self) -> BatchItemRequest:
-        if self.kind == "workbench_bash":
-            if self.command is None or self.language is not None or self.code is not None:
-                raise ValueError("a workbench_bash item takes command (and not language or code)")
-        elif self.kind == "workbench_code":
-            if self.language is None or self.code is None or self.command is not None:
-                raise ValueError("a workbench_code item takes language and code (and not command)")
-        else:
-            raise ValueError("an item is workbench_bash or workbench_code: a batch holds no batch")
-        return self
-
-    def as_start(self) -> StartBashRequest | StartCodeRequest:
-        """The start body this item stands for (in the background: the batch waits, not the item)."""
-        body = self.model_dump(by_alias=True, exclude_unset=True, exclude={"kind"})
-        if self.kind == "workbench_bash":
-            return StartBashRequest.model_validate({**body, "background": True})
-        return StartCodeRequest.model_validate({**body, "background": True})
-
-
-class BatchRequest(RequestModel):
-    """`POST /v1/executions/batch`: many executions accepted as one, all or none."""
-
-    items: list[BatchItemRequest] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)
-    """1 to 1000 start bodies, each with its `kind`."""
-    concurrency: int | None = Field(default=None, ge=1, le=MAX_BATCH_ITEMS)
-    """At most this many of its items run at once (default: as many as the daemon runs at once)."""
-    fail_fast: bool = False
-    """When an item ends without completing, cancel the rest; the batch ends `failed`."""
-    background: bool = False
-    """As a start's: 202 at once, or wait up to `waitTimeoutMs` for the end and answer 201."""
-    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
-    """How long a foreground batch start waits for the end (default 30000)."""
-    timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
-    """The batch's deadline from acceptance (default 3600000); no item runs past it."""
-    metadata: Any = None
-    """Any JSON, at most 16384 bytes encoded, kept with the batch's record."""
-    session_id: SessionId = "default"
-    """The batch's own session (for listings); each item has its own."""
-    detached: bool = False
-    """Hand the batch's outcome to the exits feed."""
-
-    @field_validator("concurrency", "wait_timeout_ms", "timeout_ms", mode="before")
-    @classmethod
-    def _integers(cls, value: Any) -> Any:
-        return _no_bool(value)
-
-    @field_validator("fail_fast", "background", "detached", mode="before")
-    @classmethod
-    def _booleans(cls, value: Any) -> Any:
-        return _strict_bool(value)
-
-    @field_validator("session_id")
-    @classmethod
-    def _session(cls, value: str) -> str:
-        return _check_session(value)
-
-
-class RerunRequest(RequestModel):
-    """`POST .../rerun`: the execution's spec again; each field given replaces the original's."""
-
-    background: bool = False
-    """As a start's."""
-    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
-    """As a start's (default 30000)."""
-    command: Command | None = None
-    """A bash execution's command instead of the original's."""
-    code: str | None = None
-    """A code execution's code instead of the original's (its language stays)."""
-    timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
-    """Instead of the original's `timeoutMs`, counted from the rerun's acceptance."""
-    idle_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
-    """Instead of the original's."""
-    cwd: Cwd | None = None
-    """Instead of the original's."""
-    env: Env | None = None
-    """Instead of the original's (the whole object)."""
-    secret_env: Env | None = None
-    """The values of the original's `secretEnvNames` (never kept, so a rerun needs them again)."""
-    stdin: str | None = None
-    """Instead of the original's (which is kept, and fed again by default)."""
-    metadata: Any = None
-    """Instead of the original's."""
-    image: ImageName | None = None
-    """Instead of the original's."""
-    session_id: SessionId | None = None
-    """Instead of the original's."""
-    detached: bool | None = None
-    """Instead of the original's."""
-
-    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", mode="before")
-    @classmethod
-    def _integers(cls, value: Any) -> Any:
-        return _no_bool(value)
-
-    @field_validator("background", "detached", mode="before")
-    @classmethod
-    def _booleans(cls, value: Any) -> Any:
-        return value if value is None else _strict_bool(value)
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, value: str | None) -> str | None:
-        return None if value is None else _check_command(value)
-
-    @field_validator("code")
-    @classmethod
-    def _code(cls, value: str | None) -> str | None:
-        return None if value is None else _no_nul(value, "code")
-
-    @field_validator("env", "secret_env")
-    @classmethod
-    def _env_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return None if value is None else _check_env(value)
-
-    @field_validator("session_id")
-    @classmethod
-    def _session(cls, value: str | None) -> str | None:
-        return None if value is None else _check_session(value)
 
 
 # ---------------------------------------------------------------------------------------------
