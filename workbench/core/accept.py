@@ -230,6 +230,23 @@ def write_secrets(layout: Layout, row: ExecutionRow, values: Mapping[str, str]) 
     launch.write_private(directory.secret_env, json.dumps(dict(values)).encode("utf-8"))
 
 
+def write_all_secrets(layout: Layout, rows: list[tuple[ExecutionRow, dict[str, str]]]) -> None:
+    """`write_secrets` for each (row, values); what was written is removed again if one fails."""
+    done: list[tuple[ExecutionRow, dict[str, str]]] = []
+    try:
+        for row, values in rows:
+            write_secrets(layout, row, values)
+            done.append((row, values))
+    except BaseException:
+        drop_all_secrets(layout, done)
+        raise
+
+
+def drop_all_secrets(layout: Layout, rows: list[tuple[ExecutionRow, dict[str, str]]]) -> None:
+    for row, _ in rows:
+        drop_secrets(layout, row)
+
+
 def drop_secrets(layout: Layout, row: ExecutionRow) -> None:
     """Remove what `write_secrets` wrote for an execution that was not accepted after all."""
     directory = layout.execution(row.id)

@@ -173,19 +173,22 @@ class Service:
         layout = self.settings.layout
         secret = [(row, values) for row, values in rows if values]
         try:
-            for row, values in secret:
-                accept.write_secrets(layout, row, values)
+            if secret:
+                # Off the event loop: a batch may have a thousand of these files to write.
+                try:
+                    await trio.to_thread.run_sync(accept.write_all_secrets, layout, secret)
+                except OSError as exc:
+                    raise Unavailable(f"cannot keep the secretEnv values: {exc.strerror}") from None
             if head.kind == "batch":
                 created_row, created = await self.journal.create_batch(head, [row for row, _ in rows[1:]])
             else:
                 created_row, created = await self.journal.create(head, message=message)
         except BaseException:
-            for row, _ in secret:
-                accept.drop_secrets(layout, row)
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(accept.drop_all_secrets, layout, secret)
             raise
         if not created:
-            for row, _ in secret:
-                accept.drop_secrets(layout, row)
+            await trio.to_thread.run_sync(accept.drop_all_secrets, layout, secret)
             return await self._replay(created_row, request_hash, wait_ms)
         self.executor.submit(created_row)
         for row, _ in rows[1:]:
