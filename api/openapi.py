@@ -48,7 +48,8 @@ ERROR_MEANINGS = {
     "unknown_image": "no image by that name",
     "image_unavailable": "the image cannot run on this machine",
     "unsupported_language": "the image has no such language",
-    "too_many_executions": "the queue is full",
+    "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached "
+    "(`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
     "internal": "a bug: see the daemon's log",
     "storage_full": "the disk holding the data dir is full: nothing new is written until space is freed",

@@ -33,6 +33,7 @@ from workbench.wire.models import (
     WaitRequest,
     WaitResult,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 
 SCHEMA = "#/components/schemas/{model}"
 #: A parameter or header: (name, schema, description).
@@ -108,14 +109,31 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-def _start(kind: str, operation_id: str, summary: str, body: type[BaseModel]) -> Op:
+IDEMPOTENCY_KEY: Param = (
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255},
+    "printable characters; the first request with a key creates the execution, a later one "
+    "with the same body returns the same record (200, `Idempotent-Replayed: true`)",
+)
+ETAG: Param = ("ETag", {"type": "string"}, "the record's `rowVersion`, quoted")
+
+
+def _start(
+    path: str,
+    operation_id: str,
+    summary: str,
+    body: type[BaseModel],
+    *,
+    errors: tuple[str, ...] = START_ERRORS,
+) -> Op:
     replayed = (("Idempotent-Replayed", {"type": "string", "enum": ["true"]}, "the answer is a replay"),)
     return Op(
         "post",
-        f"/v1/executions/{kind}",
+        path,
         operation_id,
         summary,
         body,
+        body_optional=body is RerunRequest,
         ok={
             200: (Execution, "replayed by its Idempotency-Key (header `Idempotent-Replayed: true`)"),
             201: (
@@ -124,15 +142,8 @@ def _start(kind: str, operation_id: str, summary: str, body: type[BaseModel]) ->
             ),
             202: (Execution, "accepted in the background (`queued` or `running`)"),
         },
-        errors=START_ERRORS,
-        headers=(
-            (
-                "Idempotency-Key",
-                {"type": "string", "minLength": 1, "maxLength": 255},
-                "printable characters; the first request with a key creates the execution, a later one "
-                "with the same body returns the same record (200, `Idempotent-Replayed: true`)",
-            ),
-        ),
+        errors=errors,
+        headers=(IDEMPOTENCY_KEY,),
         response_headers={200: replayed},
     )
 
@@ -145,8 +156,26 @@ def _per_execution() -> list[Op]:
             "",
             "getExecution",
             "Read one execution",
-            ok={200: (Execution, "the record")},
+            ok={
+                200: (Execution, "the record"),
+                304: (None, "`If-None-Match` names its current `ETag`: not modified"),
+            },
             errors=PER_EXECUTION,
+            headers=(
+                (
+                    "If-None-Match",
+                    {"type": "string"},
+                    "ETags seen before (or `*`): `304` while the record is still that version",
+                ),
+            ),
+            response_headers={200: (ETAG,), 304: (ETAG,)},
+        ),
+        _start(
+            "/rerun",
+            "rerun",
+            "Start a new execution with the same spec (stdin included)",
+            RerunRequest,
+            errors=(*PER_EXECUTION, *START_ERRORS),
         ),
         Op(
             "delete",
@@ -213,8 +242,21 @@ def _per_execution() -> list[Op]:
             "/events/stream",
             "eventsStream",
             "Follow the events (server-sent events)",
+            ok={204: (None, "a reconnect after the terminal event: nothing more will come")},
             errors=PER_EXECUTION,
-            query=((EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),),
+            query=(
+                (EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),
+                (
+                    "sessionId",
+                    {"type": "string", "pattern": f"^{SESSION_ID.pattern}$"},
+                    "the session the execution must be of (another is 404)",
+                ),
+                (
+                    "types",
+                    {"type": "string"},
+                    "event types separated by commas: only those are sent (sequences stay the journal's)",
+                ),
+            ),
             headers=(
                 (
                     "Last-Event-ID",
@@ -271,8 +313,11 @@ def operations() -> list[Op]:
             public=True,
             raw={200: ("application/json", "the OpenAPI 3.1 document")},
         ),
-        _start("workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
-        _start("workbench_code", "startCode", "Start a code execution", StartCodeRequest),
+        _start("/v1/executions/workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
+        _start("/v1/executions/workbench_code", "startCode", "Start a code execution", StartCodeRequest),
+        _start(
+            "/v1/executions/batch", "startBatch", "Start a batch of executions, all or none", BatchRequest
+        ),
         Op(
             "get",
             "/v1/executions",
@@ -292,6 +337,16 @@ def operations() -> list[Op]:
                     "cursor",
                     {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
                     "`nextCursor` of the previous page",
+                ),
+                (
+                    "rerunOf",
+                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
+                    "only the reruns of this execution",
+                ),
+                (
+                    "batchId",
+                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
+                    "only the items of this batch",
                 ),
                 (
                     "include",

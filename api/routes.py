@@ -27,8 +27,11 @@ from api.requests import (
 )
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
+from workbench.core.principals import Principal
+from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
+    EVENT_TYPES,
     EXECUTION_ID,
     EXECUTION_KINDS,
     SESSION_ID,
@@ -39,9 +42,12 @@ from workbench.wire.models import (
     StartRequest,
     WaitRequest,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 from workbench.wire.status import ExecutionStatus
 
-KINDS = "<any(workbench_bash, workbench_code):kind>"
+#: The kinds a start route takes, and those of per-execution routes (a batch's too).
+START_KINDS = "<any(workbench_bash, workbench_code):kind>"
+KINDS = "<any(workbench_bash, workbench_code, batch):kind>"
 STATUSES = frozenset(s.value for s in ExecutionStatus)
 DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 _CHUNK = 256 * 1024
@@ -79,7 +85,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             return json_response({"status": "degraded", "reason": problem}, 503)
         return json_response({"status": "ok"})
 
-    @app.post(f"/v1/executions/{KINDS}")
+    @app.post(f"/v1/executions/{START_KINDS}")
     async def start(kind: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
         check_query()
@@ -94,11 +100,41 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         status = 200 if started.replayed else (202 if body.background else 201)
         return json_response(execution.wire(), status, headers)
 
+    async def answer_started(principal: Principal, started: Started, background: bool) -> Response:
+        """A start's answer: at once (background), or once terminal or `waitTimeoutMs` passed."""
+        execution = started.execution
+        if started.wait_ms is not None and not execution.terminal:
+            final = None
+            # A new batch was read back after its items were submitted: it may have moved since.
+            fresh = not started.replayed and execution.execution_kind != "batch"
+            with trio.move_on_after(started.wait_ms / 1000):
+                final = await svc.wait_terminal(execution.execution_id, fresh=fresh)
+            execution = final or await svc.get(principal, execution.execution_id)
+        headers = {"Idempotent-Replayed": "true"} if started.replayed else None
+        status = 200 if started.replayed else (202 if background else 201)
+        return json_response(execution.wire(), status, headers)
+
+    @app.post("/v1/executions/batch")
+    async def start_batch() -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        body = await parse_body(BatchRequest)
+        started = await svc.start_batch(principal, body, idempotency_key())
+        return await answer_started(principal, started, body.background)
+
+    @per_execution("/rerun", ["POST"], "rerun")
+    async def rerun(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        body = await parse_body(RerunRequest, allow_empty=True)
+        started = await svc.rerun(principal, execution_id, kind, body, idempotency_key())
+        return await answer_started(principal, started, body.background)
+
     @app.get("/v1/executions")
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         args = request.args
-        check_query(("status", "kind", "sessionId", "limit", "cursor", "include"))
+        check_query(("status", "kind", "sessionId", "limit", "cursor", "rerunOf", "batchId", "include"))
         status, kind = args.get("status"), args.get("kind")
         session_id, cursor = args.get("sessionId"), args.get("cursor")
         # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
@@ -113,6 +149,10 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         include = args.get("include")
         if include is not None and include != "preview":
             raise BadRequest("query parameter include must be preview")
+        rerun_of, batch_id = args.get("rerunOf"), args.get("batchId")
+        for name, value in (("rerunOf", rerun_of), ("batchId", batch_id)):
+            if value is not None and not EXECUTION_ID.fullmatch(value):
+                raise BadRequest(f"query parameter {name} must be an execution id")
         page, next_cursor = await svc.list(
             principal,
             status=status,
@@ -121,6 +161,8 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             limit=LIST_LIMIT.read(),
             cursor=cursor,
             preview=include == "preview",
+            rerun_of=rerun_of,
+            batch_id=batch_id,
         )
         return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 
@@ -128,7 +170,11 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def get_execution(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        return json_response((await svc.get(principal, execution_id, kind)).wire())
+        execution = await svc.get(principal, execution_id, kind)
+        etag = f'"{execution.row_version}"'
+        if etag_matches(request.headers.get("If-None-Match"), etag):
+            return Response("", status=304, headers={"ETag": etag})
+        return json_response(execution.wire(), headers={"ETag": etag})
 
     @per_execution("", ["DELETE"], "delete_execution")
     async def delete_execution(kind: str | None, execution_id: str) -> Response:
@@ -196,13 +242,17 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @per_execution("/events/stream", ["GET"], "events_stream")
     async def events_stream(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
-        check_query(("after",))
+        check_query(("after", "sessionId", "types"))
         # Both are checked, and a number the store cannot hold is a 400, not a broken stream.
         after = EVENTS_AFTER.read()
         last_event_id = request.headers.get("Last-Event-ID")
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
-        return await sse.stream(daemon, principal, execution_id, kind, after)
+        session_id = request.args.get("sessionId")
+        if session_id is not None and not SESSION_ID.fullmatch(session_id):
+            raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
+        options = sse.Options(session_id=session_id, types=parse_types(request.args.get("types")))
+        return await sse.stream(daemon, principal, execution_id, kind, after, options)
 
     @per_execution("/artifacts", ["GET"], "artifacts")
     async def artifacts(kind: str | None, execution_id: str) -> Response:
@@ -252,6 +302,39 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
         check_query()
         return json_response(document())
+
+
+def idempotency_key() -> str | None:
+    """The request's `Idempotency-Key`; BadRequest when it is not 1 to 255 printable characters."""
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and (not key or len(key) > 255 or not key.isprintable()):
+        raise BadRequest("Idempotency-Key must be 1 to 255 printable characters")
+    return key
+
+
+def etag_matches(header: str | None, etag: str) -> bool:
+    """Whether `If-None-Match` names `etag` (or is `*`); weak tags compare as their strong ones."""
+    if header is None:
+        return False
+    for candidate in header.split(","):
+        candidate = candidate.strip()
+        if candidate == "*" or candidate.removeprefix("W/") == etag:
+            return True
+    return False
+
+
+def parse_types(raw: str | None) -> frozenset[str] | None:
+    """`?types=status,progress` as a set of event types; BadRequest for one that does not exist."""
+    if raw is None:
+        return None
+    types = frozenset(t.strip() for t in raw.split(","))
+    unknown = sorted(types - set(EVENT_TYPES))
+    if unknown or not raw.strip():
+        raise BadRequest(
+            f"query parameter types must be event types separated by commas ({', '.join(EVENT_TYPES)})"
+            + (f"; not {unknown[0]!r}" if unknown else "")
+        )
+    return types
 
 
 def _image_json(image: Any) -> dict[str, Any]:

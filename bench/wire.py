@@ -247,7 +247,7 @@ class Client:
                 return out
 
 
-TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 
 
 class _Body:

@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
         (
             "Artifact",
             "ArtifactList",
+            "Capabilities",
             "CancelResult",
             "DetachResult",
             "ErrorInfo",
@@ -43,9 +44,11 @@ _EXPORTS: dict[str, str] = {
             "Image",
             "ImageIsolation",
             "ImageList",
+            "ItemStatus",
             "LiveEvent",
             "OutputInfo",
             "Preview",
+            "Usage",
             "WaitResult",
             "ExecutionKind",
             "StreamName",
@@ -113,6 +116,7 @@ if TYPE_CHECKING:
     from workbench.wire.models import Artifact as Artifact
     from workbench.wire.models import ArtifactList as ArtifactList
     from workbench.wire.models import CancelResult as CancelResult
+    from workbench.wire.models import Capabilities as Capabilities
     from workbench.wire.models import DetachResult as DetachResult
     from workbench.wire.models import ErrorInfo as ErrorInfo
     from workbench.wire.models import Event as Event
@@ -126,12 +130,14 @@ if TYPE_CHECKING:
     from workbench.wire.models import Image as Image
     from workbench.wire.models import ImageIsolation as ImageIsolation
     from workbench.wire.models import ImageList as ImageList
+    from workbench.wire.models import ItemStatus as ItemStatus
     from workbench.wire.models import LiveEvent as LiveEvent
     from workbench.wire.models import OnWaitTimeout as OnWaitTimeout
     from workbench.wire.models import OutputInfo as OutputInfo
     from workbench.wire.models import Preview as Preview
     from workbench.wire.models import PreviewFormat as PreviewFormat
     from workbench.wire.models import StreamName as StreamName
+    from workbench.wire.models import Usage as Usage
     from workbench.wire.models import WaitResult as WaitResult
     from workbench.wire.status import ExecutionStatus as ExecutionStatus
     from workbench.wire.status import StatusName as StatusName

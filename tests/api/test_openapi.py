@@ -84,6 +84,7 @@ async def test_bodies_responses_errors_and_the_stream(wb: DaemonHandle) -> None:
         "failed",
         "cancelled",
         "timed_out",
+        "partial_failed",
     }
     for code, status in (("not_found", "404"), ("conflict", "409"), ("unavailable", "503")):
         response = doc["components"]["responses"][code]
@@ -217,14 +218,8 @@ async def test_each_enum_is_one_named_schema(wb: DaemonHandle) -> None:
     schemas = doc["components"]["schemas"]
     assert set(schemas) >= ENUMS
     assert schemas["ExecutionKind"]["enum"] == list(EXECUTION_KINDS)
-    assert schemas["EventType"]["enum"] == [
-        "status",
-        "output",
-        "output_truncated",
-        "progress",
-        "artifact",
-        "signal",
-    ]
+    events = ["status", "output", "output_truncated", "progress", "artifact", "signal", "item"]
+    assert schemas["EventType"]["enum"] == events
     assert schemas["ErrorCode"]["enum"] == list(STATUS)
     for where, schema in walk(doc):
         if "enum" in schema and not where.startswith(tuple(f"/components/schemas/{e}" for e in ENUMS)):

@@ -17,7 +17,7 @@ from tests.conftest import DaemonHandle
 
 COMMANDS = [
     "serve", "run", "code", "ls", "show", "logs", "events", "wait", "cancel", "artifacts", "rerun", "exits",
-    "rm", "images", "detach",
+    "rm", "images", "detach", "batch",
 ]  # fmt: skip
 
 
@@ -259,4 +259,4 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     for name in COMMANDS:
         assert name in top
         assert helped(name).startswith("usage: workbench " + name), name
-    assert "stdin is not kept" in " ".join(helped("rerun").split())
+    assert "secretEnv values are never kept" in " ".join(helped("rerun").split())

@@ -147,9 +147,13 @@ async def test_rerun_starts_the_same_spec_again(cli: Cli, wb: DaemonHandle, tmp_
     again = await cli("rerun", old["executionId"])
     assert (again.code, again.out) == (2, f"1 {tmp_path}\n".encode())
     new = (await wb.client.get("/v1/executions")).json()["executions"][0]
-    assert new["executionId"] != old["executionId"]
+    assert new["executionId"] != old["executionId"] and new["rerunOf"] == old["executionId"]
     for key in ("command", "cwd", "env", "metadata", "timeoutMs", "image", "sessionId"):
         assert new[key] == old[key], key
+    shown = await cli.ok("show", old["executionId"])
+    assert "reruns:" in shown.text and new["executionId"] in shown.text
+    trace = await cli.ok("events", new["executionId"])
+    assert f"rerun of {old['executionId']}" in trace.text.splitlines()[0]
     background = await cli.ok("rerun", "--background", old["executionId"])
     assert background.text.strip().startswith("ex_")
     await wb.wait(background.text.strip())

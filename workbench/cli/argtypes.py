@@ -28,9 +28,18 @@ def _untranslated_plural(singular: str, plural: str, n: int) -> str:
 # speaks English only.
 setattr(argparse, "_", _untranslated)  # noqa: B010 - not an attribute typeshed knows of
 setattr(argparse, "ngettext", _untranslated_plural)  # noqa: B010
-STATUSES = ("queued", "running", "cancel_requested", "completed", "failed", "cancelled", "timed_out")
-ENDED = ("completed", "failed", "cancelled", "timed_out")
-KINDS = {"bash": "workbench_bash", "code": "workbench_code"}
+STATUSES = (
+    "queued",
+    "running",
+    "cancel_requested",
+    "completed",
+    "failed",
+    "cancelled",
+    "timed_out",
+    "partial_failed",
+)
+ENDED = ("completed", "failed", "cancelled", "timed_out", "partial_failed")
+KINDS = {"bash": "workbench_bash", "code": "workbench_code", "batch": "batch"}
 #: The grace `cancel` (and a second Ctrl-C on `run`) gives a tree between SIGTERM and SIGKILL.
 DEFAULT_GRACE = "5s"
 CWD_HELP = (
@@ -120,7 +129,9 @@ def _kind(text: str) -> str:
     if text in KINDS.values():
         return text
     if text not in KINDS:
-        raise ValueError(f"{text!r} is not a kind: expected bash or code (workbench_bash, workbench_code)")
+        raise ValueError(
+            f"{text!r} is not a kind: expected bash, code or batch (workbench_bash, workbench_code, batch)"
+        )
     return KINDS[text]
 
 

@@ -32,7 +32,12 @@ def print_json(value: Any) -> None:
 
 def cmd_show(http: Http, args: argparse.Namespace) -> int:
     record = http.json("GET", f"/v1/executions/{resolve(http, args.id)}")
-    print_json(record) if args.json else print(render.show(record))
+    if args.json:
+        print_json(record)
+        return 0
+    # Its journal is final once it ended: the executions that re-run it are found by listing.
+    reruns = http.json("GET", "/v1/executions", query={"rerunOf": record["executionId"], "limit": 20})
+    print(render.show(record, [r["executionId"] for r in reruns["executions"]]))
     return 0
 
 

@@ -35,6 +35,9 @@ DAEMON_VARIABLES = {
     "WORKBENCH_IMAGES_DIR": "where the image files are (the images/ folder of the source)",
     "WORKBENCH_CONTAINMENT": "auto, cgroup, pidns or pgroup (auto)",
     "WORKBENCH_SHUTDOWN_MODE": "kill or keep running executions at a stop (kill)",
+    "WORKBENCH_WORKSPACES_DIR": "where sessions' workspaces are (<data dir>/workspaces)",
+    "WORKBENCH_MAX_CONNECTIONS": "HTTP connections at once; more wait to be accepted (4096)",
+    "WORKBENCH_MIN_FREE_BYTES": "free disk below which new work is refused, 507 (16777216)",
 }
 #: Set by the daemon inside every execution (a CLI run there sees them).
 EXECUTION_VARIABLES = ("WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS")

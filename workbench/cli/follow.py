@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 #: `waitTimeoutMs` is at most this on the wire; longer waits are several long-polls.
 MAX_WAIT_MS = 600_000
-TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 #: How long `run` waits for a cancel it asked for to end the tree, beyond the grace.
 CANCEL_MARGIN_S = 5.0
 

@@ -31,7 +31,7 @@ TIMEOUT_S = 30.0
 STREAM_IDLE_S = 45.0
 #: How long a follower keeps reconnecting to a daemon that went away, in seconds.
 RECONNECT_FOR_S = 60.0
-_TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+_TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 
 
 class ApiError(Exception):
@@ -231,6 +231,8 @@ class Http:
                 response = self._open(
                     path, {"Accept": "text/event-stream", "Last-Event-ID": str(last)}, STREAM_IDLE_S
                 )
+                if response.status == 204:
+                    return  # reconnected after the terminal event: nothing more will come
                 if response.status != 200:
                     body = response.read_all()
                     if response.status != 503:

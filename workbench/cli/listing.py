@@ -38,7 +38,7 @@ def cmd_ls(http: Http, args: argparse.Namespace) -> int:
     elif args.quiet:
         sys.stdout.write("".join(f"{r['executionId']}\n" for r in records))
     else:
-        print(render.executions_table(records, trunc=not args.no_trunc))
+        print(render.executions_table(records, trunc=not args.no_trunc, wide=args.wide))
     if more:
         print(
             f"workbench: the newest {len(records)} shown; there are more (--all, or --limit N)",

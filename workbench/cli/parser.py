@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli import exitcodes
-from workbench.cli.argtypes import CWD_HELP, DEFAULT_GRACE, DURATION, SESSION, Parser, Version
+from workbench.cli.argtypes import CWD_HELP, DEFAULT_GRACE, DURATION, POSITIVE, SESSION, Parser, Version
 from workbench.cli.env import DAEMON_VARIABLES
 
 TYPE_CHECKING = False
@@ -23,6 +23,7 @@ MODULES = {
     "run": "run", "code": "run", "rerun": "run", "wait": "waiting", "logs": "logs", "ls": "listing",
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
+    "batch": "batch",
 }  # fmt: skip
 
 
@@ -72,11 +73,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _add_serve(sub)
     if only in (None, "run", "code", "rerun"):
         _add_starting(command)
+    if only in (None, "batch"):
+        _add_batch(command)
     if only in (None, "mcp"):
         from workbench.cli import mcp
 
         mcp.add_command(sub, common)
-    if only not in ("serve", "run", "code", "rerun", "mcp"):
+    if only not in ("serve", "run", "code", "rerun", "mcp", "batch"):
         from workbench.cli import parser_more  # the other commands' grammar
 
         parser_more.add_reading(command, as_json)
@@ -144,6 +147,12 @@ def _starting_options() -> Parser:
         "--env", "-e", action="append", metavar="K=V", help="set a variable (repeatable); K alone passes ours"
     )
     group.add_argument(
+        "--secret-env",
+        action="append",
+        metavar="K=V",
+        help="a variable never echoed, logged or stored (repeatable); K alone passes ours",
+    )
+    group.add_argument(
         "--env-from-shell",
         action="store_true",
         help="pass our whole environment (but WORKBENCH_*); default: the image's clean one",
@@ -195,9 +204,9 @@ def _add_starting(command: Adder) -> None:
     rerun = command(
         "rerun",
         "run an execution's spec again",
-        "Start a new execution with the same command or code, cwd, image, session, env, metadata\n"
-        "and timeouts, and follow it like `run`. Its stdin is not kept in the record, so the new\n"
-        "one gets none; its idempotency key is not reused.",
+        "Start a new execution with the same command or code, cwd, image, session, env, stdin,\n"
+        "metadata and timeouts (POST .../rerun: its record names the original in `rerunOf`), and\n"
+        "follow it like `run`. secretEnv values are never kept: give them again with --secret-env.",
         epilog=exitcodes.TABLE,
     )
     if rerun is not None:
@@ -206,3 +215,37 @@ def _add_starting(command: Adder) -> None:
             "--background", "-b", action="store_true", help="print the new id and return at once"
         )
         rerun.add_argument("--detach", action="store_true", help="start it detached, print its id and return")
+        rerun.add_argument(
+            "--secret-env", action="append", metavar="K=V", help="a secret variable of the original, again"
+        )
+        rerun.add_argument("--idempotency-key", metavar="KEY", help="the same key never reruns it twice")
+
+
+def _add_batch(command: Adder) -> None:
+    """`batch`: many executions accepted as one."""
+    batch = command(
+        "batch",
+        "run many executions as one batch",
+        "Start a batch: every line of FILE (- for stdin) is a start body as JSON (its kind taken\n"
+        "from `command` or `code` when it has none), or with --bash a command. All are accepted\n"
+        "or none; each item is an ordinary execution. Prints a line per item as it ends, and\n"
+        "exits 0 once every item completed, 1 when some did not, 124 when the batch timed out\n"
+        "and 130 when it was cancelled. Ctrl-C cancels the batch.",
+    )
+    if batch is None:
+        return
+    batch.add_argument("file", metavar="FILE|-", help="the items, or - to read them from stdin")
+    batch.add_argument("--bash", action="store_true", help="each line is a bash command")
+    batch.add_argument("--concurrency", type=POSITIVE, metavar="N", help="at most N items run at once")
+    batch.add_argument("--fail-fast", action="store_true", help="the first item that fails cancels the rest")
+    batch.add_argument(
+        "--timeout", metavar="DURATION", type=DURATION, help="the batch's deadline; no item runs past it"
+    )
+    batch.add_argument(
+        "--background", "-b", action="store_true", help="print the batch's id and return at once"
+    )
+    batch.add_argument(
+        "--detach", action="store_true", help="hand its outcome to the exits feed; print its id"
+    )
+    batch.add_argument("--idempotency-key", metavar="KEY", help="the same key never starts the batch twice")
+    batch.add_argument("--json", action="store_true", help="print the batch's final record as JSON")

@@ -72,17 +72,20 @@ def _add_ls(command: Adder, as_json: Parser) -> None:
             type=STATUS_LIST,
             metavar="STATUS",
             help="only these (repeatable, or a,b): queued, running, cancel_requested, completed, failed, "
-            "cancelled, timed_out",
+            "cancelled, timed_out, partial_failed",
         )
         ls.add_argument(
             "--running", action="store_true", help="only those not ended (queued, running, cancel_requested)"
         )
-        ls.add_argument("--kind", type=KIND, help="bash or code (workbench_bash, workbench_code)")
+        ls.add_argument(
+            "--kind", type=KIND, help="bash, code or batch (workbench_bash, workbench_code, batch)"
+        )
         ls.add_argument("--session", metavar="ID", type=SESSION, help="only this session's")
         ls.add_argument("--limit", type=POSITIVE, default=20, help="at most this many (default 20)")
         ls.add_argument("--all", "-a", action="store_true", help="every one: page through them all")
         ls.add_argument("--quiet", "-q", action="store_true", help="print whole ids only, one a line")
         ls.add_argument("--no-trunc", action="store_true", help="whole ids and commands")
+        ls.add_argument("--wide", action="store_true", help="also what each used: CPU time and peak memory")
         ls.add_argument(
             "--watch", "-w", action="store_true", help="redraw the table in place every second (a terminal)"
         )

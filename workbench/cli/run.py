@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 #: A foreground start waits this long for the end in its own request: a short command then takes
 #: one request in all; a longer one is followed live from there (its output replayed first).
 QUICK_WAIT_MS = 50
@@ -46,15 +46,11 @@ def start_options(http: Http, args: argparse.Namespace, *, stdin_is_code: bool =
     if cwd is not None:
         body["cwd"] = cwd
     env = shell_environment(os.environ) if args.env_from_shell else {}
-    for item in args.env or ():
-        name, eq, value = item.partition("=")
-        if not eq:
-            if name not in os.environ:
-                raise UsageError(f"--env {name}: not set here; pass --env {name}=VALUE")
-            value = os.environ[name]
-        env[name] = value
+    env.update(variables(args.env or [], "--env"))
     if env:
         body["env"] = env
+    if getattr(args, "secret_env", None):
+        body["secretEnv"] = variables(args.secret_env, "--secret-env")
     if args.image is not None:
         body["image"] = args.image
     if args.session is not None:
@@ -80,6 +76,19 @@ def decode(data: bytes, what: str, hint: str = "") -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{what} is not UTF-8 text, which is all an execution can be fed{hint}") from None
+
+
+def variables(given: list[str], option: str) -> dict[str, str]:
+    """`K=V` and `K` (our own value of K) options as a dict."""
+    env: dict[str, str] = {}
+    for item in given:
+        name, eq, value = item.partition("=")
+        if not eq:
+            if name not in os.environ:
+                raise UsageError(f"{option} {name}: not set here; pass {option} {name}=VALUE")
+            value = os.environ[name]
+        env[name] = value
+    return env
 
 
 def read_text(source: str, option: str) -> str:
@@ -119,22 +128,17 @@ def cmd_code(http: Http, args: argparse.Namespace) -> int:
 def cmd_rerun(http: Http, args: argparse.Namespace) -> int:
     from workbench.cli.ids import resolve
 
-    old = http.json("GET", f"/v1/executions/{resolve(http, args.id)}")
+    # The daemon copies the spec (its stdin too): POST .../rerun names the original in `rerunOf`.
     body: dict[str, Any] = {}
-    kind = old["executionKind"]
-    if kind == "workbench_code":
-        body.update(language=old["language"], code=old["code"])
-    else:
-        body["command"] = old["command"]
-    for key in ("cwd", "image", "sessionId", "env", "metadata", "timeoutMs", "idleTimeoutMs"):
-        if old.get(key) is not None:
-            body[key] = old[key]
     if args.detach:
         body["detached"] = True
-    return launch(http, args, kind, body)
+    if args.secret_env:
+        body["secretEnv"] = variables(args.secret_env, "--secret-env")
+    return launch(http, args, f"{resolve(http, args.id)}/rerun", body)
 
 
 def _start(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST /v1/executions/`kind` (a kind, or `ID/rerun`)."""
     key = getattr(args, "idempotency_key", None)
     headers = {"Idempotency-Key": key} if key else None
     try:
@@ -152,7 +156,8 @@ def _start(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]
 
 
 def launch(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]) -> int:
-    """Start an execution; print its id (background) or follow it to the end and exit like it."""
+    """Start an execution (`kind`: its kind, or `ID/rerun`); print its id (background) or follow
+    it to the end and exit like it."""
     if args.background or args.detach:
         print(_start(http, args, kind, {**body, "background": True})["executionId"])
         return exitcodes.OK

@@ -101,6 +101,8 @@ class AsyncClient(Base):
 
     run_bash = _returning(methods.run_bash)
     run_code = _returning(methods.run_code)
+    run_batch = _returning(methods.run_batch)
+    rerun = _returning(methods.rerun)
     get = _returning(methods.get)
     list = _returning(methods.list)
     list_page = _returning(methods.list_page)

@@ -122,6 +122,7 @@ def start_body(
     preview_bytes: int | None = None,
     preview_format: str | None = None,
     on_wait_timeout: str = "return",
+    secret_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The common fields of a start body, camelCase, leaving out what the daemon defaults.
 
@@ -144,6 +145,7 @@ def start_body(
         "idleTimeoutMs": seconds_to_ms(idle_timeout),
         "cwd": cwd,
         "env": dict(env) if env else None,
+        "secretEnv": dict(secret_env) if secret_env else None,
         "stdin": stdin,
         "metadata": metadata,
         "image": image,
@@ -159,6 +161,20 @@ def start_body(
 
 def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
     """`POST /v1/executions/{kind}`. Without a key the client makes one, so a retry never runs it twice."""
+    return _starting(f"/v1/executions/{kind}", body, idempotency_key)
+
+
+def batch(body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST /v1/executions/batch`, with an idempotency key as a start has."""
+    return _starting("/v1/executions/batch", body, idempotency_key)
+
+
+def rerun(ref: ExecutionRef, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST .../rerun`, with an idempotency key as a start has."""
+    return _starting(f"/v1/executions/{execution_id(ref)}/rerun", body, idempotency_key)
+
+
+def _starting(path: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
     key = idempotency_key or f"wbc-{uuid.uuid4().hex}"
 
     @_expect(200, 201, 202)
@@ -167,9 +183,7 @@ def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[
 
     wait_ms = body.get("waitTimeoutMs")
     timeout = None if body.get("background") or wait_ms is None else wait_ms / 1000 + SLACK_S
-    return Call(
-        "POST", f"/v1/executions/{kind}", parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout
-    )
+    return Call("POST", path, parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout)
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -192,6 +206,8 @@ def list_page(
     limit: int,
     cursor: str | None,
     preview: bool = False,
+    rerun_of: str | None = None,
+    batch_id: str | None = None,
 ) -> Call[ExecutionList]:
     params = {
         "status": status,
@@ -200,6 +216,8 @@ def list_page(
         "limit": limit,
         "cursor": cursor,
         "include": "preview" if preview else None,
+        "rerunOf": rerun_of,
+        "batchId": batch_id,
     }
 
     @_expect(200)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench.client import calls
 from workbench.client.base import Base
 from workbench.client.calls import ExecutionRef
+from workbench.client.config import seconds_to_ms
 from workbench.client.plan import (
     BROKEN,
     NEXT_LINE,
@@ -77,6 +78,7 @@ def run_bash(
     on_wait_timeout: OnWaitTimeout = "return",
     on_stdout: Output | None = None,
     on_stderr: Output | None = None,
+    secret_env: Mapping[str, str] | None = None,
 ) -> Plan[Execution]:
     """Start `command` (run by bash) and return its record.
 
@@ -84,7 +86,8 @@ def run_bash(
     this waits for the end: for `wait_timeout` seconds if given (the record may then not be
     terminal yet), else as long as it runs. `timeout` is the execution's deadline in seconds
     (from acceptance), `idle_timeout` ends it when it prints nothing for that long. The same
-    `idempotency_key` never runs a command twice.
+    `idempotency_key` never runs a command twice. `secret_env` is passed like `env` but never
+    returned or stored: the record lists only its names.
 
     `cwd` is an absolute directory; by default the session's workspace
     (`<data dir>/workspaces/<principal>/<session>`, kept from one command to the next).
@@ -110,6 +113,7 @@ def run_bash(
         preview_bytes=preview_bytes,
         preview_format=preview_format,
         on_wait_timeout=on_wait_timeout,
+        secret_env=secret_env,
     )
     body = {"command": command, **body}
     output = _outputs(on_stdout, on_stderr)
@@ -139,6 +143,7 @@ def run_code(
     on_wait_timeout: OnWaitTimeout = "return",
     on_stdout: Output | None = None,
     on_stderr: Output | None = None,
+    secret_env: Mapping[str, str] | None = None,
 ) -> Plan[Execution]:
     """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`."""
     body = calls.start_body(
@@ -156,6 +161,7 @@ def run_code(
         preview_bytes=preview_bytes,
         preview_format=preview_format,
         on_wait_timeout=on_wait_timeout,
+        secret_env=secret_env,
     )
     body = {"language": language, "code": code, **body}
     output = _outputs(on_stdout, on_stderr)
@@ -165,6 +171,107 @@ def run_code(
 def _outputs(on_stdout: Output | None, on_stderr: Output | None) -> dict[str, Output] | None:
     given = {"stdout": on_stdout, "stderr": on_stderr}
     return {name: fn for name, fn in given.items() if fn is not None} or None
+
+
+@method
+def run_batch(
+    client: Base,
+    items: Sequence[Mapping[str, Any]],
+    *,
+    concurrency: int | None = None,
+    fail_fast: bool = False,
+    background: bool = False,
+    wait_timeout: float | None = None,
+    timeout: float | None = None,
+    metadata: Any = None,
+    session_id: str | None = None,
+    detached: bool = False,
+    idempotency_key: str | None = None,
+) -> Plan[Execution]:
+    """Start a batch of executions, accepted all or none, and return the batch's record.
+
+    Each item is a start body as the API takes it, with its `kind`: `{"kind": "workbench_bash",
+    "command": "make"}` or `{"kind": "workbench_code", "language": "python", "code": "..."}`,
+    and any other start field (`cwd`, `env`, `timeoutMs`, ...). At most `concurrency` run at
+    once; with `fail_fast` the first item that does not complete cancels the rest. The batch
+    ends `completed`, `failed`, `partial_failed`, `cancelled` or `timed_out` (`timeout`: its
+    deadline in seconds, which no item outlives). Waits like `run_bash`.
+    """
+    body: dict[str, Any] = {"items": [dict(item) for item in items], "background": background}
+    if not background:
+        body["waitTimeoutMs"] = seconds_to_ms(
+            calls.MAX_WAIT_S if wait_timeout is None else min(wait_timeout, calls.MAX_WAIT_S)
+        )
+    optional = {
+        "concurrency": concurrency,
+        "timeoutMs": seconds_to_ms(timeout),
+        "metadata": metadata,
+        "sessionId": session_id,
+    }
+    body.update({k: v for k, v in optional.items() if v is not None})
+    if fail_fast:
+        body["failFast"] = True
+    if detached:
+        body["detached"] = True
+    return (yield from _started(client, calls.batch(body, idempotency_key), background, wait_timeout))
+
+
+@method
+def rerun(
+    client: Base,
+    execution: ExecutionRef,
+    *,
+    background: bool = False,
+    wait_timeout: float | None = None,
+    command: str | None = None,
+    code: str | None = None,
+    timeout: float | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    secret_env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    image: str | None = None,
+    session_id: str | None = None,
+    idempotency_key: str | None = None,
+) -> Plan[Execution]:
+    """Start a new execution with the same spec as `execution` (its stdin too) and return it.
+
+    Each argument given replaces the original's; `secret_env` must give again the values of
+    the original's `secret_env_names` (they are never kept). The new record's `rerun_of` names
+    the original. Waits like `run_bash`.
+    """
+    body: dict[str, Any] = {"background": background}
+    if not background:
+        body["waitTimeoutMs"] = seconds_to_ms(
+            calls.MAX_WAIT_S if wait_timeout is None else min(wait_timeout, calls.MAX_WAIT_S)
+        )
+    optional = {
+        "command": command,
+        "code": code,
+        "timeoutMs": seconds_to_ms(timeout),
+        "cwd": cwd,
+        "env": dict(env) if env is not None else None,
+        "secretEnv": dict(secret_env) if secret_env else None,
+        "stdin": stdin,
+        "image": image,
+        "sessionId": session_id,
+    }
+    body.update({k: v for k, v in optional.items() if v is not None})
+    call = calls.rerun(execution, body, idempotency_key)
+    return (yield from _started(client, call, background, wait_timeout))
+
+
+def _started(
+    client: Base, call: calls.Call[Execution], background: bool, wait_timeout: float | None
+) -> Plan[Execution]:
+    began = time.monotonic()
+    execution = yield from send(client, call)
+    if background or execution.terminal:
+        return execution
+    left = None if wait_timeout is None else wait_timeout - (time.monotonic() - began)
+    if left is not None and left <= 0:
+        return execution
+    return (yield from wait(client, execution, timeout=left))
 
 
 def _start(
@@ -242,9 +349,12 @@ def list(
     session_id: str | None = None,
     limit: int = 50,
     preview: bool = False,
+    rerun_of: ExecutionRef | None = None,
+    batch_id: ExecutionRef | None = None,
 ) -> Plan[builtins.list[Execution]]:
     """Up to `limit` executions, newest first, following the pages as needed (with `preview`,
-    each record carries its `preview`; otherwise it is None)."""
+    each record carries its `preview`, otherwise None; `rerun_of`: only the reruns of that
+    execution; `batch_id`: only the items of that batch)."""
     out: builtins.list[Execution] = []
     cursor: str | None = None
     while len(out) < limit:
@@ -256,6 +366,8 @@ def list(
             limit=min(1000, limit - len(out)),
             cursor=cursor,
             preview=preview,
+            rerun_of=rerun_of,
+            batch_id=batch_id,
         )
         out.extend(page.executions)
         cursor = page.next_cursor
@@ -274,10 +386,19 @@ def list_page(
     limit: int = 50,
     cursor: str | None = None,
     preview: bool = False,
+    rerun_of: ExecutionRef | None = None,
+    batch_id: ExecutionRef | None = None,
 ) -> Plan[ExecutionList]:
     """One page of the listing; pass its `next_cursor` back as `cursor` for the next."""
     call = calls.list_page(
-        status=status, kind=kind, session_id=session_id, limit=limit, cursor=cursor, preview=preview
+        status=status,
+        kind=kind,
+        session_id=session_id,
+        limit=limit,
+        cursor=cursor,
+        preview=preview,
+        rerun_of=calls.execution_id(rerun_of) if rerun_of is not None else None,
+        batch_id=calls.execution_id(batch_id) if batch_id is not None else None,
     )
     return (yield from send(client, call))
 
@@ -339,6 +460,8 @@ def _follow(
                 read_s = min(read_s, max(0.01, deadline - time.monotonic()))
             call = calls.stream(execution, state.last, read_s)
             response = yield Open(call)
+            if response.status_code == 204:
+                return  # reconnected after the terminal event: nothing more will come
             if response.status_code != 200:
                 yield READ_BODY
                 call.parse(response)  # raises: Unavailable is retried below, the others end it

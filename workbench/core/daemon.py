@@ -169,6 +169,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             containment=containment,
                             nursery=executions,
                         )
+                        executor.set_quotas(authenticator.principals)
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
                         await recover(executor, store, supervisor)

@@ -4,6 +4,7 @@
     <data>/executions/<id>/stdin               the start body's stdin, fed by the supervisor
     <data>/executions/<id>/code.<ext>          the code of a `workbench_code` execution
     <data>/executions/<id>/progress            `$WORKBENCH_PROGRESS`
+    <data>/executions/<id>/secret_env          `secretEnv` values, from acceptance to the spawn
     <data>/workspaces/<principal>/<session>    a session's working directory (per principal);
                                                the workspaces may live elsewhere (WORKBENCH_WORKSPACES_DIR)
 
@@ -23,6 +24,7 @@ STDIN_FILE = "stdin"
 #: Marks a workspaces dir laid out per principal (`Layout.adopt_shared_workspaces`).
 _PER_PRINCIPAL = ".workspaces-per-principal"
 PROGRESS_FILE = "progress"
+SECRET_ENV_FILE = "secret_env"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,11 @@ class ExecutionDir:
     @property
     def progress(self) -> Path:
         return self.path / PROGRESS_FILE
+
+    @property
+    def secret_env(self) -> Path:
+        """The `secretEnv` values until the spawn reads them (never in the store)."""
+        return self.path / SECRET_ENV_FILE
 
     def code_file(self, extension: str) -> Path:
         return self.path / f"code{extension}"

@@ -1,6 +1,7 @@
 """Recovery: at start, before accepting work, pick up every execution a previous daemon left.
 
 For each execution that is not terminal in the store:
+- a batch: its supervisor starts again and reads its journal from the start;
 - queued and never spawned: it stays queued and runs (in its original order);
 - known to the sandbox supervisor (it outlived the daemon): adopted: capture resumes at the
   journal's offsets; if it exited meanwhile, its real exit status is used;
@@ -56,7 +57,14 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     known = supervisor.known()
     queued: list[ExecutionRow] = []
     found: list[Live] = []
+    # A batch runs no tree: its supervisor reads its journal again. Submitted first, so that its
+    # items count against its concurrency from the start.
     for row in rows:
+        if row.kind == "batch":
+            executor.submit(row)
+    for row in rows:
+        if row.kind == "batch":
+            continue
         directory = executor.settings.layout.execution(row.id).path
         status = row.status
         info = _child_info(row, directory)

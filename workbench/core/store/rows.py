@@ -13,6 +13,9 @@ from workbench.wire.status import ExecutionStatus
 
 #: Renders an event's JSON once the store has given it a sequence and knows the status then.
 EventBuilder = Callable[[int, str], str]
+#: The `item` event a batch's journal gets when one of its items was created or changed status,
+#: made from the item's row as it is now.
+ItemEvent = Callable[["ExecutionRow"], EventBuilder]
 
 #: How an output event's body leaves its delta out: the delta is stored as bytes beside it and
 #: put back in when the event is read (`render_body`).
@@ -44,7 +47,7 @@ def render_body(body: str, data: bytes | None) -> str:
     return body.replace(DELTA_PLACEHOLDER, '"outputDelta": ' + delta, 1)
 
 
-_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached"})
+_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached", "fail_fast"})
 
 
 @dataclass(slots=True)
@@ -96,6 +99,18 @@ class ExecutionRow:
     preview_bytes: int = 16384
     preview_format: str = "raw"
     preview_json: str | None = None
+    #: The names of its secret variables as a JSON list (the values are never stored).
+    secret_env_names_json: str | None = None
+    #: Grows by one with every change of the row (the store keeps it).
+    row_version: int = 1
+    rerun_of: str | None = None
+    batch_id: str | None = None
+    #: A batch's: how many of its items run at once, and whether the first failure ends it.
+    concurrency: int | None = None
+    fail_fast: bool = False
+    cpu_user_ms: int | None = None
+    cpu_system_ms: int | None = None
+    peak_memory_bytes: int | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
@@ -122,11 +137,13 @@ EXECUTION_COLUMNS = frozenset(f.name for f in dataclasses.fields(ExecutionRow))
 
 def check_columns(fields: Mapping[str, Any]) -> None:
     """Refuse a name that is not a column (names end up in SQL text)."""
-    unknown = set(fields) - EXECUTION_COLUMNS
-    if unknown or "status" in fields or "id" in fields:
-        raise ValueError(
-            f"not columns the caller may set: {sorted(unknown | ({'status', 'id'} & set(fields)))}"
-        )
+    unknown = (set(fields) - EXECUTION_COLUMNS) | (_MANAGED & set(fields))
+    if unknown:
+        raise ValueError(f"not columns the caller may set: {sorted(unknown)}")
+
+
+#: Columns only the store sets: through transitions, or on every change.
+_MANAGED = frozenset({"status", "id", "row_version"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +155,25 @@ class ArtifactRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemRow:
+    """One item of a batch as its batch's record shows it (and its usage, which the batch sums)."""
+
+    id: str
+    kind: ExecutionKind
+    status: ExecutionStatus
+    exit_code: int | None
+    cpu_user_ms: int | None
+    cpu_system_ms: int | None
+    peak_memory_bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Found:
-    """An execution with its artifacts."""
+    """An execution with its artifacts (and, for a batch, its items in order)."""
 
     row: ExecutionRow
     artifacts: list[ArtifactRow]
+    items: list[ItemRow] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,3 +208,6 @@ class ListFilter:
     status: str | None = None
     kind: str | None = None
     session_id: str | None = None
+    #: Only the reruns of this execution, only the items of this batch.
+    rerun_of: str | None = None
+    batch_id: str | None = None
