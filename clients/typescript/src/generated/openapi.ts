@@ -293,6 +293,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{kind}/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to every process of a running tree */
+        post: operations["signalWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to every process of a running tree */
+        post: operations["signal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{kind}/{executionId}/detach": {
         parameters: {
             query?: never;
@@ -514,6 +548,10 @@ export interface components {
             sessionId?: string;
             /** @description Hand the outcome to the exits feed. */
             detached?: boolean;
+            /** @description The most bytes of each stream's `preview` in the record (its head and tail beyond that). */
+            previewBytes?: number;
+            /** @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state). */
+            previewFormat?: components["schemas"]["PreviewFormat"];
             /** @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`). */
             kind: components["schemas"]["ExecutionKind"];
             /** @description For `workbench_bash`: as in a bash start. */
@@ -610,6 +648,15 @@ export interface components {
              *     or none), `"stdin"` (input is open) or `"tty"` (a terminal).
              */
             interactive: boolean | string;
+        };
+        /**
+         * Degraded
+         * @description The answer of `/healthz` (503) while the daemon refuses new work (a full disk) or cannot
+         *     supervise executions (its shim is being replaced).
+         */
+        Degraded: {
+            status: string;
+            reason: string;
         };
         /**
          * DetachResult
@@ -726,6 +773,8 @@ export interface components {
             lastSequence: number;
             detached: boolean;
             containment: components["schemas"]["Containment"] | null;
+            /** @description The head and tail of stdout and stderr; null in a listing without `?include=preview`. */
+            preview: components["schemas"]["Preview"] | null;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -763,7 +812,10 @@ export interface components {
         ExitList: {
             exits: components["schemas"]["Exit"][];
         };
-        /** Health */
+        /**
+         * Health
+         * @description `GET /healthz` (200): the daemon takes work. See `Degraded` for the 503.
+         */
         Health: {
             status: string;
         };
@@ -806,6 +858,20 @@ export interface components {
             eventBytes: number;
             budgetBytes: number;
             truncated: boolean;
+        };
+        /**
+         * Preview
+         * @description The head and tail of each output stream (API.md, "Output in the record").
+         *
+         *     Each string is at most `previewBytes` bytes of UTF-8: the whole stream when it fits, else its
+         *     first quarter and last three quarters joined by one line `[... N bytes elided ...]`, where
+         *     `*ElidedBytes` is N, in the process's own bytes. Live while running, final at the end.
+         */
+        Preview: {
+            stdout: string;
+            stderr: string;
+            stdoutElidedBytes: number;
+            stderrElidedBytes: number;
         };
         /**
          * RerunRequest
@@ -888,6 +954,24 @@ export interface components {
             detached: boolean | null;
         };
         /**
+         * SignalRequest
+         * @description `POST .../signal`.
+         */
+        SignalRequest: {
+            /**
+             * @description The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
+             *     or TSTP (`INT` is what Ctrl-C sends on a terminal).
+             */
+            signal: string;
+        };
+        /**
+         * SignalResult
+         * @description `POST .../signal`: the record once the signal is sent and journaled.
+         */
+        SignalResult: {
+            execution: components["schemas"]["Execution"];
+        };
+        /**
          * StartBashRequest
          * @description `POST /v1/executions/workbench_bash`.
          */
@@ -947,6 +1031,16 @@ export interface components {
              */
             detached: boolean;
             /**
+             * @description The most bytes of each stream's `preview` in the record (its head and tail beyond that).
+             * @default 16384
+             */
+            previewBytes: number;
+            /**
+             * @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state).
+             * @default raw
+             */
+            previewFormat: components["schemas"]["PreviewFormat"];
+            /**
              * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
              * @default false
              */
@@ -956,6 +1050,11 @@ export interface components {
              * @default null
              */
             waitTimeoutMs: number | null;
+            /**
+             * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
+             * @default return
+             */
+            onWaitTimeout: components["schemas"]["OnWaitTimeout"];
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
@@ -1019,6 +1118,16 @@ export interface components {
              */
             detached: boolean;
             /**
+             * @description The most bytes of each stream's `preview` in the record (its head and tail beyond that).
+             * @default 16384
+             */
+            previewBytes: number;
+            /**
+             * @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state).
+             * @default raw
+             */
+            previewFormat: components["schemas"]["PreviewFormat"];
+            /**
              * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
              * @default false
              */
@@ -1028,6 +1137,11 @@ export interface components {
              * @default null
              */
             waitTimeoutMs: number | null;
+            /**
+             * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
+             * @default return
+             */
+            onWaitTimeout: components["schemas"]["OnWaitTimeout"];
             /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
             /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
@@ -1073,7 +1187,7 @@ export interface components {
          * @description what a journal event records
          * @enum {string}
          */
-        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "item";
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item";
         /**
          * @description an output stream (and the artifact that keeps it)
          * @enum {string}
@@ -1085,10 +1199,20 @@ export interface components {
          */
         Containment: "cgroup" | "pidns" | "pgroup";
         /**
+         * @description how the record's `preview` is made
+         * @enum {string}
+         */
+        PreviewFormat: "raw" | "plain";
+        /**
+         * @description what a foreground start does when its wait passes
+         * @enum {string}
+         */
+        OnWaitTimeout: "return" | "detach" | "cancel";
+        /**
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "storage_full" | "internal";
     };
     responses: {
         /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
@@ -1217,6 +1341,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description `storage_full` (507): the disk holding the data dir is full: nothing new is written until space is freed */
+        storage_full: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description `internal` (500): a bug: see the daemon's log */
         internal: {
             headers: {
@@ -1254,6 +1387,15 @@ export interface operations {
             };
             400: components["responses"]["bad_request"];
             413: components["responses"]["payload_too_large"];
+            /** @description degraded: `reason` says why (a full disk, the supervisor replaced) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Degraded"];
+                };
+            };
         };
     };
     openapi: {
@@ -1338,6 +1480,7 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     startCode: {
@@ -1400,6 +1543,7 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     startBatch: {
@@ -1462,6 +1606,7 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     listExecutions: {
@@ -1481,6 +1626,8 @@ export interface operations {
                 rerunOf?: string;
                 /** @description only the items of this batch */
                 batchId?: string;
+                /** @description `preview`: each record carries its `preview` (otherwise null) */
+                include?: "preview";
             };
             header?: never;
             path?: never;
@@ -1511,7 +1658,7 @@ export interface operations {
                 limit?: number;
                 /** @description long-poll for this long */
                 waitTimeoutMs?: number;
-                /** @description hide what is handed out for this long */
+                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
                 leaseMs?: number;
             };
             header?: never;
@@ -1534,6 +1681,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     ackExit: {
@@ -1561,6 +1709,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     images: {
@@ -1661,6 +1810,7 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     getExecution: {
@@ -1732,6 +1882,7 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     rerunWithKind: {
@@ -1840,6 +1991,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            507: components["responses"]["storage_full"];
         };
     };
     rerun: {
@@ -1946,6 +2098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            507: components["responses"]["storage_full"];
         };
     };
     waitWithKind: {
@@ -2061,6 +2214,7 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     cancel: {
@@ -2104,6 +2258,79 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    signalWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
         };
     };
     detachWithKind: {
@@ -2135,6 +2362,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     detach: {
@@ -2164,6 +2392,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     eventsWithKind: {
