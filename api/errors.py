@@ -16,6 +16,7 @@ STATUS: dict[str, int] = {
     "forbidden": 403,
     "not_found": 404,
     "conflict": 409,
+    "precondition_failed": 412,
     "payload_too_large": 413,
     "range_not_satisfiable": 416,
     "invalid_request": 422,
@@ -25,6 +26,7 @@ STATUS: dict[str, int] = {
     "unsupported_language": 422,
     "too_many_executions": 429,
     "unavailable": 503,
+    "quota_exceeded": 507,
     "internal": 500,
 }
 

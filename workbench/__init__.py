@@ -59,6 +59,8 @@ _EXPORTS: dict[str, str] = {
             "InvalidRequest",
             "NotFound",
             "PayloadTooLarge",
+            "PreconditionFailed",
+            "QuotaExceeded",
             "TooManyExecutions",
             "Unauthorized",
             "Unavailable",
@@ -96,6 +98,8 @@ if TYPE_CHECKING:
     from workbench.wire.errors import InvalidRequest as InvalidRequest
     from workbench.wire.errors import NotFound as NotFound
     from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge
+    from workbench.wire.errors import PreconditionFailed as PreconditionFailed
+    from workbench.wire.errors import QuotaExceeded as QuotaExceeded
     from workbench.wire.errors import TooManyExecutions as TooManyExecutions
     from workbench.wire.errors import Unauthorized as Unauthorized
     from workbench.wire.errors import Unavailable as Unavailable

@@ -18,8 +18,8 @@ PUBLIC = [
     "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionList", "ExecutionStatus",
     "Exit", "ExitList", "Forbidden", "Health", "IdempotencyKeyReused", "Image", "ImageIsolation",
     "ImageList", "ImageUnavailable", "InvalidRequest", "LiveEvent", "NotFound", "OutputInfo",
-    "PayloadTooLarge", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
-    "UnsupportedLanguage", "WaitResult", "WorkbenchError",
+    "PayloadTooLarge", "PreconditionFailed", "QuotaExceeded", "TooManyExecutions", "Unauthorized",
+    "Unavailable", "UnknownImage", "UnsupportedLanguage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip
 
 #: What the CLI must not load for a client command: the daemon side, and the client's own heavy imports.

@@ -29,6 +29,7 @@ from workbench.core.recovery import recover
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store.sqlite import SQLiteStore
+from workbench.core.workspace import WorkspaceFace, workspace_face
 from workbench.wire.errors import ConfigError
 
 log = logging.getLogger("workbench.core.daemon")
@@ -46,6 +47,8 @@ class Daemon:
     capabilities: sandbox.Capabilities
     token_created: bool
     exits: ExitsFeed
+    #: The sessions' workspaces: files, transfers, watches.
+    workspace: WorkspaceFace
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -118,9 +121,11 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         store = SQLiteStore(settings.store_path)
         store.start()
         inotify = Inotify()
+        face = workspace_face(settings)
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
+                outer.start_soon(face.watcher.run)
                 async with sandbox.open_supervisor(settings.layout.run_dir) as supervisor:
                     journal = Journal(store)
                     async with trio.open_nursery() as executions:
@@ -135,6 +140,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         )
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
+                        face.workspaces.live = lambda: [live.row for live in executor.live.values()]
                         await recover(executor, store, supervisor)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
@@ -147,6 +153,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             capabilities=caps,
                             token_created=created,
                             exits=exits,
+                            workspace=face,
                         )
                         try:
                             yield daemon
@@ -157,6 +164,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 outer.cancel_scope.cancel()
         finally:
             inotify.close()
+            face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
 

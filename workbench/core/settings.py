@@ -80,6 +80,10 @@ class Settings:
     output_flush_ms: int = 3 * MS
     #: Grace between SIGTERM and SIGKILL when a deadline passes.
     deadline_grace_ms: int = 2 * SECONDS
+    #: The largest file the file routes write (a PUT body, an archive, a file unpacked from one).
+    max_file_bytes: int = 100 * MiB
+    #: The most bytes of files one session's workspace may hold for a write through the API.
+    workspace_quota_bytes: int = 10 * GiB
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -224,6 +228,8 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
     "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
+    "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _positive_int),
+    "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside
