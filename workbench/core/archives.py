@@ -133,9 +133,10 @@ def _check_shape(members: list[Member]) -> None:
 def _tar_members(archive: tarfile.TarFile, base: Parts) -> list[Member]:
     out = []
     for info in archive.getmembers():
-        parts = (*base, *_parts(info.name))
-        if not parts:
+        own = _parts(info.name)
+        if not own:
             continue  # the archive's own top directory (`./`)
+        parts = (*base, *own)
         mode = info.mode & 0o777
         if info.isdir():
             out.append(Member(parts, "directory", mode=mode or 0o755, mtime=info.mtime))
@@ -154,9 +155,10 @@ def _tar_members(archive: tarfile.TarFile, base: Parts) -> list[Member]:
 def _zip_members(archive: zipfile.ZipFile, base: Parts) -> list[Member]:
     out = []
     for info in archive.infolist():
-        parts = (*base, *_parts(info.filename))
-        if not parts:
+        own = _parts(info.filename)
+        if not own:
             continue
+        parts = (*base, *own)
         if info.flag_bits & 0x1:
             raise _refuse(f"member {info.filename[:200]!r} is encrypted")
         mode = (info.external_attr >> 16) & 0xFFFF

@@ -197,6 +197,38 @@ def make_dirs(dirfd: int, parts: Parts, field: str = "path") -> None:
         os.close(holder)
 
 
+def follow_final(dirfd: int, parts: Parts, field: str = "path") -> Parts:
+    """Where a write to `parts` lands: the path itself, or, when it is a symlink, the path it
+    points to (followed as the kernel would, up to 40 links), which must stay beneath `dirfd`.
+
+    422 for a link that leads out (or a loop); a link to nothing yet gives the path to create.
+    """
+    top = os.readlink(f"/proc/self/fd/{dirfd}")
+    for _ in range(40):
+        if not parts:
+            return parts
+        try:
+            parent = open_beneath(dirfd, parts[:-1], os.O_PATH | os.O_DIRECTORY, field=field)
+        except (NotFound, Conflict):
+            return parts  # a missing or odd parent is for the caller to report
+        with closing(parent):
+            try:
+                st = os.lstat(parts[-1], dir_fd=parent)
+            except FileNotFoundError:
+                return parts
+            if not stat.S_ISLNK(st.st_mode):
+                return parts
+            target = os.readlink(parts[-1], dir_fd=parent)
+            where = os.readlink(f"/proc/self/fd/{parent}")
+        if target.startswith("/") or not (where == top or where.startswith(top.rstrip("/") + "/")):
+            raise escape_error(parts, field)
+        joined = os.path.normpath(os.path.join(os.path.relpath(where, top), target))
+        if joined == ".." or joined.startswith("../"):
+            raise escape_error(parts, field)
+        parts = tuple(p for p in joined.split("/") if p not in ("", "."))
+    raise _invalid(field, f"{join(parts)[:200]!r} goes through more than 40 symlinks")
+
+
 def reopen(fd: int, flags: int) -> int:
     """`fd` (an `O_PATH` descriptor) opened again for reading or writing: the same inode, whatever
     its path now points to. (Through `/proc/self/fd`, the daemon's own descriptor.)"""

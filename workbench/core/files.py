@@ -18,6 +18,7 @@ import shutil
 import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import trio
 
@@ -36,12 +37,15 @@ _RENAME_NOREPLACE = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+_TEMP_LENGTH = len(TEMP_PREFIX) + 16 + len(TEMP_SUFFIX)
+
+
 def temp_name() -> str:
     return f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
 
 
 def is_temp(name: str) -> bool:
-    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX) and len(name) == 33
+    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX) and len(name) == _TEMP_LENGTH
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,9 @@ class Files:
         if length is not None and length > limit:
             raise PayloadTooLarge(f"the file is {length} bytes; at most {limit} may be written")
         workspace = self.workspaces.path(principal, session_id)
-        room = await self.workspaces.room(workspace)
+        parts = await trio.to_thread.run_sync(self._target, workspace, parts)
+        replacing = await trio.to_thread.run_sync(self._size_at, workspace, parts)
+        room = await self.workspaces.room(workspace, replacing)
         if length is not None and length > room:
             raise self.workspaces.quota_error(length)
         # A compare-and-swap names a file that exists: its parents are not made.
@@ -202,6 +208,25 @@ class Files:
                     raise
         self.workspaces.grew(workspace, written - replaced)
         return entry, not existed
+
+    def _target(self, workspace: Path, parts: Parts) -> Parts:
+        """Where a write lands: through a symlink at the path, when it points inside (422 if not)."""
+        if not workspace.is_dir():
+            return parts
+        with closing(self.workspaces.open_root(workspace, make=False)) as root:
+            return beneath.follow_final(root, parts)
+
+    def _size_at(self, workspace: Path, parts: Parts) -> int:
+        """The size of the regular file at `parts`, or 0 (nothing there yet, or not a file)."""
+        try:
+            with (
+                closing(self.workspaces.open_root(workspace, make=False)) as root,
+                closing(beneath.open_parent(root, parts, make=False)) as parent,
+            ):
+                st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except (NotFound, FileNotFoundError, Conflict):
+            return 0
+        return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
     async def _spool(self, parent: int, tmp: str, body: AsyncIterator[bytes], most: int, limit: int) -> int:
         """Stream `body` into `tmp` in `parent`; its size. Refused past `most` bytes."""
@@ -254,7 +279,8 @@ class Files:
             raise Conflict(f"{beneath.join(parts)!r} is a directory")
         if old is not None and stat.S_ISREG(old.st_mode):
             os.chmod(tmp, stat.S_IMODE(old.st_mode), dir_fd=parent)  # an executable stays executable
-        # A symlink or a fifo at the name is replaced itself: nothing is written through it.
+        # What is at the name now (a fifo, a symlink swapped in meanwhile) is replaced itself:
+        # nothing is ever written through it.
         os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
         replaced = old.st_size if old is not None and stat.S_ISREG(old.st_mode) else 0
@@ -269,7 +295,7 @@ class Files:
             raise Conflict("the workspace itself is removed with DELETE /v1/sessions/{sessionId}")
         workspace = self.workspaces.existing(principal, session_id)
 
-        def work() -> int:
+        def work() -> int | None:
             with (
                 closing(self.workspaces.open_root(workspace, make=False)) as root,
                 closing(beneath.open_parent(root, parts, make=False)) as parent,
@@ -286,13 +312,16 @@ class Files:
                     # Descriptor-based: it never follows a symlink out of the tree.
                     with closing(beneath.reopen(parent, os.O_RDONLY | os.O_DIRECTORY)) as dirfd:
                         shutil.rmtree(name, dir_fd=dirfd)
-                    return 0
+                    return None
                 os.unlink(name, dir_fd=parent)
                 return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
         async with self.workspaces.locked(workspace):
             freed = await trio.to_thread.run_sync(work)
-        self.workspaces.grew(workspace, -freed)
+        if freed is None:
+            self.workspaces.forget(workspace)  # a tree went: measured again when next needed
+        else:
+            self.workspaces.grew(workspace, -freed)
 
     async def move(self, principal: str, session_id: str, req: MoveRequest) -> FileEntry:
         """Rename `from` to `to` inside the workspace (parents of `to` made); its new entry."""

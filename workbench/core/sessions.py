@@ -134,6 +134,10 @@ class Workspaces:
         if usage is not None:
             usage.bytes = max(0, usage.bytes + delta)
 
+    def forget(self, workspace: Path) -> None:
+        """The workspace's size changed by an unknown amount: measure it again when asked."""
+        self._usage.pop(workspace, None)
+
     def quota_error(self, wanted: int) -> QuotaExceeded:
         quota = self.settings.workspace_quota_bytes
         return QuotaExceeded(
