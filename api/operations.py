@@ -285,6 +285,7 @@ def operations() -> list[Op]:
                     {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
                     "`nextCursor` of the previous page",
                 ),
+                ("service", {"type": "boolean"}, "`true`: only services; `false`: only the others"),
             ),
         ),
         Op(

@@ -27,6 +27,7 @@ from api.requests import (
 )
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
+from workbench.core.ready import wait_ready
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
     EXECUTION_ID,
@@ -99,8 +100,11 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         args = request.args
-        check_query(("status", "kind", "sessionId", "limit", "cursor"))
+        check_query(("status", "kind", "sessionId", "limit", "cursor", "service"))
         status, kind = args.get("status"), args.get("kind")
+        service = args.get("service")
+        if service is not None and service not in ("true", "false"):
+            raise BadRequest("query parameter service must be true or false")
         session_id, cursor = args.get("sessionId"), args.get("cursor")
         # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
         if status is not None and status not in STATUSES:
@@ -112,7 +116,13 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
             raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
         page, next_cursor = await svc.list(
-            principal, status=status, kind=kind, session_id=session_id, limit=LIST_LIMIT.read(), cursor=cursor
+            principal,
+            status=status,
+            kind=kind,
+            session_id=session_id,
+            limit=LIST_LIMIT.read(),
+            cursor=cursor,
+            service=None if service is None else service == "true",
         )
         return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 
@@ -137,7 +147,10 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         wait_ms = (
             body.wait_timeout_ms if body.wait_timeout_ms is not None else settings.default_wait_timeout_ms
         )
-        execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
+        if body.until == "ready":
+            execution, timed_out = await wait_ready(svc, principal, execution_id, kind, wait_ms)
+        else:
+            execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
         return json_response({"execution": execution.wire(), "waitTimedOut": timed_out})
 
     @per_execution("/cancel", ["POST"], "cancel")

@@ -29,9 +29,10 @@ from workbench.wire.status import ExecutionStatus as S
 log = logging.getLogger("workbench.core.recovery")
 
 
-def adoption_note(live: Live) -> str:
-    """What the journal says of an execution picked up after a restart."""
-    if live.adopted_exit is not None:
+def adoption_note(live: Live, lives_on: bool = False) -> str:
+    """What the journal says of an execution picked up after a restart (`lives_on`: a service
+    whose leader ended while its tree goes on)."""
+    if live.adopted_exit is not None and not lives_on:
         return "finished while the daemon was down; recorded after its restart"
     if not live.adopted_known:
         return "adopted after a daemon restart (its supervisor had died: the exit status will not be known)"
@@ -55,6 +56,7 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     known = supervisor.known()
     queued: list[ExecutionRow] = []
     found: list[Live] = []
+    living_services: set[str] = set()
     for row in rows:
         directory = executor.settings.layout.execution(row.id).path
         status = row.status
@@ -67,6 +69,8 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
         if child is not None:
             # The supervisor outlived the daemon and still holds the tree (or its exit status).
             live.adopted, live.adopted_exit = child.info, child.status
+            if row.service and not child.empty:
+                living_services.add(row.id)
         elif info is not None and await supervisor.adopt(info):
             # The supervisor died too, but the tree lives on: held again by its identity. Its exit
             # status is the one the old supervisor recorded, if it did, else unknowable.
@@ -89,7 +93,8 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     async with trio.open_nursery() as nursery:
         for live in found:
             if live.adopted is not None and live.status is not S.QUEUED:
-                note = [("status", event_builder("status", message=adoption_note(live)))]
+                message = adoption_note(live, live.id in living_services)
+                note = [("status", event_builder("status", message=message))]
                 nursery.start_soon(executor.journal.append, live.id, note)
     for live in found:
         executor.submit(live.row, live)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import trio
 
-from workbench.core import launch
+from workbench.core import launch, services
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.layout import STREAMS
@@ -165,7 +165,8 @@ class Service:
         image = launch.resolve_image(self.executor.images, req.image)
         if isinstance(req, StartCodeRequest):
             launch.resolve_language(image, req.language)
-        timeout_ms = req.timeout_ms if req.timeout_ms is not None else settings.default_timeout_ms
+        # A service has no deadline unless it asks for one (0 is none).
+        timeout_ms, service_fields = services.row_fields(req, settings.default_timeout_ms)
         if timeout_ms > settings.max_timeout_ms:
             raise _field_error("timeoutMs", f"must be at most {settings.max_timeout_ms} (24 hours)")
         if req.idle_timeout_ms is not None and req.idle_timeout_ms > settings.max_timeout_ms:
@@ -196,11 +197,12 @@ class Service:
             idempotency_key=idempotency_key,
             request_hash=request_hash,
             created_at=now,
-            deadline_at=now + timeout_ms,
+            deadline_at=services.deadline_at(now, timeout_ms),
             timeout_ms=timeout_ms,
             idle_timeout_ms=req.idle_timeout_ms,
             budget_bytes=settings.execution_event_output_budget_bytes,
             detached=req.detached,
+            **service_fields,
         )
 
     # -- reading -----------------------------------------------------------------------------
@@ -232,6 +234,7 @@ class Service:
         session_id: str | None,
         limit: int,
         cursor: str | None,
+        service: bool | None = None,
     ) -> tuple[list[Execution], str | None]:
         """Newest first, `limit` per page; the cursor is the id to continue after."""
         if status is not None and status not in {s.value for s in ExecutionStatus}:
@@ -241,7 +244,7 @@ class Service:
         if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
             raise _field_error("cursor", "is not a cursor this daemon handed out")
         owner = None if principal.sees_all else principal.name
-        where = ListFilter(principal=owner, status=status, kind=kind, session_id=session_id)
+        where = ListFilter(principal=owner, status=status, kind=kind, session_id=session_id, service=service)
         rows = await self.store.list_executions(where, cursor, limit + 1)
         page = [execution_from(found) for found in rows[:limit]]
         next_cursor = page[-1].execution_id if len(rows) > limit else None

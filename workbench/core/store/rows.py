@@ -44,7 +44,10 @@ def render_body(body: str, data: bytes | None) -> str:
     return body.replace(DELTA_PLACEHOLDER, '"outputDelta": ' + delta, 1)
 
 
-_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached"})
+_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached", "service"})
+#: The deadline of an execution without one (a service started without `timeoutMs`), stored with
+#: `timeout_ms` 0: the last millisecond of the year 9999, which no clock reaches.
+NO_DEADLINE_MS = 253_402_300_799_999
 
 
 @dataclass(slots=True)
@@ -92,6 +95,11 @@ class ExecutionRow:
     detached: bool = False
     containment: str | None = None
     child_json: str | None = None
+    #: A service (see `workbench.core.services`): meant to stay up until cancelled.
+    service: bool = False
+    readiness_json: str | None = None
+    ready_timeout_ms: int | None = None
+    ready_at: int | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
@@ -173,3 +181,4 @@ class ListFilter:
     status: str | None = None
     kind: str | None = None
     session_id: str | None = None
+    service: bool | None = None

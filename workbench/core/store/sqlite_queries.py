@@ -146,6 +146,7 @@ def list_executions(
         ("status", where.status),
         ("kind", where.kind),
         ("session_id", where.session_id),
+        ("service", None if where.service is None else int(where.service)),
     ):
         if value is not None:
             clauses.append(f"{column} = ?")
