@@ -18,7 +18,8 @@ FILES = "/v1/sessions/work/files"
 
 
 def workspace(wb: DaemonHandle, session: str = "work", principal: str = "admin") -> Path:
-    return wb.settings.layout.workspace(principal, session)
+    path: Path = wb.settings.layout.workspace(principal, session)
+    return path
 
 
 async def put(wb: DaemonHandle, path: str, data: bytes, **headers: str) -> httpx.Response:

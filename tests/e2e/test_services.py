@@ -144,7 +144,7 @@ async def test_a_wait_until_ready_of_a_plain_execution_waits_for_its_end(wb: Dae
 
 
 async def test_service_fields_are_checked_and_the_listing_filters_services(wb: DaemonHandle) -> None:
-    bad_bodies = [
+    bad_bodies: list[dict[str, Any]] = [
         {"command": "true", "readiness": {"port": 8000}},  # needs service
         {"command": "true", "service": True, "readiness": {}},
         {"command": "true", "service": True, "readiness": {"port": 8000, "logPattern": "x"}},
