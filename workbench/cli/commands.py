@@ -35,6 +35,7 @@ def cmd_ls(http: Http, args: argparse.Namespace) -> int:
                 "sessionId": args.session,
                 "limit": min(1000, args.limit - len(records)),
                 "cursor": cursor,
+                "service": "true" if getattr(args, "services", False) else None,
             },
         )
         records.extend(page["executions"])

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: it costs the CLI's star
     from typing import Any, NoReturn
 
 _RUN_COMMANDS = frozenset({"run", "code", "rerun", "wait", "logs"})
+_FILE_COMMANDS = frozenset({"cp", "files"})
 
 EXIT_STATUSES = """exit status:
   the command's own exit code; 124 when it timed out; 128+N when killed by signal N;
@@ -81,7 +82,11 @@ def _client(name: str) -> Callable[[argparse.Namespace], int]:
 
         # `run` and its kin live apart from the listing commands, so `run` loads no table code.
         module = importlib.import_module(
-            "workbench.cli.run" if name in _RUN_COMMANDS else "workbench.cli.commands"
+            "workbench.cli.run"
+            if name in _RUN_COMMANDS
+            else "workbench.cli.files"
+            if name in _FILE_COMMANDS
+            else "workbench.cli.commands"
         )
         func: Callable[[Any, argparse.Namespace], int] = getattr(module, f"cmd_{name}")
         return _with_daemon(func, args)
@@ -154,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_starting(command)
     _add_reading(command, as_json)
     _add_acting(command, as_json)
+    _add_files(command, as_json)
     return parser
 
 
@@ -212,6 +218,17 @@ def _add_starting(command: Callable[..., Any]) -> None:
         usage="workbench run [OPTIONS] -- COMMAND...",
     )
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command")
+    service = run.add_argument_group("service options")
+    service.add_argument(
+        "--service",
+        action="store_true",
+        help="keep it up (no default deadline; its background processes live on); print its id once ready",
+    )
+    service.add_argument("--ready-port", type=int, metavar="PORT", help="ready once its tree listens on PORT")
+    service.add_argument("--ready-log", metavar="REGEX", help="ready once a line of its output matches REGEX")
+    service.add_argument(
+        "--ready-timeout", metavar="DURATION", help="kill it if not ready within this long (default 60s)"
+    )
 
     code = command(
         "code",
@@ -234,6 +251,7 @@ def _add_reading(command: Callable[..., Any], as_json: _Parser) -> None:
     ls.add_argument("--kind", help="bash or code (workbench_bash, workbench_code)")
     ls.add_argument("--session", metavar="ID", help="only this session's")
     ls.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    ls.add_argument("--services", action="store_true", help="only services (`run --service`)")
 
     show = command("show", "show one execution", "Show one execution's record.", as_json)
     show.add_argument("id")
@@ -333,6 +351,24 @@ def _add_acting(command: Callable[..., Any], as_json: _Parser) -> None:
         as_json,
     )
     detach.add_argument("id")
+
+
+def _add_files(command: Callable[..., Any], as_json: _Parser) -> None:
+    """`cp` and `files`: a session's workspace."""
+    cp = command(
+        "cp",
+        "copy files into or out of a session's workspace",
+        "Copy a file or a directory between here and a session's workspace, as `docker cp` does:\n"
+        "`workbench cp ./src my-session:app` or `workbench cp my-session:app/out.log .`.\n"
+        "A directory copied to a directory that exists goes inside it; - is stdin or stdout.",
+    )
+    cp.add_argument("source", metavar="SOURCE", help="a local path, or SESSION:PATH")
+    cp.add_argument("target", metavar="TARGET", help="SESSION:PATH, or a local path")
+    files = command("files", "list a session's workspace", "List the files of a session's workspace.")
+    actions = files.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_Parser)
+    ls = actions.add_parser("ls", help="list a directory", parents=[as_json])
+    ls.add_argument("where", metavar="SESSION[:DIR]", help="the session, and a directory in its workspace")
+    ls.add_argument("--depth", type=int, default=1, help="levels to go down (default 1)")
 
 
 def main(argv: list[str] | None = None) -> None:
