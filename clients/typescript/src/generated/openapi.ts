@@ -412,6 +412,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The principal's sessions */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One session */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /** Remove a session's workspace and every file in it */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a file (honours Range), or list a directory */
+        get: operations["listWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a file (honours Range), or list a directory */
+        get: operations["readFile"];
+        /** Write a file atomically (its parents made) */
+        put: operations["writeFile"];
+        post?: never;
+        /** Remove a file, a symlink or a whole directory */
+        delete: operations["deleteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files:upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unpack a tar (plain, gzip, bzip2, xz) or zip archive into the workspace */
+        post: operations["uploadFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files:download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A tar of a directory (or of one file) */
+        get: operations["downloadFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files:move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move (rename) a path inside the workspace */
+        post: operations["moveFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files:watch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow the changes under a directory (server-sent events, from inotify) */
+        get: operations["watchFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -534,9 +673,8 @@ export interface components {
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
-            /** Format: date-time */
-            deadlineAt: string;
-            timeoutMs: number;
+            deadlineAt: string | null;
+            timeoutMs: number | null;
             idleTimeoutMs: number | null;
             exitCode: number | null;
             signal: string | null;
@@ -548,6 +686,12 @@ export interface components {
             lastSequence: number;
             detached: boolean;
             containment: components["schemas"]["Containment"] | null;
+            service: boolean;
+            readiness: components["schemas"]["Readiness-Output"] | null;
+            readyTimeoutMs: number | null;
+            /** @description A service: whether it is ready (without a readiness check, once it runs); else null. */
+            ready: boolean | null;
+            readyAt: string | null;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -584,6 +728,55 @@ export interface components {
         ExitList: {
             exits: components["schemas"]["Exit"][];
         };
+        /**
+         * FileEntry
+         * @description One entry of a workspace.
+         */
+        FileEntry: {
+            /** @description Relative to the workspace (`src/app.py`). */
+            path: string;
+            /** @description The last component of `path` (`""` for the workspace itself). */
+            name: string;
+            /** @description `file`, `directory`, `symlink` (never followed) or `other` (a fifo, socket or device). */
+            type: components["schemas"]["FileType"];
+            /** @description The size of a file (of the link itself for a symlink; 0 for a directory). */
+            sizeBytes: number;
+            /**
+             * Format: date-time
+             * @description The last modification time.
+             */
+            modifiedAt: string;
+            /** @description The file's version, as `GET` sends it in `ETag` (files only). */
+            etag: string | null;
+            /** @description What a symlink points to, as written. */
+            target: string | null;
+        };
+        /**
+         * FileEvent
+         * @description One change under a watched path (`GET .../files:watch`): not journaled, not replayed.
+         */
+        FileEvent: {
+            /** @description `created`, `modified`, `deleted`; `overflow` when changes were missed (list again). */
+            type: components["schemas"]["FileEventType"];
+            /** @description Relative to the workspace (`""` for an overflow). */
+            path: string;
+            /** @description Whether it is (or was) a directory. */
+            directory: boolean;
+            /** Format: date-time */
+            timestamp: string;
+        };
+        /**
+         * FileList
+         * @description `GET .../files/{path}?list`: the path itself and what is under it, to `depth` levels.
+         */
+        FileList: {
+            path: string;
+            type: components["schemas"]["FileType"];
+            /** @description Sorted by path; a file lists as itself. */
+            entries: components["schemas"]["FileEntry"][];
+            /** @description More entries than the most one listing holds (10000). */
+            truncated: boolean;
+        };
         /** Health */
         Health: {
             status: string;
@@ -610,6 +803,21 @@ export interface components {
         ImageList: {
             images: components["schemas"]["Image"][];
         };
+        /**
+         * MoveRequest
+         * @description `POST .../files:move`.
+         */
+        MoveRequest: {
+            /** @description The path to move (a file, a symlink or a directory). */
+            from: string;
+            /** @description Where it goes; its parents are made. */
+            to: string;
+            /**
+             * @description Replace what is at `to` (a file or an empty directory); otherwise that is a `409`.
+             * @default false
+             */
+            overwrite: boolean;
+        };
         /** OutputInfo */
         OutputInfo: {
             stdoutBytes: number;
@@ -617,6 +825,46 @@ export interface components {
             eventBytes: number;
             budgetBytes: number;
             truncated: boolean;
+        };
+        /**
+         * Readiness
+         * @description When a service is ready: something of its tree listens on `port`, or its output matches
+         *     `logPattern`. Exactly one of the two.
+         */
+        "Readiness-Input": {
+            /** @description A TCP port that a process of the service's tree listens on once it is ready. */
+            port?: number | null;
+            /** @description A regular expression (Python syntax) searched in each line of its stdout and stderr. */
+            logPattern?: string | null;
+        };
+        /**
+         * Readiness
+         * @description When a service is ready: something of its tree listens on `port`, or its output matches
+         *     `logPattern`. Exactly one of the two.
+         */
+        "Readiness-Output": {
+            /** @description A TCP port that a process of the service's tree listens on once it is ready. */
+            port: number | null;
+            /** @description A regular expression (Python syntax) searched in each line of its stdout and stderr. */
+            logPattern: string | null;
+        };
+        /**
+         * Session
+         * @description A session of the principal: its workspace and its live executions.
+         */
+        Session: {
+            sessionId: string;
+            /** @description The bytes of the files in its workspace (what the quota counts). */
+            sizeBytes: number;
+            quotaBytes: number;
+            /** Format: date-time */
+            modifiedAt: string;
+            /** @description Its executions that are queued or running. */
+            liveExecutions: number;
+        };
+        /** SessionList */
+        SessionList: {
+            sessions: components["schemas"]["Session"][];
         };
         /**
          * StartBashRequest
@@ -679,6 +927,23 @@ export interface components {
             detached: boolean;
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
+            /**
+             * @description Meant to stay up: no default deadline, and its background processes live on after the
+             *     command's own process exits, until the tree is empty or it is cancelled.
+             * @default false
+             */
+            service: boolean;
+            /**
+             * @description When the service is ready (`ready: true` and a `ready` event); needs `service`.
+             * @default null
+             */
+            readiness: components["schemas"]["Readiness-Input"] | null;
+            /**
+             * @description How long it may take to be ready (default 60000): then it is killed and ends `timed_out`
+             *     (`error.code` `ready_timeout`); needs `readiness`.
+             * @default null
+             */
+            readyTimeoutMs: number | null;
         };
         /**
          * StartCodeRequest
@@ -745,6 +1010,19 @@ export interface components {
             code: string;
         };
         /**
+         * UploadResult
+         * @description `POST .../files:upload`: what the archive held, unpacked.
+         */
+        UploadResult: {
+            /** @description Where it was unpacked. */
+            path: string;
+            files: number;
+            directories: number;
+            symlinks: number;
+            /** @description The bytes of the files written. */
+            sizeBytes: number;
+        };
+        /**
          * WaitRequest
          * @description `POST .../wait`.
          */
@@ -754,6 +1032,11 @@ export interface components {
              * @default null
              */
             waitTimeoutMs: number | null;
+            /**
+             * @description `end`: until it is terminal; `ready`: until it is ready (a service) or terminal.
+             * @default end
+             */
+            until: components["schemas"]["WaitUntil"];
         };
         /** WaitResult */
         WaitResult: {
@@ -769,7 +1052,7 @@ export interface components {
          * @description what a journal event records
          * @enum {string}
          */
-        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact";
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "ready";
         /**
          * @description an output stream (and the artifact that keeps it)
          * @enum {string}
@@ -784,7 +1067,22 @@ export interface components {
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "quota_exceeded" | "internal";
+        /**
+         * @description what a wait waits for: the end, or a service's readiness
+         * @enum {string}
+         */
+        WaitUntil: "end" | "ready";
+        /**
+         * @description what a path of a workspace is
+         * @enum {string}
+         */
+        FileType: "file" | "directory" | "symlink" | "other";
+        /**
+         * @description what changed under a watched path
+         * @enum {string}
+         */
+        FileEventType: "created" | "modified" | "deleted" | "overflow";
     };
     responses: {
         /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
@@ -814,7 +1112,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `not_found` (404): unknown execution, kind, artifact, exit or route (or a wrong method), or an execution of another principal */
+        /** @description `not_found` (404): unknown execution, kind, artifact, exit, session, file or route (or a wrong method), or an execution or session of another principal */
         not_found: {
             headers: {
                 [name: string]: unknown;
@@ -823,7 +1121,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `conflict` (409): the request conflicts with the current state: deleting an execution that has not ended */
+        /** @description `conflict` (409): the request conflicts with the current state: deleting an execution that has not ended, a directory where a file goes */
         conflict: {
             headers: {
                 [name: string]: unknown;
@@ -832,7 +1130,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `payload_too_large` (413): body over the limit (1 MiB) */
+        /** @description `precondition_failed` (412): `If-Match` or `If-None-Match` does not hold for the file as it is now */
+        precondition_failed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `payload_too_large` (413): body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
         payload_too_large: {
             headers: {
                 [name: string]: unknown;
@@ -906,6 +1213,15 @@ export interface components {
         };
         /** @description `unavailable` (503): shutting down, or the store failed */
         unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `quota_exceeded` (507): the write would take the session's workspace past its quota */
+        quota_exceeded: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1111,6 +1427,8 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page */
                 cursor?: string;
+                /** @description `true`: only services; `false`: only the others */
+                service?: boolean;
             };
             header?: never;
             path?: never;
@@ -1857,6 +2175,462 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             416: components["responses"]["range_not_satisfiable"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every session with a workspace */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description gone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    listWorkspace: {
+        parameters: {
+            query?: {
+                /** @description a listing whatever the path is (a file lists as itself) */
+                list?: string;
+                /** @description how many levels a listing goes down (0: the path alone) */
+                depth?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a directory, or any path with `?list`: its listing */
+            200: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description not modified: the file is the version `If-None-Match` names */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    readFile: {
+        parameters: {
+            query?: {
+                /** @description a listing whatever the path is (a file lists as itself) */
+                list?: string;
+                /** @description how many levels a listing goes down (0: the path alone) */
+                depth?: number;
+            };
+            header?: {
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                Range?: string;
+                /** @description `*` or ETags: 304 when the file is one of these versions */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+                /** @description a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422 */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a directory, or any path with `?list`: its listing */
+            200: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description not modified: the file is the version `If-None-Match` names */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    writeFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `*` or ETags: write (or delete) only if the file is one of these versions now; else 412 */
+                "If-Match"?: string;
+                /** @description `*`: write only if nothing is at the path (create, never replace); else 412 */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+                /** @description a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422 */
+                path: string;
+            };
+            cookie?: never;
+        };
+        /** @description the file's bytes, at most `WORKBENCH_MAX_FILE_BYTES` */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description replaced */
+            200: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description created */
+            201: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            412: components["responses"]["precondition_failed"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["quota_exceeded"];
+        };
+    };
+    deleteFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `*` or ETags: write (or delete) only if the file is one of these versions now; else 412 */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+                /** @description a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422 */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description gone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            412: components["responses"]["precondition_failed"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    uploadFiles: {
+        parameters: {
+            query?: {
+                /** @description a path in the workspace (default: the workspace itself) */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description the archive, at most `WORKBENCH_MAX_FILE_BYTES` */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description unpacked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["quota_exceeded"];
+        };
+    };
+    downloadFiles: {
+        parameters: {
+            query?: {
+                /** @description a path in the workspace (default: the workspace itself) */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the tar, streamed as it is written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    moveFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveRequest"];
+            };
+        };
+        responses: {
+            /** @description where it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `invalid_request`: the body fails validation (`details` lists the fields) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["unavailable"];
+        };
+    };
+    watchFiles: {
+        parameters: {
+            query?: {
+                /** @description a path in the workspace (default: the workspace itself) */
+                path?: string;
+                /** @description end the stream after this long (0: never) */
+                timeoutMs?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Each change is `event: TYPE` and `data: FILE_EVENT_JSON` (a `FileEvent`),
+             *     without an `id:` (a watch is not replayed: watch again and list). A `: watching` comment comes
+             *     first, once every directory under the path is watched; `: keepalive` after 15 s of quiet. The
+             *     stream ends when the daemon stops, after `timeoutMs`, or once the watched directory is gone.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
         };
     };
