@@ -247,6 +247,15 @@ def _file_response(opened: Opened, if_none_match: str | None) -> Response:
         status = 206
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
     length = max(0, end - start + 1)
+    headers["Content-Length"] = str(length)
+    if opened.data is not None:
+        os.close(fd)
+        return Response(
+            opened.data[start : start + length],
+            status=status,
+            content_type="application/octet-stream",
+            headers=headers,
+        )
 
     async def body() -> AsyncIterator[bytes]:
         try:
@@ -261,7 +270,6 @@ def _file_response(opened: Opened, if_none_match: str | None) -> Response:
         finally:
             os.close(fd)
 
-    headers["Content-Length"] = str(length)
     response = Response(body(), status=status, content_type="application/octet-stream", headers=headers)
     response.timeout = None
     return response

@@ -15,6 +15,7 @@ from bench.context import Context
 from bench.procs import ROOT, Registry, describe_machine, scratch_root
 from bench.rows_cancel import row7_cancel
 from bench.rows_clients import row13_client_events
+from bench.rows_files import row14_file_round_trip, row15_service_ready
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
 from bench.rows_load import row3_many_jobs, row4_gigabyte, row9_thousand, row11_recovery
@@ -37,6 +38,8 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     11: ("recovery after SIGKILL, 200 running", row11_recovery, (120, 60)),
     12: ("durability: data dir on disk vs tmpfs", row12_durability, (60, 30)),
     13: ("`events()` of 100,000 lines: TypeScript vs Python client", row13_client_events, (120, 60)),
+    14: ("1 MiB file PUT + GET through the API vs `cp`", row14_file_round_trip, (60, 30)),
+    15: ("`python -m http.server` service: start to ready", row15_service_ready, (120, 60)),
 }
 
 COMMAND = "python -m bench"

@@ -17,7 +17,7 @@ import secrets
 import shutil
 import stat
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import trio
@@ -31,6 +31,8 @@ from workbench.wire.files import MAX_LIST_ENTRIES, FileEntry, FileList, MoveRequ
 
 #: Bytes gathered from the request before one write to the file (one thread hop per write).
 _WRITE_AT = 1024 * 1024
+#: A file at most this big is read whole when it is opened (one thread hop, not two).
+_READ_AT_ONCE = 1024 * 1024
 #: The name of a write's temporary file; watchers leave these out.
 TEMP_PREFIX, TEMP_SUFFIX = ".workbench-", ".part"
 _RENAME_NOREPLACE = 1
@@ -56,6 +58,8 @@ class Opened:
     size: int
     etag: str
     name: str
+    #: The whole file, read in the same trip to a worker thread, when it is small.
+    data: bytes | None = None
 
 
 def _ms(ns: int) -> str:
@@ -98,20 +102,30 @@ class Files:
         parts = beneath.parse(path)
         workspace = self.workspaces.existing(principal, session_id)
 
-        def work() -> Opened | None:
-            with (
-                closing(self.workspaces.open_root(workspace, make=False)) as root,
-                closing(beneath.open_beneath(root, parts, os.O_PATH)) as handle,
-            ):
-                st = os.fstat(handle)
-                if stat.S_ISDIR(st.st_mode):
-                    return None
-                if not stat.S_ISREG(st.st_mode):
-                    raise beneath.not_regular(parts)
-                fd = beneath.reopen(handle, os.O_RDONLY)
-                return Opened(fd, st.st_size, beneath.etag(st), parts[-1] if parts else "")
-
-        return await trio.to_thread.run_sync(work)
+        # Resolving and opening are a few metadata calls, done here: a trip to a worker thread
+        # costs more (up to milliseconds on a busy machine). Reading the bytes goes to one.
+        with (
+            closing(self.workspaces.open_root(workspace, make=False)) as root,
+            closing(beneath.open_beneath(root, parts, os.O_PATH)) as handle,
+        ):
+            st = os.fstat(handle)
+            if stat.S_ISDIR(st.st_mode):
+                return None
+            if not stat.S_ISREG(st.st_mode):
+                raise beneath.not_regular(parts)
+            fd = beneath.reopen(handle, os.O_RDONLY)
+        opened = Opened(fd, st.st_size, beneath.etag(st), parts[-1] if parts else "")
+        if st.st_size > _READ_AT_ONCE:
+            return opened  # streamed
+        try:
+            data = _cached(fd, st.st_size + 1)
+            if data is None:
+                data = await trio.to_thread.run_sync(os.pread, fd, st.st_size + 1, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        # One byte more was asked for: a file that changed size since is streamed instead.
+        return replace(opened, data=data) if len(data) == st.st_size else opened
 
     async def is_directory(self, principal: str, session_id: str, path: str) -> bool:
         """Whether `path` names a directory of the workspace (404 when it names nothing)."""
@@ -182,60 +196,64 @@ class Files:
         if length is not None and length > limit:
             raise PayloadTooLarge(f"the file is {length} bytes; at most {limit} may be written")
         workspace = self.workspaces.path(principal, session_id)
-        parts = await trio.to_thread.run_sync(self._target, workspace, parts)
-        replacing = await trio.to_thread.run_sync(self._size_at, workspace, parts)
-        room = await self.workspaces.room(workspace, replacing)
-        if length is not None and length > room:
-            raise self.workspaces.quota_error(length)
         # A compare-and-swap names a file that exists: its parents are not made.
         make = if_match is None
-        root = await trio.to_thread.run_sync(lambda: self.workspaces.open_root(workspace, make=make))
-        with closing(root):
+        # Before the body: a few metadata calls, made here (a trip to a worker thread costs more),
+        # once the workspace's size is known (measured in one when it must be). After the body,
+        # one trip writes what is left (up to 1 MiB) and renames.
+        await self.workspaces.used(workspace)
+        ready = self._prepare(workspace, parts, length, make)
+        parts, room = ready.parts, ready.room
+        with closing(ready.root), closing(ready.parent):
+            tmp = temp_name()
+            fd, pending, written = await self._spool(ready.parent, tmp, body, min(limit, room), limit)
             try:
-                parent = await trio.to_thread.run_sync(lambda: beneath.open_parent(root, parts, make=make))
-            except NotFound:
-                raise PreconditionFailed(f"{path[:200]!r} does not exist (If-Match)") from None
-            with closing(parent):
-                tmp = temp_name()
-                written = await self._spool(parent, tmp, body, min(limit, room), limit)
-                try:
-                    async with self.workspaces.locked(workspace):
-                        entry, replaced, existed = await trio.to_thread.run_sync(
-                            self._commit, parent, tmp, parts, if_match, if_none_match
-                        )
-                except BaseException:
-                    _unlink(parent, tmp)
-                    raise
+                async with self.workspaces.locked(workspace):
+                    entry, replaced, existed = await trio.to_thread.run_sync(
+                        self._commit, ready.parent, fd, pending, tmp, parts, if_match, if_none_match
+                    )
+            except BaseException:
+                _unlink(ready.parent, tmp)
+                raise
         self.workspaces.grew(workspace, written - replaced)
         return entry, not existed
 
-    def _target(self, workspace: Path, parts: Parts) -> Parts:
-        """Where a write lands: through a symlink at the path, when it points inside (422 if not)."""
-        if not workspace.is_dir():
-            return parts
-        with closing(self.workspaces.open_root(workspace, make=False)) as root:
-            return beneath.follow_final(root, parts)
-
-    def _size_at(self, workspace: Path, parts: Parts) -> int:
-        """The size of the regular file at `parts`, or 0 (nothing there yet, or not a file)."""
+    def _prepare(self, workspace: Path, parts: Parts, length: int | None, make: bool) -> _Prepared:
+        """Where the write lands (through a symlink that stays inside), the room the quota leaves
+        it, and its workspace and parent opened (made, once the checks pass)."""
+        exists = workspace.is_dir()
+        replacing = 0
+        if exists:
+            with closing(self.workspaces.open_root(workspace, make=False)) as root:
+                parts = beneath.follow_final(root, parts)
+                replacing = _size_at(root, parts)
+        room = self.workspaces.room_now(workspace, replacing)
+        if length is not None and length > room:
+            raise self.workspaces.quota_error(length)
+        if not exists and not make:
+            raise PreconditionFailed(f"{beneath.join(parts)[:200]!r} does not exist (If-Match)")
+        root = self.workspaces.open_root(workspace, make=make)
         try:
-            with (
-                closing(self.workspaces.open_root(workspace, make=False)) as root,
-                closing(beneath.open_parent(root, parts, make=False)) as parent,
-            ):
-                st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
-        except (NotFound, FileNotFoundError, Conflict):
-            return 0
-        return st.st_size if stat.S_ISREG(st.st_mode) else 0
+            parent = beneath.open_parent(root, parts, make=make)
+        except NotFound:
+            os.close(root)
+            raise PreconditionFailed(f"{beneath.join(parts)[:200]!r} does not exist (If-Match)") from None
+        except BaseException:
+            os.close(root)
+            raise
+        return _Prepared(parts, room, root, parent)
 
-    async def _spool(self, parent: int, tmp: str, body: AsyncIterator[bytes], most: int, limit: int) -> int:
-        """Stream `body` into `tmp` in `parent`; its size. Refused past `most` bytes."""
+    async def _spool(
+        self, parent: int, tmp: str, body: AsyncIterator[bytes], most: int, limit: int
+    ) -> tuple[int, bytes, int]:
+        """Stream `body` into `tmp` in `parent`: (its descriptor, the last bytes not yet written,
+        the size). Refused past `most` bytes (the file and `tmp` removed)."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o644, dir_fd=parent)
         written = 0
+        pending: list[bytes] = []
+        held = 0
         try:
-            pending: list[bytes] = []
-            held = 0
             async for chunk in body:
                 written += len(chunk)
                 if written > most:
@@ -247,20 +265,28 @@ class Files:
                 if held >= _WRITE_AT:
                     await trio.to_thread.run_sync(_write_all, fd, b"".join(pending))
                     pending, held = [], 0
-            if pending:
-                await trio.to_thread.run_sync(_write_all, fd, b"".join(pending))
         except BaseException:
             os.close(fd)
             _unlink(parent, tmp)
             raise
-        os.close(fd)
-        return written
+        return fd, b"".join(pending), written
 
     def _commit(
-        self, parent: int, tmp: str, parts: Parts, if_match: str | None, if_none_match: str | None
+        self,
+        parent: int,
+        fd: int,
+        pending: bytes,
+        tmp: str,
+        parts: Parts,
+        if_match: str | None,
+        if_none_match: str | None,
     ) -> tuple[FileEntry, int, bool]:
-        """Check the preconditions against what is there now, then rename; (entry, bytes replaced,
-        whether something was there)."""
+        """Write the last bytes, check the preconditions against what is there now, then rename;
+        (entry, bytes replaced, whether something was there)."""
+        try:
+            _write_all(fd, pending)
+        finally:
+            os.close(fd)
         name = parts[-1]
         try:
             old: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -351,6 +377,24 @@ class Files:
             return await trio.to_thread.run_sync(work)
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    parts: Parts
+    room: int
+    root: int
+    parent: int
+
+
+def _size_at(root: int, parts: Parts) -> int:
+    """The size of the regular file at `parts`, or 0 (nothing there yet, or not a file)."""
+    try:
+        with closing(beneath.open_parent(root, parts, make=False)) as parent:
+            st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+    except (NotFound, FileNotFoundError, Conflict):
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
 def _walk(fd: int, parts: Parts, depth: int, device: int, out: list[FileEntry]) -> None:
     """Entries under the directory `fd` into `out`, `depth` levels down (stops past the cap)."""
     for item in sorted(os.scandir(fd), key=lambda e: e.name):
@@ -378,6 +422,19 @@ def _walk(fd: int, parts: Parts, depth: int, device: int, out: list[FileEntry]) 
                 continue
             with closing(sub):
                 _walk(sub, here, depth - 1, device, out)
+
+
+def _cached(fd: int, size: int) -> bytes | None:
+    """The file's first `size` bytes if they are all in the page cache (read without blocking,
+    `RWF_NOWAIT`); None when the disk would have to be read (or the kernel cannot tell)."""
+    buffer = bytearray(size)
+    try:
+        got = os.preadv(fd, [buffer], 0, os.RWF_NOWAIT)
+    except OSError:
+        return None
+    if got < size - 1:  # short: part of it is not cached (or the file shrank)
+        return None
+    return bytes(memoryview(buffer)[:got])
 
 
 def _write_all(fd: int, data: bytes) -> None:

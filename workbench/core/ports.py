@@ -10,6 +10,8 @@ finds nothing costs two small reads.
 from __future__ import annotations
 
 import os
+import socket
+import struct
 from collections.abc import Iterable
 
 import sandbox
@@ -17,8 +19,73 @@ import sandbox
 _LISTEN = "0A"
 
 
+_NETLINK_INET_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_TCP_LISTEN = 10
+_HEADER = struct.Struct("=IHHII")
+_REQUEST = struct.Struct("=BBBBI48s")
+_MESSAGE = struct.Struct("=BBBB2sH44sIIIII")  # family, state, timer, retrans, sport (be), ..., inode
+
+
+def _netlink_listening(port: int) -> set[int] | None:
+    """The inodes of the TCP sockets listening on `port` in the daemon's own network namespace,
+    asked of the kernel through sock_diag (it walks only the listening sockets); None when the
+    kernel does not answer so. /proc/net/tcp walks every socket's hash bucket instead: on a large
+    host it takes milliseconds, which polling every few milliseconds cannot afford."""
+    found: set[int] = set()
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_INET_DIAG) as nl:
+            for seq, family in enumerate((socket.AF_INET, socket.AF_INET6), start=1):
+                body = _REQUEST.pack(family, socket.IPPROTO_TCP, 0, 0, 1 << _TCP_LISTEN, b"")
+                head = _HEADER.pack(
+                    _HEADER.size + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, seq, 0
+                )
+                nl.send(head + body)
+                if not _read_dump(nl, port, found):
+                    return None
+    except OSError:
+        return None
+    return found
+
+
+def _read_dump(nl: socket.socket, port: int, found: set[int]) -> bool:
+    while True:
+        data = nl.recv(65536)
+        pos = 0
+        while pos + _HEADER.size <= len(data):
+            length, kind, _flags, _seq, _pid = _HEADER.unpack_from(data, pos)
+            if kind == _NLMSG_DONE:
+                return True
+            if kind == _NLMSG_ERROR or length < _HEADER.size:
+                return False
+            if kind == _SOCK_DIAG_BY_FAMILY:
+                fields = _MESSAGE.unpack_from(data, pos + _HEADER.size)
+                if int.from_bytes(fields[4], "big") == port:
+                    found.add(fields[11])
+            pos += (length + 3) & ~3
+
+
+def _same_netns(pid: int) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net")
+    except OSError:
+        return False
+
+
 def listening_sockets(pid: int | None, port: int) -> set[int]:
     """The inodes of the TCP sockets listening on `port` in the network namespace of `pid`."""
+    if pid is None or _same_netns(pid):
+        fast = _netlink_listening(port)
+        if fast is not None:
+            return fast
+    return _proc_listening(pid, port)
+
+
+def _proc_listening(pid: int | None, port: int) -> set[int]:
+    """`listening_sockets` from /proc/PID/net/tcp and tcp6: slow on a large host, but in any
+    network namespace."""
     base = f"/proc/{pid}/net" if pid is not None else "/proc/self/net"
     found: set[int] = set()
     for table in ("tcp", "tcp6"):
@@ -80,17 +147,21 @@ def holds_socket(pids: Iterable[int], inodes: set[int]) -> bool:
     return False
 
 
-def tree_listens(info: sandbox.ChildInfo, port: int) -> bool:
-    """Whether a process of the tree `info` listens on TCP `port` (blocking: a worker thread)."""
-    leader_alive = sandbox.process_alive(info.pid, info.start_time)
-    pids: list[int] | None = None
+def candidates(info: sandbox.ChildInfo, port: int) -> set[int]:
+    """The sockets listening on `port` in the tree's network namespace (those of its leader while
+    it lives, else of a process of its tree): two small reads while there are none."""
     netns_pid: int | None = info.pid
-    if not leader_alive:
+    if not sandbox.process_alive(info.pid, info.start_time):
         pids = tree_pids(info)
         if not pids:
-            return False
+            return set()
         netns_pid = pids[0]
-    inodes = listening_sockets(netns_pid, port)
-    if not inodes:
-        return False
-    return holds_socket(pids if pids is not None else tree_pids(info), inodes)
+    return listening_sockets(netns_pid, port)
+
+
+def tree_listens(info: sandbox.ChildInfo, port: int, inodes: set[int] | None = None) -> bool:
+    """Whether a process of the tree `info` listens on TCP `port` (blocking: a worker thread).
+    `inodes`: the listening sockets already found by `candidates`."""
+    if inodes is None:
+        inodes = candidates(info, port)
+    return bool(inodes) and holds_socket(tree_pids(info), inodes)

@@ -29,9 +29,10 @@ from workbench.wire.models import DEFAULT_READY_TIMEOUT_MS, Readiness, StartBash
 if TYPE_CHECKING:
     from workbench.core.runner import Run
 
-#: How often a port is looked at: at first often (a server starts in tens of milliseconds), then
-#: less and less, so that a slow one costs little.
-_POLL_FIRST_S, _POLL_MAX_S, _POLL_GROWTH = 0.005, 0.1, 1.15
+#: How often a port is looked at: every 5 ms for the first second (a server starts in tens or
+#: hundreds of milliseconds), then less and less often, so that a slow one costs little. A look
+#: is two small reads of /proc.
+_POLL_FIRST_S, _POLL_FAST_FOR_S, _POLL_MAX_S, _POLL_GROWTH = 0.005, 1.0, 0.1, 1.2
 #: Bytes of one line kept for a log pattern (a longer line is searched in pieces).
 _LINE_MAX = 64 * 1024
 _READ = 256 * 1024
@@ -123,10 +124,22 @@ async def _mark_ready(run: Run, why: str) -> None:
 async def _wait_port(run: Run, port: int) -> None:
     assert run.child is not None
     info = run.child
-    pause = _POLL_FIRST_S
-    while not await trio.to_thread.run_sync(ports.tree_listens, info, port):
-        await trio.sleep(pause)
-        pause = min(pause * _POLL_GROWTH, _POLL_MAX_S)
+    pause, fast_until = _POLL_FIRST_S, trio.current_time() + _POLL_FAST_FOR_S
+    while True:
+        # The socket tables are read here (a few kernel-made lines: cheaper than a thread hop,
+        # which costs milliseconds on a busy machine); the tree's descriptors only once one
+        # listens, in a worker thread.
+        began = trio.current_time()
+        inodes = ports.candidates(info, port)
+        if inodes:
+            listens: bool = await trio.to_thread.run_sync(ports.tree_listens, info, port, inodes)
+            if listens:
+                return
+        # A look that costs more (another network namespace is read through /proc) waits longer:
+        # the watching never takes more than a tenth of the daemon's time.
+        await trio.sleep(max(pause, 10 * (trio.current_time() - began)))
+        if trio.current_time() > fast_until:
+            pause = min(pause * _POLL_GROWTH, _POLL_MAX_S)
 
 
 async def _wait_pattern(run: Run, pattern: re.Pattern[str]) -> str:

@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 import stat
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,22 +112,32 @@ class Workspaces:
 
     # -- quota ------------------------------------------------------------------------------
 
-    async def used(self, workspace: Path) -> int:
-        """The workspace's size in bytes, measured at most `USAGE_FRESH_S` ago."""
+    def used_now(self, workspace: Path) -> int:
+        """The workspace's size in bytes, measured at most `USAGE_FRESH_S` ago (blocking)."""
         usage = self._usage.get(workspace)
-        now = trio.current_time()
-        if usage is None or now - usage.measured_at > USAGE_FRESH_S:
-            size = await trio.to_thread.run_sync(measure, workspace)
-            usage = self._usage[workspace] = _Usage(size, trio.current_time())
+        if usage is None or time.monotonic() - usage.measured_at > USAGE_FRESH_S:
+            usage = self._usage[workspace] = _Usage(measure(workspace), time.monotonic())
         return usage.bytes
 
-    async def room(self, workspace: Path, replaced: int = 0) -> int:
-        """How many bytes a write that replaces `replaced` bytes may add; 507 when none."""
+    async def used(self, workspace: Path) -> int:
+        """`used_now`, in a worker thread when it must measure."""
+        usage = self._usage.get(workspace)
+        if usage is not None and time.monotonic() - usage.measured_at <= USAGE_FRESH_S:
+            return usage.bytes
+        return await trio.to_thread.run_sync(self.used_now, workspace)
+
+    def room_now(self, workspace: Path, replaced: int = 0) -> int:
+        """How many bytes a write that replaces `replaced` bytes may add; 507 when none (blocking)."""
         quota = self.settings.workspace_quota_bytes
-        left = quota - await self.used(workspace) + replaced
+        left = quota - self.used_now(workspace) + replaced
         if left <= 0:
             raise QuotaExceeded(f"the session's workspace holds its quota of {quota} bytes already")
         return left
+
+    async def room(self, workspace: Path, replaced: int = 0) -> int:
+        """`room_now`, in a worker thread when the workspace must be measured."""
+        await self.used(workspace)
+        return self.room_now(workspace, replaced)
 
     def grew(self, workspace: Path, delta: int) -> None:
         """An API write changed the workspace's size by `delta` bytes."""
