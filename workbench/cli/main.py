@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: it costs the CLI's star
 
 _RUN_COMMANDS = frozenset({"run", "code", "rerun", "wait", "logs"})
 _FILE_COMMANDS = frozenset({"cp", "files"})
+#: The options that make `run` a service's start (the same as `workbench.cli.services.OPTIONS`).
+_SERVICE_OPTIONS = ("service", "ready_port", "ready_log", "ready_timeout")
 
 EXIT_STATUSES = """exit status:
   the command's own exit code; 124 when it timed out; 128+N when killed by signal N;
@@ -81,13 +83,12 @@ def _client(name: str) -> Callable[[argparse.Namespace], int]:
         import importlib
 
         # `run` and its kin live apart from the listing commands, so `run` loads no table code.
-        module = importlib.import_module(
-            "workbench.cli.run"
-            if name in _RUN_COMMANDS
-            else "workbench.cli.files"
-            if name in _FILE_COMMANDS
-            else "workbench.cli.commands"
-        )
+        module_name = "workbench.cli.run" if name in _RUN_COMMANDS else "workbench.cli.commands"
+        if name in _FILE_COMMANDS:
+            module_name = "workbench.cli.files"
+        elif name == "run" and any(getattr(args, o, None) not in (None, False) for o in _SERVICE_OPTIONS):
+            module_name = "workbench.cli.services"  # `run --service ...`: start, wait until ready
+        module = importlib.import_module(module_name)
         func: Callable[[Any, argparse.Namespace], int] = getattr(module, f"cmd_{name}")
         return _with_daemon(func, args)
 

@@ -129,13 +129,7 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
         import shlex  # only here: the one-word command is the common, fast case
 
         command = shlex.join(words)
-    body = {"command": command, **start_options(args)}
-    service_options = ("service", "ready_port", "ready_log", "ready_timeout")
-    if any(getattr(args, name, None) not in (None, False) for name in service_options):
-        from workbench.cli import services
-
-        return services.run_service(http, args, {**body, **services.service_fields(args)})
-    return launch(http, args, "workbench_bash", body)
+    return launch(http, args, "workbench_bash", {"command": command, **start_options(args)})
 
 
 def cmd_code(http: Http, args: argparse.Namespace) -> int:

@@ -11,7 +11,18 @@ import argparse
 import sys
 
 from workbench.cli.http import Http
-from workbench.cli.run import MAX_WAIT_MS, TERMINAL, UsageError, duration_ms, exit_status, report
+from workbench.cli.run import (
+    MAX_WAIT_MS,
+    TERMINAL,
+    UsageError,
+    duration_ms,
+    exit_status,
+    report,
+    start_options,
+)
+
+#: The options of `run` that make it a service's start (see `workbench.cli.main`).
+OPTIONS = ("service", "ready_port", "ready_log", "ready_timeout")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +47,20 @@ def service_fields(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError("run: --ready-timeout needs --ready-port or --ready-log")
         body["readyTimeoutMs"] = duration_ms(args.ready_timeout, "--ready-timeout")
     return body
+
+
+def cmd_run(http: Http, args: argparse.Namespace) -> int:
+    """`workbench run` with a service option: as `run` builds its command, then `run_service`."""
+    words: list[str] = args.cmd
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise UsageError("run: no command given (workbench run [OPTIONS] -- COMMAND...)")
+    import shlex
+
+    command = words[0] if len(words) == 1 else shlex.join(words)
+    body = {"command": command, **start_options(args), **service_fields(args)}
+    return run_service(http, args, body)
 
 
 def run_service(http: Http, args: argparse.Namespace, body: dict[str, Any]) -> int:

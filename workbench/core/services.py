@@ -16,18 +16,30 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
 
+import sandbox
 from workbench.core import ports
-from workbench.core.live import Stop
+from workbench.core.layout import ExecutionDir
+from workbench.core.live import Live, RunContext, Stop
 from workbench.core.records import event_builder, now_ms
+from workbench.core.store import ExecutionRow
 from workbench.core.store.rows import NO_DEADLINE_MS
 from workbench.wire.models import DEFAULT_READY_TIMEOUT_MS, Readiness, StartBashRequest, StartRequest
 
-if TYPE_CHECKING:
-    from workbench.core.runner import Run
+
+class Run(Protocol):
+    """What the watchers need of a service's supervisor task (`runner.Run`)."""
+
+    ex: RunContext
+    live: Live
+    row: ExecutionRow
+    directory: ExecutionDir
+    child: sandbox.ChildInfo | None
+    exit_status: sandbox.ExitStatus | None
+
 
 #: How often a port is looked at: every 5 ms for the first second (a server starts in tens or
 #: hundreds of milliseconds), then less and less often, so that a slow one costs little. A look
@@ -143,16 +155,18 @@ async def _wait_port(run: Run, port: int) -> None:
 
 
 async def _wait_pattern(run: Run, pattern: re.Pattern[str]) -> str:
-    """The first line of stdout or stderr that `pattern` matches (woken by inotify, as capture is)."""
+    """The first line of stdout or stderr that `pattern` matches.
+
+    Woken by the journal: capture commits what the process writes (past the output budget, its
+    counters at least every 250 ms), and each commit wakes this watcher, which reads the spool
+    files itself. (An inotify watch of its own on the spool files would take over capture's: the
+    kernel gives one watch per file and instance.)
+    """
     files = [run.directory.stdout, run.directory.stderr]
-    group = run.ex.inotify.group()
     offsets, pending = [0, 0], [b"", b""]
-    try:
-        for path in files:
-            group.add(str(path))
+    with run.ex.journal.watch(run.live.id) as watch:
         while True:
-            seen = group.version
-            group.arm()
+            seen = watch.version
             more = False
             for i, path in enumerate(files):
                 data = await trio.to_thread.run_sync(_read_from, path, offsets[i])
@@ -166,9 +180,7 @@ async def _wait_pattern(run: Run, pattern: re.Pattern[str]) -> str:
                 if found is not None:
                     return found
             if not more:
-                await group.wait(seen)
-    finally:
-        group.close()
+                await watch.wait_changed(seen)
 
 
 def _read_from(path: os.PathLike[str], offset: int) -> bytes:
