@@ -8,7 +8,8 @@ import time
 from collections.abc import Sequence
 
 from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found, WithData
-from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo, Readiness
+from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo
+from workbench.wire.services import Readiness
 
 
 def now_ms() -> int:

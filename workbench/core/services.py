@@ -27,7 +27,8 @@ from workbench.core.live import Live, RunContext, Stop
 from workbench.core.records import event_builder, now_ms
 from workbench.core.store import ExecutionRow
 from workbench.core.store.rows import NO_DEADLINE_MS
-from workbench.wire.models import DEFAULT_READY_TIMEOUT_MS, Readiness, StartBashRequest, StartRequest
+from workbench.wire.models import StartBashRequest, StartRequest
+from workbench.wire.services import DEFAULT_READY_TIMEOUT_MS, Readiness
 
 
 class Run(Protocol):

@@ -9,17 +9,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    WithJsonSchema,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 from pydantic.alias_generators import to_camel
 
+from workbench.wire.services import MAX_READY_TIMEOUT_MS, Readiness, ServiceFields
 from workbench.wire.status import ExecutionStatus
 
 ExecutionKind = Literal["workbench_bash", "workbench_code"]
@@ -41,10 +34,7 @@ MAX_PATH_BYTES = 4096 - 1
 MAX_WAIT_TIMEOUT_MS = 600_000
 MAX_TIMEOUT_MS = 86_400_000
 MAX_CANCEL_REASON = 1000
-#: The longest `readiness.logPattern` (a regular expression).
-MAX_LOG_PATTERN = 1000
-#: `readyTimeoutMs` when a service with a readiness check gives none.
-DEFAULT_READY_TIMEOUT_MS = 60_000
+assert MAX_READY_TIMEOUT_MS == MAX_TIMEOUT_MS, "a service's ready timeout is bounded like a deadline"
 
 #: An RFC 3339 UTC time with milliseconds, e.g. `2026-11-29T12:00:00.123Z`.
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
@@ -203,82 +193,17 @@ class StartRequest(RequestModel):
         return value
 
 
-class Readiness(RequestModel):
-    """When a service is ready: something of its tree listens on `port`, or its output matches
-    `logPattern`. Exactly one of the two."""
-
-    port: int | None = Field(default=None, ge=1, le=65535)
-    """A TCP port that a process of the service's tree listens on once it is ready."""
-    log_pattern: str | None = Field(default=None, min_length=1, max_length=MAX_LOG_PATTERN)
-    """A regular expression (Python syntax) searched in each line of its stdout and stderr."""
-
-    @field_validator("port", mode="before")
-    @classmethod
-    def _integers(cls, value: Any) -> Any:
-        return _no_bool(value)
-
-    @field_validator("log_pattern")
-    @classmethod
-    def _pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(_no_nul(value, "logPattern"))
-            except re.error as exc:
-                raise ValueError(f"logPattern is not a regular expression: {exc}") from None
-        return value
-
-    @model_validator(mode="after")
-    def _one_of(self) -> Readiness:
-        if (self.port is None) == (self.log_pattern is None):
-            raise ValueError("readiness takes exactly one of port and logPattern")
-        return self
-
-
-class StartBashRequest(StartRequest):
+class StartBashRequest(StartRequest, ServiceFields):
     """`POST /v1/executions/workbench_bash`."""
 
     command: Command = Field(min_length=1)
     """Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL."""
-    service: bool = False
-    """Meant to stay up: no default deadline, and its background processes live on after the
-    command's own process exits, until the tree is empty or it is cancelled."""
-    readiness: Readiness | None = None
-    """When the service is ready (`ready: true` and a `ready` event); needs `service`."""
-    ready_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
-    """How long it may take to be ready (default 60000): then it is killed and ends `timed_out`
-    (`error.code` `ready_timeout`); needs `readiness`."""
 
     @field_validator("command")
     @classmethod
     def _command(cls, value: str) -> str:
         # Longer commands belong in workbench_code, which runs them from a file.
         return _at_most(_no_nul(value, "command"), MAX_ARG_BYTES, "command")
-
-    @field_validator("service", mode="before")
-    @classmethod
-    def _service_boolean(cls, value: Any) -> Any:
-        if not isinstance(value, bool):
-            raise ValueError("must be true or false")
-        return value
-
-    @field_validator("ready_timeout_ms", mode="before")
-    @classmethod
-    def _ready_integer(cls, value: Any) -> Any:
-        return _no_bool(value)
-
-    @field_validator("readiness")
-    @classmethod
-    def _needs_service(cls, value: Readiness | None, info: ValidationInfo) -> Readiness | None:
-        if value is not None and not info.data.get("service"):
-            raise ValueError("readiness needs service: true")
-        return value
-
-    @field_validator("ready_timeout_ms")
-    @classmethod
-    def _needs_readiness(cls, value: int | None, info: ValidationInfo) -> int | None:
-        if value is not None and info.data.get("readiness") is None:
-            raise ValueError("readyTimeoutMs needs readiness")
-        return value
 
 
 class StartCodeRequest(StartRequest):

@@ -872,6 +872,23 @@ export interface components {
          */
         StartBashRequest: {
             /**
+             * @description Meant to stay up: no default deadline, and its background processes live on after the
+             *     command's own process exits, until the tree is empty or it is cancelled.
+             * @default false
+             */
+            service: boolean;
+            /**
+             * @description When the service is ready (`ready: true` and a `ready` event); needs `service`.
+             * @default null
+             */
+            readiness: components["schemas"]["Readiness-Input"] | null;
+            /**
+             * @description How long it may take to be ready (default 60000): then it is killed and ends `timed_out`
+             *     (`error.code` `ready_timeout`); needs `readiness`.
+             * @default null
+             */
+            readyTimeoutMs: number | null;
+            /**
              * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
              * @default false
              */
@@ -927,23 +944,6 @@ export interface components {
             detached: boolean;
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
-            /**
-             * @description Meant to stay up: no default deadline, and its background processes live on after the
-             *     command's own process exits, until the tree is empty or it is cancelled.
-             * @default false
-             */
-            service: boolean;
-            /**
-             * @description When the service is ready (`ready: true` and a `ready` event); needs `service`.
-             * @default null
-             */
-            readiness: components["schemas"]["Readiness-Input"] | null;
-            /**
-             * @description How long it may take to be ready (default 60000): then it is killed and ends `timed_out`
-             *     (`error.code` `ready_timeout`); needs `readiness`.
-             * @default null
-             */
-            readyTimeoutMs: number | null;
         };
         /**
          * StartCodeRequest
