@@ -283,7 +283,7 @@ def _watch_response(daemon: Daemon, watching: Any, timeout_ms: int) -> Response:
         try:
             yield b": watching\n\n"
             with trio.move_on_after(timeout_ms / 1000 if timeout_ms else float("inf")):
-                while not daemon.stopping.is_set():
+                while not daemon.stopping.is_set() and not watching.closed:
                     events: list[Any] = []
 
                     async def take(out: list[Any] = events) -> None:
