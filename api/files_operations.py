@@ -89,6 +89,14 @@ def file_operations() -> list[Op]:
             ok={200: (SessionList, "every session with a workspace")},
         ),
         Op(
+            "delete",
+            "/v1/sessions",
+            "deleteSessions",
+            "Remove every session of the principal, with their files",
+            ok={204: (None, "gone")},
+            errors=(*AUTHENTICATED, "conflict"),
+        ),
+        Op(
             "get", SESSION, "getSession", "One session", ok={200: (Session, "the session")}, errors=IN_SESSION
         ),
         Op(

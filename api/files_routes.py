@@ -130,6 +130,13 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         found = await workspaces.sessions(principal.name)
         return json_response(SessionList(sessions=found).wire())
 
+    @app.delete("/v1/sessions")
+    async def delete_sessions() -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        await workspaces.remove_all(principal.name)
+        return Response("", status=204)
+
     @app.get(SESSION)
     async def get_session(session_id: str) -> Response:
         principal = authenticate(daemon, READ)

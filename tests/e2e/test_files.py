@@ -162,6 +162,16 @@ async def test_deleting_files_directories_and_whole_sessions(wb: DaemonHandle) -
     assert (await wb.client.get(f"{FILES}/g.txt")).status_code == 404
     # The record of what ran there stays.
     assert (await wb.client.get(f"/v1/executions/{running['executionId']}")).status_code == 200
+    await put(wb, "h.txt", b"h")
+    assert (await wb.client.put("/v1/sessions/other/files/i.txt", content=b"i")).status_code == 201
+    busy = await wb.start("sleep 30", sessionId="other")
+    refused_all = await wb.client.delete("/v1/sessions")
+    assert refused_all.status_code == 409 and "other" in refused_all.json()["error"]["message"]
+    assert workspace(wb).exists() and workspace(wb, "other").exists()  # nothing removed
+    await wb.client.post(f"/v1/executions/{busy['executionId']}/cancel", json={})
+    await wb.wait(busy["executionId"])
+    assert (await wb.client.delete("/v1/sessions")).status_code == 204
+    assert (await wb.client.get("/v1/sessions")).json() == {"sessions": []}
 
 
 def a_tree(root: Path) -> dict[str, bytes]:

@@ -195,6 +195,18 @@ class Workspaces:
         """One session; 404 when it does not exist (or is another principal's)."""
         return await self._describe(principal, session_id, self.existing(principal, session_id))
 
+    async def remove_all(self, principal: str) -> int:
+        """Remove every session of the principal; 409 (and nothing removed) while an execution of
+        one of them is queued or running. How many were removed."""
+        sessions = await self.sessions(principal)
+        busy = sorted(s.session_id for s in sessions if s.live_executions)
+        if busy:
+            shown = ", ".join(busy[:10])
+            raise Conflict(f"sessions with executions queued or running: {shown}; cancel them first")
+        for found in sessions:
+            await self.remove(principal, found.session_id)
+        return len(sessions)
+
     async def remove(self, principal: str, session_id: str) -> None:
         """Remove a session's workspace and everything in it; 409 while an execution runs in it."""
         path = self.existing(principal, session_id)

@@ -423,7 +423,8 @@ export interface paths {
         get: operations["listSessions"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Remove every session of the principal, with their files */
+        delete: operations["deleteSessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2199,6 +2200,30 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    deleteSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description gone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
