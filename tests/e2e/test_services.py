@@ -170,3 +170,21 @@ async def test_service_fields_are_checked_and_the_listing_filters_services(wb: D
     assert plain["service"] is False and plain["ready"] is None and plain["timeoutMs"] == 3_600_000
     assert (await wb.client.get("/v1/executions", params={"service": "maybe"})).status_code == 400
     await cancel(wb, service["executionId"])
+
+
+async def test_a_sandboxed_service_is_ready_in_its_own_network_namespace(wb: DaemonHandle) -> None:
+    """On the `sandbox` image the server listens inside the sandbox's own loopback, while its
+    bubblewrap leader stays in the daemon's namespace: readiness looks in the tree's."""
+    images = {i["name"]: i for i in (await wb.client.get("/v1/images")).json()["images"]}
+    if not images["sandbox"]["available"]:
+        import pytest
+
+        pytest.skip(images["sandbox"]["unavailableReason"])
+    port = free_port()
+    command = f"exec python3 -m http.server {port} --bind 127.0.0.1"
+    started = await start_service(wb, command, image="sandbox", readiness={"port": port})
+    with ceilings.within(40, "a sandboxed service to be ready"):
+        waited = await wait_ready(wb, started["executionId"])
+    assert waited["execution"]["ready"] is True and waited["execution"]["status"] == "running"
+    assert not listening(port)  # its loopback is its own
+    assert (await cancel(wb, started["executionId"]))["status"] == "cancelled"

@@ -147,16 +147,44 @@ def holds_socket(pids: Iterable[int], inodes: set[int]) -> bool:
     return False
 
 
+def _netns(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
+def _members(info: sandbox.ChildInfo) -> list[int]:
+    """Some processes of the tree, cheaply: its cgroup's, else the leader and its descendants
+    through /proc/PID/task/*/children (at most 64)."""
+    if info.cgroup is not None:
+        return tree_pids(info)
+    found: list[int] = []
+    todo = [info.pid] if sandbox.process_alive(info.pid, info.start_time) else []
+    while todo and len(found) < 64:
+        pid = todo.pop()
+        found.append(pid)
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                    todo.extend(int(child) for child in f.read().split())
+        except OSError:
+            continue
+    return found
+
+
 def candidates(info: sandbox.ChildInfo, port: int) -> set[int]:
-    """The sockets listening on `port` in the tree's network namespace (those of its leader while
-    it lives, else of a process of its tree): two small reads while there are none."""
-    netns_pid: int | None = info.pid
-    if not sandbox.process_alive(info.pid, info.start_time):
-        pids = tree_pids(info)
-        if not pids:
-            return set()
-        netns_pid = pids[0]
-    return listening_sockets(netns_pid, port)
+    """The sockets listening on `port` in the network namespaces of the tree's processes (a
+    sandboxed tree has one of its own, while its bubblewrap leader stays in the daemon's)."""
+    by_netns: dict[str, int] = {}
+    for pid in _members(info):
+        netns = _netns(pid)
+        if netns is not None:
+            by_netns.setdefault(netns, pid)
+    found: set[int] = set()
+    for pid in by_netns.values():
+        found |= listening_sockets(pid, port)
+    return found
 
 
 def tree_listens(info: sandbox.ChildInfo, port: int, inodes: set[int] | None = None) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 
 import trio
@@ -44,6 +45,8 @@ def workspace_face(settings: Settings) -> WorkspaceFace:
 
     `face.workspaces.live` says which executions are live; the daemon sets it once it has them.
     """
+    # Archives a previous daemon was unpacking when it died: nobody waits for them any more.
+    shutil.rmtree(settings.layout.spool_dir, ignore_errors=True)
     workspaces = Workspaces(settings)
     files = Files(workspaces)
     return WorkspaceFace(workspaces, files, Transfers(files), TreeWatcher())
