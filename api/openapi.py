@@ -18,7 +18,9 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from api.errors import STATUS
+from api.files_operations import file_operations
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from workbench.wire.files import FileEvent, FileEventType, FileType
 from workbench.wire.models import (
     ErrorResponse,
     Event,
@@ -38,10 +40,13 @@ ERROR_MEANINGS = {
     "a bad header",
     "unauthorized": "missing or wrong bearer token",
     "forbidden": "the token lacks the scope for this route",
-    "not_found": "unknown execution, kind, artifact, exit or route (or a wrong method), or an execution "
-    "of another principal",
-    "conflict": "the request conflicts with the current state: deleting an execution that has not ended",
-    "payload_too_large": "body over the limit (1 MiB)",
+    "not_found": "unknown execution, kind, artifact, exit, session, file or route (or a wrong method), "
+    "or an execution or session of another principal",
+    "conflict": "the request conflicts with the current state: deleting an execution that has not ended, "
+    "a directory where a file goes",
+    "payload_too_large": "body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`)",
+    "precondition_failed": "`If-Match` or `If-None-Match` does not hold for the file as it is now",
+    "quota_exceeded": "the write would take the session's workspace past its quota",
     "range_not_satisfiable": "the `Range` cannot be met (`Content-Range: bytes */SIZE`)",
     "invalid_request": "the body fails validation (`details` lists the fields)",
     "idempotency_key_reused": "the Idempotency-Key was first used with a different body",
@@ -68,6 +73,9 @@ ENUMS: dict[str, tuple[list[str], str]] = {
         "what a foreground start does when its wait passes",
     ),
     "ErrorCode": (list(STATUS), "the code of an error response; its HTTP status is fixed per code"),
+    "WaitUntil": (["end", "ready"], "what a wait waits for: the end, or a service's readiness"),
+    "FileType": (list(typing.get_args(FileType)), "what a path of a workspace is"),
+    "FileEventType": (list(typing.get_args(FileEventType)), "what changed under a watched path"),
 }
 #: Fields typed as plain strings in Python whose values are one of an enum.
 FIELD_ENUMS = {("ErrorBody", "code"): "ErrorCode", ("Execution", "containment"): "Containment"}
@@ -82,6 +90,7 @@ def _schemas(ops: list[Op]) -> dict[str, Any]:
             if model is not None:
                 wanted[(model, "serialization")] = None
     wanted[(Event, "serialization")] = None
+    wanted[(FileEvent, "serialization")] = None
     _, top = models_json_schema(list(wanted), by_alias=True, ref_template=SCHEMA)
     schemas: dict[str, Any] = dict(top.get("$defs", {}))
     for name, (values, description) in ENUMS.items():
@@ -171,7 +180,10 @@ def _operation(op: Op) -> dict[str, Any]:
             body["contentMediaType"] = media
         elif media == "application/json":
             body = {"type": "object"}
-        responses[str(status)] = {"description": description, "content": {media: {"schema": body}}}
+        if str(status) in responses:  # the same status answers JSON or these bytes
+            responses[str(status)].setdefault("content", {})[media] = {"schema": body}
+        else:
+            responses[str(status)] = {"description": description, "content": {media: {"schema": body}}}
     responses.update(_error_responses(op.errors))
     operation: dict[str, Any] = {
         "operationId": op.operation_id,
@@ -185,6 +197,13 @@ def _operation(op: Op) -> dict[str, Any]:
             "required": not op.body_optional,
             "content": {"application/json": {"schema": ref(op.body.__name__)}},
         }
+    if op.raw_body is not None:
+        media, description = op.raw_body
+        operation["requestBody"] = {
+            "required": True,
+            "description": description,
+            "content": {media: {"schema": {"type": "string", "contentMediaType": media}}},
+        }
     if op.public:
         operation["security"] = []
     return operation
@@ -193,7 +212,7 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = operations()
+    ops = [*operations(), *file_operations()]
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)

@@ -89,6 +89,8 @@ class Op:
     public: bool = False
     #: A response that is not JSON: (status → (media type, description)).
     raw: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: A request body that is not JSON: (media type, description).
+    raw_body: tuple[str, str] | None = None
 
 
 SSE_DESCRIPTION = """Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
@@ -105,6 +107,14 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
     "deliveryId": (
         {"type": "string"},
         "the delivery id of an exit (`dl_` + 26 characters); any other is 404",
+    ),
+    "sessionId": (
+        {"type": "string"},
+        f"the session (`{SESSION_ID.pattern}`, not `.` or `..`); any other, or another principal's, is 404",
+    ),
+    "path": (
+        {"type": "string"},
+        "a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422",
     ),
 }
 
@@ -353,6 +363,7 @@ def operations() -> list[Op]:
                     {"type": "string", "const": "preview"},
                     "`preview`: each record carries its `preview` (otherwise null)",
                 ),
+                ("service", {"type": "boolean"}, "`true`: only services; `false`: only the others"),
             ),
         ),
         Op(

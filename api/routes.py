@@ -28,6 +28,7 @@ from api.requests import (
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.principals import Principal
+from workbench.core.ready import wait_ready
 from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
@@ -134,8 +135,13 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         args = request.args
-        check_query(("status", "kind", "sessionId", "limit", "cursor", "rerunOf", "batchId", "include"))
+        check_query(
+            ("status", "kind", "sessionId", "limit", "cursor", "rerunOf", "batchId", "include", "service")
+        )
         status, kind = args.get("status"), args.get("kind")
+        service = args.get("service")
+        if service is not None and service not in ("true", "false"):
+            raise BadRequest("query parameter service must be true or false")
         session_id, cursor = args.get("sessionId"), args.get("cursor")
         # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
         if status is not None and status not in STATUSES:
@@ -163,6 +169,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             preview=include == "preview",
             rerun_of=rerun_of,
             batch_id=batch_id,
+            service=None if service is None else service == "true",
         )
         return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 
@@ -191,7 +198,10 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         wait_ms = (
             body.wait_timeout_ms if body.wait_timeout_ms is not None else settings.default_wait_timeout_ms
         )
-        execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
+        if body.until == "ready":
+            execution, timed_out = await wait_ready(svc, principal, execution_id, kind, wait_ms)
+        else:
+            execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
         return json_response({"execution": execution.wire(), "waitTimedOut": timed_out})
 
     @per_execution("/cancel", ["POST"], "cancel")

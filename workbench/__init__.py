@@ -69,6 +69,8 @@ _EXPORTS: dict[str, str] = {
             "NotFound",
             "PayloadTooLarge",
             "StorageFull",
+            "PreconditionFailed",
+            "QuotaExceeded",
             "TooManyExecutions",
             "Unauthorized",
             "Unavailable",
@@ -106,6 +108,8 @@ if TYPE_CHECKING:
     from workbench.wire.errors import InvalidRequest as InvalidRequest
     from workbench.wire.errors import NotFound as NotFound
     from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge
+    from workbench.wire.errors import PreconditionFailed as PreconditionFailed
+    from workbench.wire.errors import QuotaExceeded as QuotaExceeded
     from workbench.wire.errors import StorageFull as StorageFull
     from workbench.wire.errors import TooManyExecutions as TooManyExecutions
     from workbench.wire.errors import Unauthorized as Unauthorized

@@ -57,7 +57,7 @@ def section_of(markdown: str, method: str, path: str) -> str:
     """The section of a route, and of the route whose fields it shares."""
     for heading, body in sections(markdown).items():
         match = ROUTE.match(heading)
-        if match and (match.group(1).lower(), path) in documented_routes(heading):
+        if match and match.group(1).lower() == method and (method, path) in documented_routes(heading):
             return body + (section_of(markdown, method, SHARES[path]) if path in SHARES else "")
     raise AssertionError(f"no section for {method} {path}")
 

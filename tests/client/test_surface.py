@@ -19,9 +19,9 @@ PUBLIC = [
     "ExecutionList", "ExecutionStatus", "Exit", "ExitList", "Forbidden", "Health",
     "IdempotencyKeyReused", "Image", "ImageIsolation", "ImageList", "ImageUnavailable",
     "InvalidRequest", "ItemStatus", "LiveEvent", "NotFound", "OnWaitTimeout", "OutputInfo",
-    "PayloadTooLarge", "Preview", "PreviewFormat", "StatusName", "StorageFull", "StreamName",
-    "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage", "UnsupportedLanguage", "Usage",
-    "WaitResult", "WorkbenchError",
+    "PayloadTooLarge", "PreconditionFailed", "Preview", "PreviewFormat", "QuotaExceeded", "StatusName",
+    "StorageFull", "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
+    "UnsupportedLanguage", "Usage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip
 
 #: What the CLI must not load for a client command: the daemon side, and the client's own heavy imports.

@@ -51,7 +51,11 @@ def newest(
     http: Http, args: argparse.Namespace, statuses: list[str], limit: int | None
 ) -> tuple[list[dict[str, Any]], bool]:
     """Up to `limit` records (None: all), newest first, and whether there are more."""
-    base = {"kind": args.kind, "sessionId": args.session}
+    base = {
+        "kind": args.kind,
+        "sessionId": args.session,
+        "service": "true" if getattr(args, "services", False) else None,
+    }
     size = PAGE_MAX if limit is None else min(PAGE_MAX, limit + 1)
     wanted = dict.fromkeys(statuses) or [None]
     streams = [_pages(http, {**base, "status": status}, size) for status in wanted]

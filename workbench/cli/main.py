@@ -78,7 +78,10 @@ def _with_daemon(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _say(f"workbench: usage: --url: {exc}")
         return exitcodes.USAGE
-    module = importlib.import_module(f"workbench.cli.{args.module}")
+    name = args.module
+    if args.command == "run" and (args.service or args.ready_port or args.ready_log or args.ready_timeout):
+        name = "services"  # `run --service ...`: start, wait until ready, return
+    module = importlib.import_module(f"workbench.cli.{name}")
     func: Callable[[Any, argparse.Namespace], int] = getattr(module, f"cmd_{args.command}")
     http = Http(target)
     try:

@@ -23,7 +23,7 @@ MODULES = {
     "run": "run", "code": "run", "rerun": "run", "wait": "waiting", "logs": "logs", "ls": "listing",
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
-    "batch": "batch",
+    "batch": "batch", "cp": "files", "files": "files",
 }  # fmt: skip
 
 
@@ -84,6 +84,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         parser_more.add_reading(command, as_json)
         parser_more.add_acting(command, as_json)
+        parser_more.add_files(command, as_json)
     return parser
 
 
@@ -190,6 +191,7 @@ def _add_starting(command: Adder) -> None:
     )
     if run is not None:
         run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command")
+        _add_service_options(run)
     code = command(
         "code",
         "run code in a language",
@@ -249,3 +251,23 @@ def _add_batch(command: Adder) -> None:
     )
     batch.add_argument("--idempotency-key", metavar="KEY", help="the same key never starts the batch twice")
     batch.add_argument("--json", action="store_true", help="print the batch's final record as JSON")
+
+
+def _add_service_options(run: Any) -> None:
+    """`run --service` and its readiness (see `workbench.cli.services`)."""
+    service = run.add_argument_group("service options")
+    service.add_argument(
+        "--service",
+        action="store_true",
+        help="keep it up (no default deadline; its background processes live on); print its id once ready",
+    )
+    service.add_argument(
+        "--ready-port", type=POSITIVE, metavar="PORT", help="ready once its tree listens on PORT"
+    )
+    service.add_argument("--ready-log", metavar="REGEX", help="ready once a line of its output matches REGEX")
+    service.add_argument(
+        "--ready-timeout",
+        metavar="DURATION",
+        type=DURATION,
+        help="kill it if not ready within this long (default 60s)",
+    )

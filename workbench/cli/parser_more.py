@@ -86,6 +86,7 @@ def _add_ls(command: Adder, as_json: Parser) -> None:
         ls.add_argument("--quiet", "-q", action="store_true", help="print whole ids only, one a line")
         ls.add_argument("--no-trunc", action="store_true", help="whole ids and commands")
         ls.add_argument("--wide", action="store_true", help="also what each used: CPU time and peak memory")
+        ls.add_argument("--services", action="store_true", help="only services (`run --service`)")
         ls.add_argument(
             "--watch", "-w", action="store_true", help="redraw the table in place every second (a terminal)"
         )
@@ -198,3 +199,25 @@ def _add_rm(command: Adder) -> None:
         rm.add_argument(
             "--before", metavar="WHEN", help="every ended one created before, e.g. 7d (ago) or 2026-11-29"
         )
+
+
+def add_files(command: Adder, as_json: Parser) -> None:
+    """`cp` and `files`: a session's workspace."""
+    cp = command(
+        "cp",
+        "copy files into or out of a session's workspace",
+        "Copy a file or a directory between here and a session's workspace, as `docker cp` does:\n"
+        "`workbench cp ./src my-session:app` or `workbench cp my-session:app/out.log .`.\n"
+        "A directory copied to a directory that exists goes inside it; - is stdin or stdout.",
+    )
+    if cp is not None:
+        cp.add_argument("source", metavar="SOURCE", help="a local path, or SESSION:PATH")
+        cp.add_argument("target", metavar="TARGET", help="SESSION:PATH, or a local path")
+    files = command("files", "list a session's workspace", "List the files of a session's workspace.")
+    if files is not None:
+        actions = files.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=Parser)
+        ls = actions.add_parser("ls", help="list a directory", parents=[as_json])
+        ls.add_argument(
+            "where", metavar="SESSION[:DIR]", help="the session, and a directory in its workspace"
+        )
+        ls.add_argument("--depth", type=COUNT, default=1, help="levels to go down (default 1)")

@@ -12,6 +12,7 @@ import httpx
 
 from workbench.client import methods
 from workbench.client.base import Base
+from workbench.client.files_handles import AsyncFiles
 from workbench.client.plan import (
     Item,
     NextLine,
@@ -119,6 +120,11 @@ class AsyncClient(Base):
     cancel = _returning(methods.cancel)
     detach = _returning(methods.detach)
     delete = _returning(methods.delete)
+
+    def files(self, session_id: str = "default") -> AsyncFiles:
+        """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,
+        `move`, `upload`, `download` and `watch` (see `workbench.client.files`)."""
+        return AsyncFiles(self, session_id)
 
     # -- performing a plan's steps --------------------------------------------------------------
 

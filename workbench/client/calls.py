@@ -54,6 +54,8 @@ class Call(Generic[T]):
     path: str
     parse: Callable[[httpx.Response], T]
     json: Any = None
+    #: A body of raw bytes (a file, an archive) in place of `json`.
+    content: bytes | None = None
     params: Mapping[str, Any] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     #: True when sending it twice cannot do anything twice (reads, or a start with an idempotency key).

@@ -31,6 +31,7 @@ from workbench.client import methods
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
 from workbench.client.calls import ExecutionRef
+from workbench.client.files_handles import Files
 from workbench.client.plan import (
     Item,
     NextLine,
@@ -131,6 +132,11 @@ class Client(Base):
     cancel = _returning(methods.cancel)
     detach = _returning(methods.detach)
     delete = _returning(methods.delete)
+
+    def files(self, session_id: str = "default") -> Files:
+        """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,
+        `move`, `upload`, `download` and `watch` (see `workbench.client.files`)."""
+        return Files(self, session_id)
 
     # -- performing a plan's steps --------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pydantic
 
-from workbench.core import launch
+from workbench.core import launch, services
 from workbench.core.images import Image
 from workbench.core.layout import Layout
 from workbench.core.live import Slots
@@ -110,12 +110,15 @@ def new_row(
     image = launch.resolve_image(images, req.image)
     if isinstance(req, StartCodeRequest):
         launch.resolve_language(image, req.language)
-    timeout_ms = timeout_of(settings, req.timeout_ms)
+    # A service has no deadline unless it asks for one (0 is none).
+    timeout_ms, service_fields = services.row_fields(req, settings.default_timeout_ms)
+    timeout_of(settings, timeout_ms)
     if req.idle_timeout_ms is not None and req.idle_timeout_ms > settings.max_timeout_ms:
         raise field_error("idleTimeoutMs", f"must be at most {settings.max_timeout_ms}")
     cwd = launch.resolve_cwd(image, settings.layout.workspace(principal.name, req.session_id), req.cwd)
     now = now if now is not None else now_ms()
-    deadline = now + timeout_ms if deadline_at is None else min(now + timeout_ms, deadline_at)
+    own = services.deadline_at(now, timeout_ms)
+    deadline = own if deadline_at is None else min(own, deadline_at)
     return ExecutionRow(
         id=new_execution_id(),
         kind=kind,
@@ -143,6 +146,7 @@ def new_row(
         rerun_of=rerun_of,
         preview_bytes=req.preview_bytes,
         preview_format=req.preview_format,
+        **service_fields,
     )
 
 
@@ -210,6 +214,13 @@ def rerun_spec(original: ExecutionRow, req: RerunRequest) -> StartBashRequest | 
         "previewBytes": original.preview_bytes,
         "previewFormat": original.preview_format,
     }
+    if original.service:
+        # A service again: its readiness too; its "no deadline" (0) is left out to mean the same.
+        body["service"] = True
+        body["readiness"] = json.loads(original.readiness_json) if original.readiness_json else None
+        body["readyTimeoutMs"] = original.ready_timeout_ms
+        if req.timeout_ms is None and original.timeout_ms == 0:
+            del body["timeoutMs"]
     if req.wait_timeout_ms is not None:
         body["waitTimeoutMs"] = req.wait_timeout_ms
     body = {k: v for k, v in body.items() if v is not None}

@@ -31,6 +31,7 @@ from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
+from workbench.core.workspace import WorkspaceFace, workspace_face
 from workbench.wire.errors import ConfigError
 
 log = logging.getLogger("workbench.core.daemon")
@@ -48,6 +49,8 @@ class Daemon:
     capabilities: sandbox.Capabilities
     token_created: bool
     exits: ExitsFeed
+    #: The sessions' workspaces: files, transfers, watches.
+    workspace: WorkspaceFace
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -149,12 +152,14 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         store = SQLiteStore(settings.store_path)
         store.start()
         inotify = Inotify()
+        face = workspace_face(settings)
         try:
             # Known before recovery and before the first request: a full disk refuses new work.
             await storage.check(store, settings.data_dir, settings.min_free_bytes)
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
                 outer.start_soon(storage.watch, store, settings.data_dir, settings.min_free_bytes)
+                outer.start_soon(face.watcher.run)
                 # A shim killed under the daemon is replaced at once and takes the trees back.
                 run_dir = settings.layout.run_dir
                 async with sandbox.open_supervisor(run_dir, replace_dead_shim=True) as supervisor:
@@ -172,6 +177,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         executor.set_quotas(authenticator.principals)
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
+                        face.workspaces.live = lambda: [live.row for live in executor.live.values()]
                         await recover(executor, store, supervisor)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
@@ -184,6 +190,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             capabilities=caps,
                             token_created=created,
                             exits=exits,
+                            workspace=face,
                         )
                         try:
                             yield daemon
@@ -194,6 +201,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 outer.cancel_scope.cancel()
         finally:
             inotify.close()
+            face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
 

@@ -7,6 +7,7 @@
     <data>/executions/<id>/secret_env          `secretEnv` values, from acceptance to the spawn
     <data>/workspaces/<principal>/<session>    a session's working directory (per principal);
                                                the workspaces may live elsewhere (WORKBENCH_WORKSPACES_DIR)
+    <data>/spool/                              uploaded archives, while they are unpacked
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -99,6 +100,12 @@ class Layout:
     @property
     def run_dir(self) -> Path:
         return self.data_dir / "run"
+
+    @property
+    def spool_dir(self) -> Path:
+        """Where an uploaded archive is kept while it is checked and unpacked (not in a workspace,
+        which its executions could read or change meanwhile)."""
+        return self.data_dir / "spool"
 
     def adopt_shared_workspaces(self, admin: str) -> list[str]:
         """Move workspaces of the first layout (`workspaces/<session>`, shared by every principal)

@@ -29,6 +29,8 @@ class Stop(enum.Enum):
     SHUTDOWN = "shutdown"
     TIMEOUT = "timeout"
     IDLE = "idle"
+    #: A service that was not ready within its `readyTimeoutMs`.
+    NOT_READY = "not_ready"
 
 
 @dataclass(eq=False)

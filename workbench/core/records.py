@@ -20,6 +20,7 @@ from workbench.wire.models import (
     Preview,
     Usage,
 )
+from workbench.wire.services import Readiness
 
 
 def now_ms() -> int:
@@ -148,6 +149,9 @@ def execution_from_row(
     if row.error_code is not None:
         error = ErrorInfo(code=row.error_code, message=row.error_message or "")
     metadata = json.loads(row.metadata_json) if row.metadata_json is not None else None
+    # A service started without `timeoutMs` has no deadline (stored as timeout 0).
+    has_deadline = row.timeout_ms > 0
+    readiness = Readiness.model_validate_json(row.readiness_json) if row.readiness_json else None
     return Execution(
         execution_id=row.id,
         execution_kind=row.kind,
@@ -177,8 +181,8 @@ def execution_from_row(
         created_at=format_time(row.created_at) or "",
         started_at=format_time(row.started_at),
         finished_at=format_time(row.finished_at),
-        deadline_at=format_time(row.deadline_at) or "",
-        timeout_ms=row.timeout_ms,
+        deadline_at=format_time(row.deadline_at) if has_deadline else None,
+        timeout_ms=row.timeout_ms if has_deadline else None,
         idle_timeout_ms=row.idle_timeout_ms,
         exit_code=row.exit_code,
         signal=row.signal,
@@ -200,6 +204,11 @@ def execution_from_row(
         detached=row.detached,
         containment=row.containment,
         preview=preview,
+        service=row.service,
+        readiness=readiness,
+        ready_timeout_ms=row.ready_timeout_ms,
+        ready=(row.ready_at is not None) if row.service else None,
+        ready_at=format_time(row.ready_at),
     )
 
 

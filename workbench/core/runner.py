@@ -16,7 +16,7 @@ from typing import Any
 import trio
 
 import sandbox
-from workbench.core import launch
+from workbench.core import launch, services
 from workbench.core.capture import Capture
 from workbench.core.finish import Ending, finish
 from workbench.core.live import Live, Outcome, RunContext, Stop
@@ -182,7 +182,9 @@ class Run:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(capture.run)
                 async with trio.open_nursery() as watchers:
-                    if self.live.held:
+                    if self.row.service:
+                        services.watch(self, watchers)  # its end is its tree's, not its leader's
+                    elif self.live.held:
                         watchers.start_soon(self._watch_exit)
                     if self.row.idle_timeout_ms:
                         watchers.start_soon(self._watch_idle, self.row.idle_timeout_ms / 1000)
@@ -242,7 +244,7 @@ class Run:
             return
         else:
             grace = live.grace_ms / 1000 if why is Stop.CANCEL else 0.0
-            if why in (Stop.TIMEOUT, Stop.IDLE):
+            if why in (Stop.TIMEOUT, Stop.IDLE, Stop.NOT_READY):
                 grace = self.ex.settings.deadline_grace_ms / 1000
             if grace > 0:
                 await sup.signal(name, signals.SIGTERM)
@@ -288,6 +290,9 @@ class Run:
                 target = S.COMPLETED if code == 0 else S.FAILED
         elif why in (Stop.CANCEL, Stop.SHUTDOWN):
             target = S.CANCELLED
+        elif why is Stop.NOT_READY:
+            target = S.TIMED_OUT
+            error = {"code": "ready_timeout", "message": self.live.reason or "not ready in time"}
         elif why is Stop.IDLE:
             target = S.TIMED_OUT
             error = {

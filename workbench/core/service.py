@@ -301,11 +301,13 @@ class Service:
         cursor: str | None,
         rerun_of: str | None = None,
         batch_id: str | None = None,
+        service: bool | None = None,
         preview: bool = False,
     ) -> tuple[list[Execution], str | None]:
         """Newest first, `limit` per page; the cursor is the id to continue after. `rerun_of`:
         only the reruns of that execution; `batch_id`: only the items of that batch. With
-        `preview`, each record carries its preview (otherwise null: a listing reads no spool files)."""
+        `preview`, each record carries its preview (otherwise null: a listing reads no spool files).
+        `service`: only services (true) or only the others (false)."""
         if status is not None and status not in {s.value for s in ExecutionStatus}:
             raise accept.field_error(
                 "status", f"must be one of {', '.join(s.value for s in ExecutionStatus)}"
@@ -322,6 +324,7 @@ class Service:
             session_id=session_id,
             rerun_of=rerun_of,
             batch_id=batch_id,
+            service=service,
         )
         rows = await self.store.list_executions(where, cursor, limit + 1)
         page = [await self.record(f) if preview else execution_from(f) for f in rows[:limit]]

@@ -89,6 +89,10 @@ class Settings:
     #: Below this much free space on the data dir's disk, new work is refused (507) so that what
     #: runs can still be recorded; 0: only a commit that fails says the disk is full.
     min_free_bytes: int = 16 * MiB
+    #: The largest file the file routes write (a PUT body, an archive, a file unpacked from one).
+    max_file_bytes: int = 100 * MiB
+    #: The most bytes of files one session's workspace may hold for a write through the API.
+    workspace_quota_bytes: int = 10 * GiB
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -245,6 +249,8 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
     "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
     "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
+    "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _positive_int),
+    "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

@@ -37,13 +37,14 @@ from workbench.wire.fields import check_session as _check_session
 from workbench.wire.fields import no_bool as _no_bool
 from workbench.wire.fields import no_nul as _no_nul
 from workbench.wire.fields import strict_bool as _strict_bool
+from workbench.wire.services import MAX_READY_TIMEOUT_MS, Readiness, ServiceFields
 from workbench.wire.status import ExecutionStatus
 
 ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
 EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code", "batch")
 #: The kinds that run a process tree (a batch runs executions of these kinds).
 PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "signal", "item"]
+EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready"]
 EVENT_TYPES: tuple[str, ...] = (
     "status",
     "output",
@@ -52,11 +53,13 @@ EVENT_TYPES: tuple[str, ...] = (
     "artifact",
     "signal",
     "item",
+    "ready",
 )
 StreamName = Literal["stdout", "stderr"]
 
 PreviewFormat = Literal["raw", "plain"]
 OnWaitTimeout = Literal["return", "detach", "cancel"]
+assert MAX_READY_TIMEOUT_MS == MAX_TIMEOUT_MS, "a service's ready timeout is bounded like a deadline"
 
 
 class WireModel(BaseModel):
@@ -195,7 +198,7 @@ class StartRequest(ExecutionSpec):
         return _strict_bool(value)
 
 
-class StartBashRequest(StartRequest):
+class StartBashRequest(StartRequest, ServiceFields):
     """`POST /v1/executions/workbench_bash`."""
 
     command: Command = Field(min_length=1)
@@ -226,6 +229,8 @@ class WaitRequest(RequestModel):
 
     wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
     """How long to wait for the end (default 30000)."""
+    until: Literal["end", "ready"] = "end"
+    """`end`: until it is terminal; `ready`: until it is ready (a service) or terminal."""
 
     @field_validator("wait_timeout_ms", mode="before")
     @classmethod
@@ -378,8 +383,8 @@ class Execution(WireModel):
     created_at: Timestamp
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None
-    deadline_at: Timestamp
-    timeout_ms: int
+    deadline_at: Timestamp | None = None
+    timeout_ms: int | None = None
     idle_timeout_ms: int | None = None
     exit_code: int | None = None
     signal: str | None = None
@@ -393,6 +398,12 @@ class Execution(WireModel):
     containment: str | None = None
     preview: Preview | None = None
     """The head and tail of stdout and stderr; null in a listing without `?include=preview`."""
+    service: bool = False
+    readiness: Readiness | None = None
+    ready_timeout_ms: int | None = None
+    ready: bool | None = None
+    """A service: whether it is ready (without a readiness check, once it runs); else null."""
+    ready_at: Timestamp | None = None
 
     @property
     def terminal(self) -> bool:

@@ -47,7 +47,10 @@ def render_body(body: str, data: bytes | None) -> str:
     return body.replace(DELTA_PLACEHOLDER, '"outputDelta": ' + delta, 1)
 
 
-_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached", "fail_fast"})
+_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached", "fail_fast", "service"})
+#: The deadline of an execution without one (a service started without `timeoutMs`), stored with
+#: `timeout_ms` 0: the last millisecond of the year 9999, which no clock reaches.
+NO_DEADLINE_MS = 253_402_300_799_999
 
 
 @dataclass(slots=True)
@@ -111,6 +114,11 @@ class ExecutionRow:
     cpu_user_ms: int | None = None
     cpu_system_ms: int | None = None
     peak_memory_bytes: int | None = None
+    #: A service (see `workbench.core.services`): meant to stay up until cancelled.
+    service: bool = False
+    readiness_json: str | None = None
+    ready_timeout_ms: int | None = None
+    ready_at: int | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
@@ -211,3 +219,4 @@ class ListFilter:
     #: Only the reruns of this execution, only the items of this batch.
     rerun_of: str | None = None
     batch_id: str | None = None
+    service: bool | None = None

@@ -200,6 +200,7 @@ def list_executions(
         ("session_id", where.session_id),
         ("rerun_of", where.rerun_of),
         ("batch_id", where.batch_id),
+        ("service", None if where.service is None else int(where.service)),
     ):
         if value is not None:
             clauses.append(f"{column} = ?")
