@@ -229,8 +229,33 @@ def list_page(
     return Call("GET", "/v1/executions", parse, params={k: v for k, v in params.items() if v is not None})
 
 
-def wait_once(ref: ExecutionRef, wait_s: float) -> Call[WaitResult]:
-    """One long-poll of at most `MAX_WAIT_S`."""
+def service_fields(
+    service: bool, ready_port: int | None, ready_log: str | None, ready_timeout: float | None
+) -> dict[str, Any]:
+    """The start-body fields of a service (`service`, `readiness`, `readyTimeoutMs`).
+
+    Raises ValueError for readiness options without `service`, or both a port and a pattern.
+    """
+    if not service:
+        if ready_port is not None or ready_log is not None or ready_timeout is not None:
+            raise ValueError("ready_port, ready_log and ready_timeout need service=True")
+        return {}
+    if ready_port is not None and ready_log is not None:
+        raise ValueError("a service is ready by ready_port or by ready_log, not both")
+    body: dict[str, Any] = {"service": True}
+    if ready_port is not None:
+        body["readiness"] = {"port": ready_port}
+    elif ready_log is not None:
+        body["readiness"] = {"logPattern": ready_log}
+    if ready_timeout is not None:
+        if "readiness" not in body:
+            raise ValueError("ready_timeout needs ready_port or ready_log")
+        body["readyTimeoutMs"] = seconds_to_ms(ready_timeout)
+    return body
+
+
+def wait_once(ref: ExecutionRef, wait_s: float, until: str = "end") -> Call[WaitResult]:
+    """One long-poll of at most `MAX_WAIT_S` (`until`: `end`, or `ready` for a service)."""
     wait_s = max(0.0, min(wait_s, MAX_WAIT_S))
 
     @_expect(200)
@@ -241,7 +266,7 @@ def wait_once(ref: ExecutionRef, wait_s: float) -> Call[WaitResult]:
         "POST",
         f"/v1/executions/{execution_id(ref)}/wait",
         parse,
-        json={"waitTimeoutMs": seconds_to_ms(wait_s)},
+        json={"waitTimeoutMs": seconds_to_ms(wait_s), **({"until": until} if until != "end" else {})},
         timeout=wait_s + SLACK_S,
     )
 

@@ -43,7 +43,13 @@ class FilesBase:
 
     def _path(self, path: str = "") -> str:
         base = f"/v1/sessions/{quote(self.session_id, safe='')}/files"
-        return f"{base}/{quote(path.lstrip('/') if path != '/' else path, safe='/')}" if path else base
+        if not path:
+            return base
+        # `.` and `..` are sent escaped: as they are, the URL would be resolved before it leaves
+        # (to another route), not refused by the daemon as a path out of the workspace.
+        segments = (path.lstrip("/") if path != "/" else path).split("/")
+        escaped = ["%2E" * len(s) if s in (".", "..") else quote(s, safe="") for s in segments]
+        return f"{base}/{'/'.join(escaped)}"
 
     def _action(self, name: str) -> str:
         return f"/v1/sessions/{quote(self.session_id, safe='')}/files:{name}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from workbench.client import calls
 from workbench.client.base import Base
@@ -79,6 +79,10 @@ def run_bash(
     on_stdout: Output | None = None,
     on_stderr: Output | None = None,
     secret_env: Mapping[str, str] | None = None,
+    service: bool = False,
+    ready_port: int | None = None,
+    ready_log: str | None = None,
+    ready_timeout: float | None = None,
 ) -> Plan[Execution]:
     """Start `command` (run by bash) and return its record.
 
@@ -97,7 +101,14 @@ def run_bash(
     (its outcome goes to the exits feed) or `"cancel"` it. `on_stdout` and `on_stderr` are
     called with each piece of that stream's text as it is written (a foreground start then
     follows the event stream instead of waiting); they should not block.
+
+    `service=True` starts a service: meant to stay up (no default deadline; its background
+    processes outlive the command), ready once its tree listens on `ready_port`, once a line of
+    its output matches the regular expression `ready_log`, or (with neither) once it runs;
+    `ready_timeout` seconds (default 60) to get there, else it is killed. Unless `background`,
+    this returns once it is ready (`record.ready`) or has ended, within `wait_timeout`.
     """
+    service_body = calls.service_fields(service, ready_port, ready_log, ready_timeout)
     body = calls.start_body(
         background=background,
         wait_timeout=wait_timeout,
@@ -117,6 +128,8 @@ def run_bash(
     )
     body = {"command": command, **body}
     output = _outputs(on_stdout, on_stderr)
+    if service_body:
+        return (yield from _start_service(client, {**body, **service_body}, idempotency_key, wait_timeout))
     return (yield from _start(client, "workbench_bash", body, idempotency_key, wait_timeout, output))
 
 
@@ -296,6 +309,18 @@ def _start(
     return (yield from wait(client, execution, timeout=left))
 
 
+def _start_service(
+    client: Base, body: dict[str, Any], key: str | None, wait_timeout: float | None
+) -> Plan[Execution]:
+    """A service: started in the background, then (unless `background`) waited for until ready."""
+    background = body["background"]
+    started = {k: v for k, v in body.items() if k not in ("waitTimeoutMs", "onWaitTimeout")}
+    execution = yield from send(client, calls.start("workbench_bash", {**started, "background": True}, key))
+    if background or execution.ready or execution.terminal:
+        return execution
+    return (yield from wait(client, execution, timeout=wait_timeout, until="ready"))
+
+
 def _start_following(
     client: Base,
     kind: str,
@@ -404,15 +429,22 @@ def list_page(
 
 
 @method
-def wait(client: Base, execution: ExecutionRef, timeout: float | None = None) -> Plan[Execution]:
+def wait(
+    client: Base,
+    execution: ExecutionRef,
+    timeout: float | None = None,
+    *,
+    until: Literal["end", "ready"] = "end",
+) -> Plan[Execution]:
     """Wait for the end, at most `timeout` seconds (None: as long as it runs); the record then.
+    `until="ready"`: for a service, until it is ready (`.ready`) or has ended.
 
     A wait that times out returns the record as it is (check `.terminal`) and changes nothing.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         left = calls.MAX_WAIT_S if deadline is None else max(0.0, deadline - time.monotonic())
-        result = yield from send(client, calls.wait_once(execution, left))
+        result = yield from send(client, calls.wait_once(execution, left, until))
         if not result.wait_timed_out or (deadline is not None and time.monotonic() >= deadline):
             return result.execution
 
