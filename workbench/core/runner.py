@@ -111,9 +111,10 @@ class Run:
         try:
             # File-system work off the event loop: on a busy disk a mkdir costs 0.1 ms or more.
             await trio.to_thread.run_sync(launch.prepare_directory, self.row, image, self.ex.settings.layout)
-            # A tokens file kept outside the data dir is hidden from sandboxed executions too.
-            tokens = self.ex.settings.tokens_file
-            hide = [tokens] if tokens is not None else []
+            # A tokens file and a Unix socket kept outside the data dir are hidden from sandboxed
+            # executions too (the socket is a way into the API for anyone holding a token).
+            settings = self.ex.settings
+            hide = [p for p in (settings.tokens_file, settings.unix_socket) if p is not None]
             spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
             self.child = await self.ex.supervisor.spawn(spec)
             if self.row.secret_env_names_json:
