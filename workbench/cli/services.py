@@ -54,7 +54,8 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
     import shlex
 
     command = words[0] if len(words) == 1 else shlex.join(words)
-    body = {"command": command, **start_options(http, args), **service_fields(args)}
+    # In the background: a foreground start would wait for its end, which a service never reaches.
+    body = {"command": command, **start_options(http, args), **service_fields(args), "background": True}
     return run_service(http, args, body)
 
 
