@@ -107,6 +107,13 @@ def file_operations() -> list[Op]:
             ok={204: (None, "gone")},
             errors=(*IN_SESSION, "conflict"),
         ),
+        *_file_routes(),
+    ]
+
+
+def _file_routes() -> list[Op]:
+    """The routes of a session's files: read, write, delete, upload, download, move, watch."""
+    return [
         _read(FILES, "listWorkspace"),
         _read(FILES + "/{path}", "readFile"),
         Op(

@@ -118,10 +118,15 @@ def _handles_body(handler: Callable[..., Awaitable[Response]]) -> Callable[..., 
 
 def register(app: QuartTrio, daemon: Daemon) -> None:
     """Add the session and file routes to `app`."""
-    face = daemon.workspace
-    files, transfers, workspaces = face.files, face.transfers, face.workspaces
-    limit = daemon.settings.max_file_bytes
     app.url_map.converters["filepath"] = FilePathConverter
+    _sessions(app, daemon)
+    _files(app, daemon)
+    _transfers(app, daemon)
+
+
+def _sessions(app: QuartTrio, daemon: Daemon) -> None:
+    """The principal's sessions: listed, read, removed."""
+    workspaces = daemon.workspace.workspaces
 
     @app.get("/v1/sessions")
     async def list_sessions() -> Response:
@@ -149,6 +154,12 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         check_query()
         await workspaces.remove(principal.name, session_id)
         return Response("", status=204)
+
+
+def _files(app: QuartTrio, daemon: Daemon) -> None:
+    """One path of a workspace: read (or listed), written, deleted."""
+    files = daemon.workspace.files
+    limit = daemon.settings.max_file_bytes
 
     async def read(session_id: str, path: str = "") -> Response:
         principal = authenticate(daemon, READ)
@@ -190,6 +201,13 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         return Response("", status=204)
 
     app.add_url_rule(FILES + "/<filepath:path>", "files_delete", delete, methods=["DELETE"])
+
+
+def _transfers(app: QuartTrio, daemon: Daemon) -> None:
+    """Trees up and down, moves and the watch."""
+    face = daemon.workspace
+    files, transfers = face.files, face.transfers
+    limit = daemon.settings.max_file_bytes
 
     @app.post(FILES + ":upload")
     @_handles_body

@@ -158,8 +158,8 @@ def _start(
     )
 
 
-def _per_execution() -> list[Op]:
-    """The routes under `/v1/executions/{kind}/{executionId}`, with paths relative to it."""
+def _reading_one() -> list[Op]:
+    """Reading one execution: the routes under `/v1/executions/{kind}/{executionId}`, relative to it."""
     return [
         Op(
             "get",
@@ -180,21 +180,6 @@ def _per_execution() -> list[Op]:
             ),
             response_headers={200: (ETAG,), 304: (ETAG,)},
         ),
-        _start(
-            "/rerun",
-            "rerun",
-            "Start a new execution with the same spec (stdin included)",
-            RerunRequest,
-            errors=(*PER_EXECUTION, *START_ERRORS),
-        ),
-        Op(
-            "delete",
-            "",
-            "deleteExecution",
-            "Dispose of a terminal execution and its files",
-            ok={204: (None, "gone")},
-            errors=(*PER_EXECUTION, "conflict", *WRITES),
-        ),
         Op(
             "post",
             "/wait",
@@ -204,36 +189,6 @@ def _per_execution() -> list[Op]:
             body_optional=True,
             ok={200: (WaitResult, "terminal, or the wait timed out (`waitTimedOut`)")},
             errors=(*PER_EXECUTION, *WITH_BODY),
-        ),
-        Op(
-            "post",
-            "/cancel",
-            "cancel",
-            "Cancel: kill the whole process tree",
-            CancelRequest,
-            body_optional=True,
-            ok={
-                202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
-                200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
-            },
-            errors=(*PER_EXECUTION, *WITH_BODY, *WRITES),
-        ),
-        Op(
-            "post",
-            "/signal",
-            "signal",
-            "Send a signal to every process of a running tree",
-            SignalRequest,
-            ok={202: (SignalResult, "sent, and journaled as a `signal` event")},
-            errors=(*PER_EXECUTION, *WITH_BODY, "conflict"),
-        ),
-        Op(
-            "post",
-            "/detach",
-            "detach",
-            "Hand the outcome to the exits feed",
-            ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
-            errors=(*PER_EXECUTION, *WRITES),
         ),
         Op(
             "get",
@@ -247,6 +202,13 @@ def _per_execution() -> list[Op]:
                 (EVENTS_LIMIT.name, EVENTS_LIMIT.schema(), "page size"),
             ),
         ),
+        *_streams_and_artifacts(),
+    ]
+
+
+def _streams_and_artifacts() -> list[Op]:
+    """The event stream and the artifacts of one execution, with paths relative to it."""
+    return [
         Op(
             "get",
             "/events/stream",
@@ -299,9 +261,65 @@ def _per_execution() -> list[Op]:
     ]
 
 
-def operations() -> list[Op]:
-    """Every operation of the API, per-execution ones with and without their `{kind}/` segment."""
-    ops = [
+def _acting_on_one() -> list[Op]:
+    """Acting on one execution (rerun, delete, cancel, signal, detach), with paths relative to it."""
+    return [
+        _start(
+            "/rerun",
+            "rerun",
+            "Start a new execution with the same spec (stdin included)",
+            RerunRequest,
+            errors=(*PER_EXECUTION, *START_ERRORS),
+        ),
+        Op(
+            "delete",
+            "",
+            "deleteExecution",
+            "Dispose of a terminal execution and its files",
+            ok={204: (None, "gone")},
+            errors=(*PER_EXECUTION, "conflict", *WRITES),
+        ),
+        Op(
+            "post",
+            "/cancel",
+            "cancel",
+            "Cancel: kill the whole process tree",
+            CancelRequest,
+            body_optional=True,
+            ok={
+                202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
+                200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
+            },
+            errors=(*PER_EXECUTION, *WITH_BODY, *WRITES),
+        ),
+        Op(
+            "post",
+            "/signal",
+            "signal",
+            "Send a signal to every process of a running tree",
+            SignalRequest,
+            ok={202: (SignalResult, "sent, and journaled as a `signal` event")},
+            errors=(*PER_EXECUTION, *WITH_BODY, "conflict"),
+        ),
+        Op(
+            "post",
+            "/detach",
+            "detach",
+            "Hand the outcome to the exits feed",
+            ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
+            errors=(*PER_EXECUTION, *WRITES),
+        ),
+    ]
+
+
+def _per_execution() -> list[Op]:
+    """The routes under `/v1/executions/{kind}/{executionId}`, with paths relative to it."""
+    return [*_reading_one(), *_acting_on_one()]
+
+
+def _daemon_ops() -> list[Op]:
+    """The daemon's own routes: health, the OpenAPI document, the exits feed, images."""
+    return [
         Op(
             "get",
             "/healthz",
@@ -323,6 +341,44 @@ def operations() -> list[Op]:
             public=True,
             raw={200: ("application/json", "the OpenAPI 3.1 document")},
         ),
+        Op(
+            "get",
+            "/v1/exits",
+            "exits",
+            "Long-poll the exits feed of detached executions",
+            ok={200: (ExitList, "undelivered exits, each leased for `leaseMs`")},
+            errors=(*AUTHENTICATED, *WRITES),
+            query=(
+                (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
+                (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
+                (
+                    EXITS_LEASE.name,
+                    EXITS_LEASE.schema(),
+                    "hide what is handed out for this long (0: a look, hiding nothing)",
+                ),
+            ),
+        ),
+        Op(
+            "post",
+            "/v1/exits/{deliveryId}/ack",
+            "ackExit",
+            "Mark an exit delivered",
+            ok={204: (None, "delivered: never handed out again")},
+            errors=(*AUTHENTICATED, "not_found", *WRITES),
+        ),
+        Op(
+            "get",
+            "/v1/images",
+            "images",
+            "The images executions can run in",
+            ok={200: (ImageList, "every image, available or not")},
+        ),
+    ]
+
+
+def _starting_and_listing() -> list[Op]:
+    """The starts (of a kind, of a batch) and the listing."""
+    return [
         _start("/v1/executions/workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
         _start("/v1/executions/workbench_code", "startCode", "Start a code execution", StartCodeRequest),
         _start(
@@ -366,39 +422,12 @@ def operations() -> list[Op]:
                 ("service", {"type": "boolean"}, "`true`: only services; `false`: only the others"),
             ),
         ),
-        Op(
-            "get",
-            "/v1/exits",
-            "exits",
-            "Long-poll the exits feed of detached executions",
-            ok={200: (ExitList, "undelivered exits, each leased for `leaseMs`")},
-            errors=(*AUTHENTICATED, *WRITES),
-            query=(
-                (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
-                (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
-                (
-                    EXITS_LEASE.name,
-                    EXITS_LEASE.schema(),
-                    "hide what is handed out for this long (0: a look, hiding nothing)",
-                ),
-            ),
-        ),
-        Op(
-            "post",
-            "/v1/exits/{deliveryId}/ack",
-            "ackExit",
-            "Mark an exit delivered",
-            ok={204: (None, "delivered: never handed out again")},
-            errors=(*AUTHENTICATED, "not_found", *WRITES),
-        ),
-        Op(
-            "get",
-            "/v1/images",
-            "images",
-            "The images executions can run in",
-            ok={200: (ImageList, "every image, available or not")},
-        ),
     ]
+
+
+def operations() -> list[Op]:
+    """Every operation of the API, per-execution ones with and without their `{kind}/` segment."""
+    ops = [*_daemon_ops(), *_starting_and_listing()]
     for op in _per_execution():
         ops.append(
             replace(

@@ -134,14 +134,8 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
         with _full_disk_stops_the_start(settings.data_dir):
-            moved = settings.layout.adopt_shared_workspaces(ADMIN)
+            _adopt_shared_workspaces(settings)
             token, created = auth.admin_token(settings.token, settings.token_path)
-        if moved:
-            log.warning(
-                "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
-                ", ".join(moved),
-                ADMIN,
-            )
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
         with _full_disk_stops_the_start(settings.data_dir):
@@ -204,6 +198,17 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
+
+
+def _adopt_shared_workspaces(settings: Settings) -> None:
+    """Workspaces of a data dir from before they were per principal become the admin's."""
+    moved = settings.layout.adopt_shared_workspaces(ADMIN)
+    if moved:
+        log.warning(
+            "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
+            ", ".join(moved),
+            ADMIN,
+        )
 
 
 async def _stop_executions(

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-# The field types, bounds and checks live in `fields`; they are names of this module too.
+# The base classes and names (`base`), the field types, bounds and checks (`fields`) and the
+# record's parts (`parts`) live apart; they are names of this module too.
+from workbench.wire.base import EVENT_TYPES as EVENT_TYPES
+from workbench.wire.base import EXECUTION_KINDS as EXECUTION_KINDS
+from workbench.wire.base import PROCESS_KINDS as PROCESS_KINDS
+from workbench.wire.base import EventType as EventType
+from workbench.wire.base import ExecutionKind as ExecutionKind
+from workbench.wire.base import OnWaitTimeout as OnWaitTimeout
+from workbench.wire.base import PreviewFormat as PreviewFormat
+from workbench.wire.base import RequestModel as RequestModel
+from workbench.wire.base import StreamName as StreamName
+from workbench.wire.base import WireModel as WireModel
 from workbench.wire.fields import DEFAULT_PREVIEW_BYTES as DEFAULT_PREVIEW_BYTES
 from workbench.wire.fields import ENV_NAME as ENV_NAME
 from workbench.wire.fields import EXECUTION_ID as EXECUTION_ID
@@ -37,58 +47,17 @@ from workbench.wire.fields import check_session as _check_session
 from workbench.wire.fields import no_bool as _no_bool
 from workbench.wire.fields import no_nul as _no_nul
 from workbench.wire.fields import strict_bool as _strict_bool
+from workbench.wire.parts import Artifact as Artifact
+from workbench.wire.parts import Capabilities as Capabilities
+from workbench.wire.parts import ErrorInfo as ErrorInfo
+from workbench.wire.parts import ItemStatus as ItemStatus
+from workbench.wire.parts import OutputInfo as OutputInfo
+from workbench.wire.parts import Preview as Preview
+from workbench.wire.parts import Usage as Usage
 from workbench.wire.services import MAX_READY_TIMEOUT_MS, Readiness, ServiceFields
 from workbench.wire.status import ExecutionStatus
 
-ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
-EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code", "batch")
-#: The kinds that run a process tree (a batch runs executions of these kinds).
-PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready"]
-EVENT_TYPES: tuple[str, ...] = (
-    "status",
-    "output",
-    "output_truncated",
-    "progress",
-    "artifact",
-    "signal",
-    "item",
-    "ready",
-)
-StreamName = Literal["stdout", "stderr"]
-
-PreviewFormat = Literal["raw", "plain"]
-OnWaitTimeout = Literal["return", "detach", "cancel"]
 assert MAX_READY_TIMEOUT_MS == MAX_TIMEOUT_MS, "a service's ready timeout is bounded like a deadline"
-
-
-class WireModel(BaseModel):
-    """camelCase aliases on the wire; attributes by their Python names too."""
-
-    # Responses carry every field, defaults included: the schema says they are always there.
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-        use_attribute_docstrings=True,
-        json_schema_serialization_defaults_required=True,
-    )
-
-    def wire(self) -> dict[str, Any]:
-        """The JSON-able dict of this model as it goes on the wire."""
-        return self.model_dump(mode="json", by_alias=True)
-
-
-class RequestModel(WireModel):
-    """A request body: unknown fields are an error, not silently ignored."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=False,
-        frozen=True,
-        extra="forbid",
-        use_attribute_docstrings=True,
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,84 +235,6 @@ class SignalRequest(RequestModel):
 
 # ---------------------------------------------------------------------------------------------
 # Responses
-
-
-class Preview(WireModel):
-    """The head and tail of each output stream (API.md, "Output in the record").
-
-    Each string is at most `previewBytes` bytes of UTF-8: the whole stream when it fits, else its
-    first quarter and last three quarters joined by one line `[... N bytes elided ...]`, where
-    `*ElidedBytes` is N, in the process's own bytes. Live while running, final at the end.
-    """
-
-    stdout: str = ""
-    stderr: str = ""
-    stdout_elided_bytes: int = 0
-    stderr_elided_bytes: int = 0
-
-
-class ErrorInfo(WireModel):
-    """Why an execution failed (`error` of the record and of the terminal event)."""
-
-    code: str
-    """`spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
-    `lost` or `internal`."""
-    message: str
-
-
-class Capabilities(WireModel):
-    """What can be done with this execution now, computed per execution."""
-
-    cancellable: str = "hard"
-    """`hard`: a cancel kills every process of its tree (every item's, for a batch)."""
-    streaming_support: bool = True
-    """Its events can be followed live (`.../events/stream`)."""
-    background_support: bool = True
-    """It can run without anyone waiting on it."""
-    detachable: bool = True
-    """`POST .../detach` would detach it now: false once it has ended or is detached already."""
-    interactive: bool | str = False
-    """What it takes after its start: false (its input was fixed when it started: `stdin` text
-    or none), `"stdin"` (input is open) or `"tty"` (a terminal)."""
-
-
-class Usage(WireModel):
-    """What an ended execution used (null where this machine could not tell).
-
-    From the execution's cgroup where it had one (every process of its tree), else from the
-    resource usage of its reaped leader (which holds that of the children it waited for).
-    """
-
-    cpu_user_ms: int | None = None
-    """CPU time in user mode, in ms (a batch: the sum of its items')."""
-    cpu_system_ms: int | None = None
-    """CPU time in the kernel, in ms (a batch: the sum of its items')."""
-    peak_memory_bytes: int | None = None
-    """The most memory it held at once (a batch: the most of one item)."""
-
-
-class ItemStatus(WireModel):
-    """One item of a batch, as the batch's record and its `item` events show it."""
-
-    execution_id: str
-    execution_kind: ExecutionKind
-    status: ExecutionStatus
-    exit_code: int | None = None
-
-
-class OutputInfo(WireModel):
-    stdout_bytes: int = 0
-    stderr_bytes: int = 0
-    event_bytes: int = 0
-    budget_bytes: int
-    truncated: bool = False
-
-
-class Artifact(WireModel):
-    name: str
-    size_bytes: int
-    sha256: str
-    content_type: str = "application/octet-stream"
 
 
 class Execution(WireModel):

@@ -36,6 +36,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/exits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Long-poll the exits feed of detached executions */
+        get: operations["exits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exits/{deliveryId}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark an exit delivered */
+        post: operations["ackExit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The images executions can run in */
+        get: operations["images"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/workbench_bash": {
         parameters: {
             query?: never;
@@ -104,57 +155,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/exits": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Long-poll the exits feed of detached executions */
-        get: operations["exits"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/exits/{deliveryId}/ack": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Mark an exit delivered */
-        post: operations["ackExit"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/images": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The images executions can run in */
-        get: operations["images"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/executions/{kind}/{executionId}": {
         parameters: {
             query?: never;
@@ -191,40 +191,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/executions/{kind}/{executionId}/rerun": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a new execution with the same spec (stdin included) */
-        post: operations["rerunWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/rerun": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a new execution with the same spec (stdin included) */
-        post: operations["rerun"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/executions/{kind}/{executionId}/wait": {
         parameters: {
             query?: never;
@@ -253,108 +219,6 @@ export interface paths {
         put?: never;
         /** Wait for the end (long-poll) */
         post: operations["wait"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{kind}/{executionId}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel: kill the whole process tree */
-        post: operations["cancelWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel: kill the whole process tree */
-        post: operations["cancel"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{kind}/{executionId}/signal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a signal to every process of a running tree */
-        post: operations["signalWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/signal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a signal to every process of a running tree */
-        post: operations["signal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{kind}/{executionId}/detach": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Hand the outcome to the exits feed */
-        post: operations["detachWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/detach": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Hand the outcome to the exits feed */
-        post: operations["detach"];
         delete?: never;
         options?: never;
         head?: never;
@@ -491,6 +355,142 @@ export interface paths {
         get: operations["artifact"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerunWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: kill the whole process tree */
+        post: operations["cancelWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: kill the whole process tree */
+        post: operations["cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to every process of a running tree */
+        post: operations["signalWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to every process of a running tree */
+        post: operations["signal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/detach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand the outcome to the exits feed */
+        post: operations["detachWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/detach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand the outcome to the exits feed */
+        post: operations["detach"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1737,6 +1737,92 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
         };
     };
+    exits: {
+        parameters: {
+            query?: {
+                /** @description at most this many */
+                limit?: number;
+                /** @description long-poll for this long */
+                waitTimeoutMs?: number;
+                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
+                leaseMs?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description undelivered exits, each leased for `leaseMs` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExitList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    ackExit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the delivery id of an exit (`dl_` + 26 characters); any other is 404 */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description delivered: never handed out again */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    images: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every image, available or not */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImageList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
     startBash: {
         parameters: {
             query?: never;
@@ -1970,92 +2056,6 @@ export interface operations {
             503: components["responses"]["unavailable"];
         };
     };
-    exits: {
-        parameters: {
-            query?: {
-                /** @description at most this many */
-                limit?: number;
-                /** @description long-poll for this long */
-                waitTimeoutMs?: number;
-                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
-                leaseMs?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description undelivered exits, each leased for `leaseMs` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExitList"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    ackExit: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the delivery id of an exit (`dl_` + 26 characters); any other is 404 */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description delivered: never handed out again */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    images: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description every image, available or not */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ImageList"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
     getExecutionWithKind: {
         parameters: {
             query?: never;
@@ -2204,222 +2204,6 @@ export interface operations {
             507: components["responses"]["storage_full"];
         };
     };
-    rerunWithKind: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RerunRequest"];
-            };
-        };
-        responses: {
-            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
-            200: {
-                headers: {
-                    /** @description the answer is a replay */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Execution"];
-                };
-            };
-            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Execution"];
-                };
-            };
-            /** @description accepted in the background (`queued` or `running`) */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Execution"];
-                };
-            };
-            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            404: components["responses"]["not_found"];
-            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            429: components["responses"]["too_many_executions"];
-            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            507: components["responses"]["storage_full"];
-        };
-    };
-    rerun: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RerunRequest"];
-            };
-        };
-        responses: {
-            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
-            200: {
-                headers: {
-                    /** @description the answer is a replay */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Execution"];
-                };
-            };
-            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Execution"];
-                };
-            };
-            /** @description accepted in the background (`queued` or `running`) */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Execution"];
-                };
-            };
-            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            404: components["responses"]["not_found"];
-            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            429: components["responses"]["too_many_executions"];
-            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            507: components["responses"]["storage_full"];
-        };
-    };
     waitWithKind: {
         parameters: {
             query?: never;
@@ -2488,230 +2272,6 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
-        };
-    };
-    cancelWithKind: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CancelRequest"];
-            };
-        };
-        responses: {
-            /** @description already terminal: the outcome stands (`cancelled: false`) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CancelResult"];
-                };
-            };
-            /** @description cancel recorded (`cancel_requested` or `cancelled`) */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CancelResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    cancel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CancelRequest"];
-            };
-        };
-        responses: {
-            /** @description already terminal: the outcome stands (`cancelled: false`) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CancelResult"];
-                };
-            };
-            /** @description cancel recorded (`cancel_requested` or `cancelled`) */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CancelResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    signalWithKind: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SignalRequest"];
-            };
-        };
-        responses: {
-            /** @description sent, and journaled as a `signal` event */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SignalResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            409: components["responses"]["conflict"];
-            413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    signal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SignalRequest"];
-            };
-        };
-        responses: {
-            /** @description sent, and journaled as a `signal` event */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SignalResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            409: components["responses"]["conflict"];
-            413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    detachWithKind: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description `detached: true`, or false with the record if it had already ended */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DetachResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    detach: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description `detached: true`, or false with the record if it had already ended */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DetachResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
         };
     };
     eventsWithKind: {
@@ -3040,6 +2600,446 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             416: components["responses"]["range_not_satisfiable"];
             503: components["responses"]["unavailable"];
+        };
+    };
+    rerunWithKind: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            507: components["responses"]["storage_full"];
+        };
+    };
+    rerun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            507: components["responses"]["storage_full"];
+        };
+    };
+    cancelWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelRequest"];
+            };
+        };
+        responses: {
+            /** @description already terminal: the outcome stands (`cancelled: false`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelResult"];
+                };
+            };
+            /** @description cancel recorded (`cancel_requested` or `cancelled`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelRequest"];
+            };
+        };
+        responses: {
+            /** @description already terminal: the outcome stands (`cancelled: false`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelResult"];
+                };
+            };
+            /** @description cancel recorded (`cancel_requested` or `cancelled`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    signalWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    detachWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `detached: true`, or false with the record if it had already ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetachResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    detach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `detached: true`, or false with the record if it had already ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetachResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     listSessions: {
