@@ -19,6 +19,7 @@ from pydantic.json_schema import models_json_schema
 
 from api.errors import STATUS
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from workbench.wire.browser import Change, ChangeType
 from workbench.wire.models import (
     ErrorResponse,
     Event,
@@ -66,6 +67,7 @@ ENUMS: dict[str, tuple[list[str], str]] = {
         list(typing.get_args(OnWaitTimeout)),
         "what a foreground start does when its wait passes",
     ),
+    "ChangeType": (list(typing.get_args(ChangeType)), "what changed, in the changes stream"),
     "ErrorCode": (list(STATUS), "the code of an error response; its HTTP status is fixed per code"),
 }
 #: Fields typed as plain strings in Python whose values are one of an enum.
@@ -81,6 +83,7 @@ def _schemas(ops: list[Op]) -> dict[str, Any]:
             if model is not None:
                 wanted[(model, "serialization")] = None
     wanted[(Event, "serialization")] = None
+    wanted[(Change, "serialization")] = None  # the data of `GET /v1/events/stream`
     _, top = models_json_schema(list(wanted), by_alias=True, ref_template=SCHEMA)
     schemas: dict[str, Any] = dict(top.get("$defs", {}))
     for name, (values, description) in ENUMS.items():

@@ -99,6 +99,10 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
     "kind": (ref("ExecutionKind"), "the execution kind; a wrong one is 404"),
     "executionId": ({"type": "string"}, f"the execution id (`{EXECUTION_ID.pattern}`); any other is 404"),
     "name": (ref("StreamName"), "the artifact; any other name is 404"),
+    "asset": (
+        {"type": "string"},
+        "a file of the dashboard (`app.js`, `log.js`, `style.css`); any other is 404",
+    ),
     "deliveryId": (
         {"type": "string"},
         "the delivery id of an exit (`dl_` + 26 characters); any other is 404",
@@ -203,7 +207,10 @@ def _per_execution() -> list[Op]:
             "eventsStream",
             "Follow the events (server-sent events)",
             errors=PER_EXECUTION,
-            query=((EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),),
+            query=(
+                (EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),
+                ("streamToken", {"type": "string"}, "instead of a token: a stream token of this execution"),
+            ),
             headers=(
                 (
                     "Last-Event-ID",
@@ -211,6 +218,7 @@ def _per_execution() -> list[Op]:
                     "the last `id:` seen; wins over `after`",
                 ),
             ),
+            ok={204: (None, "resumed after the terminal event: nothing more will come")},
             raw={200: ("text/event-stream", SSE_DESCRIPTION)},
         ),
         Op(
@@ -283,6 +291,11 @@ def operations() -> list[Op]:
                     "`nextCursor` of the previous page",
                 ),
                 (
+                    "q",
+                    {"type": "string", "minLength": 1, "maxLength": 200},
+                    "text in the id, command, code or metadata",
+                ),
+                (
                     "include",
                     {"type": "string", "const": "preview"},
                     "`preview`: each record carries its `preview` (otherwise null)",
@@ -318,7 +331,10 @@ def operations() -> list[Op]:
             ok={200: (ImageList, "every image, available or not")},
         ),
     ]
-    for op in _per_execution():
+    from api.browser_ops import browser_operations, stream_token_operation
+
+    ops.extend(browser_operations())
+    for op in [*_per_execution(), stream_token_operation()]:
         ops.append(
             replace(
                 op,

@@ -27,6 +27,7 @@ from api.requests import (
 )
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
+from workbench.core.records import format_time
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
     EXECUTION_ID,
@@ -97,7 +98,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         args = request.args
-        check_query(("status", "kind", "sessionId", "limit", "cursor", "include"))
+        check_query(("status", "kind", "sessionId", "limit", "cursor", "include", "q"))
         status, kind = args.get("status"), args.get("kind")
         session_id, cursor = args.get("sessionId"), args.get("cursor")
         # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
@@ -109,6 +110,9 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
         if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
             raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
+        text = args.get("q")
+        if text is not None and not 1 <= len(text) <= 200:
+            raise BadRequest("query parameter q must be 1 to 200 characters")
         include = args.get("include")
         if include is not None and include != "preview":
             raise BadRequest("query parameter include must be preview")
@@ -120,6 +124,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             limit=LIST_LIMIT.read(),
             cursor=cursor,
             preview=include == "preview",
+            text=text,
         )
         return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 
@@ -185,14 +190,22 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
     @per_execution("/events/stream", ["GET"], "events_stream")
     async def events_stream(kind: str | None, execution_id: str) -> Response:
-        principal = authenticate(daemon, READ)
-        check_query(("after",))
+        principal = authenticate(daemon, READ, stream_of=execution_id)
+        check_query(("after", "streamToken"))
         # Both are checked, and a number the store cannot hold is a 400, not a broken stream.
         after = EVENTS_AFTER.read()
         last_event_id = request.headers.get("Last-Event-ID")
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
         return await sse.stream(daemon, principal, execution_id, kind, after)
+
+    @per_execution("/stream-token", ["POST"], "stream_token")
+    async def stream_token(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        check_query()
+        await svc.get(principal, execution_id, kind)  # 404 for what the principal cannot see
+        token, expires = daemon.browser.stream_token(principal, execution_id)
+        return json_response({"streamToken": token, "expiresAt": format_time(expires)})
 
     @per_execution("/artifacts", ["GET"], "artifacts")
     async def artifacts(kind: str | None, execution_id: str) -> Response:

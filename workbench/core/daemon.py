@@ -21,6 +21,7 @@ import trio
 
 import sandbox
 from workbench.core import auth, storage
+from workbench.core.browser import BrowserAuth, load_key
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
@@ -48,6 +49,7 @@ class Daemon:
     capabilities: sandbox.Capabilities
     token_created: bool
     exits: ExitsFeed
+    browser: BrowserAuth
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -133,6 +135,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         with _full_disk_stops_the_start(settings.data_dir):
             moved = settings.layout.adopt_shared_workspaces(ADMIN)
             token, created = auth.admin_token(settings.token, settings.token_path)
+            key = load_key(settings.data_dir / "session.key")
         if moved:
             log.warning(
                 "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
@@ -140,6 +143,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 ADMIN,
             )
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
+        browser = BrowserAuth(
+            key, authenticator, settings.data_dir / "sessions.revoked", settings.session_ttl_ms
+        )
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
         with _full_disk_stops_the_start(settings.data_dir):
             await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
@@ -183,6 +189,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             capabilities=caps,
                             token_created=created,
                             exits=exits,
+                            browser=browser,
                         )
                         try:
                             yield daemon

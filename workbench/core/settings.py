@@ -10,6 +10,7 @@ import dataclasses
 import enum
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,10 @@ class Settings:
     #: Below this much free space on the data dir's disk, new work is refused (507) so that what
     #: runs can still be recorded; 0: only a commit that fails says the disk is full.
     min_free_bytes: int = 16 * MiB
+    #: How long a browser's session (`POST /v1/login`) lasts.
+    session_ttl_ms: int = 12 * HOURS
+    #: Origins (`scheme://host[:port]`, exactly) whose pages may call the API; none by default.
+    cors_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -206,6 +211,17 @@ def _url(raw: str) -> str:
     return raw
 
 
+_ORIGIN = re.compile(r"https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
+
+
+def _origins(raw: str) -> tuple[str, ...]:
+    origins = tuple(o.strip() for o in raw.split(",") if o.strip())
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(f"{origin!r} is not an origin (scheme://host[:port], no path, no wildcard)")
+    return origins
+
+
 def _choice(kind: type[enum.StrEnum]) -> Any:
     def parse(raw: str) -> enum.StrEnum:
         try:
@@ -236,6 +252,8 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
     "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
     "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
+    "WORKBENCH_SESSION_TTL_MS": ("session_ttl_ms", _positive_int),
+    "WORKBENCH_CORS_ORIGINS": ("cors_origins", _origins),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

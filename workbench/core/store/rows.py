@@ -96,6 +96,11 @@ class ExecutionRow:
     preview_bytes: int = 16384
     preview_format: str = "raw"
     preview_json: str | None = None
+    #: The number of its latest change in the changes feed, what that change was, and the JSON
+    #: of its latest progress event.
+    change_seq: int = 0
+    change_type: str = "created"
+    progress_json: str | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
@@ -177,3 +182,5 @@ class ListFilter:
     status: str | None = None
     kind: str | None = None
     session_id: str | None = None
+    #: Text found (ignoring case) in the id, the command, the code or the metadata's JSON.
+    text: str | None = None
