@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from api.operations import ANY, AUTHENTICATED, PER_EXECUTION, WITH_BODY, Op
+from api.operations import ANY, PER_EXECUTION, WITH_BODY, Op, operations, with_and_without_kind
 from api.requests import EVENTS_AFTER
-from workbench.wire.browser import Change, Login, LoginLink, LoginRequest, StreamToken
+from workbench.wire.browser import Login, LoginLink, LoginRequest, StreamToken
 
 CHANGES_DESCRIPTION = """First `event: ready` with `id:` the cursor the stream starts from (the
 latest change, or `after` / `Last-Event-ID`). Then, for each execution that changed since, once,
@@ -92,6 +92,6 @@ def stream_token_operation() -> Op:
     )
 
 
-#: Models the document names though no operation returns them directly.
-EXTRA_MODELS = (Change,)
-AUTHENTICATED_ERRORS = AUTHENTICATED
+def all_operations() -> list[Op]:
+    """Every operation of the API: those of `api.routes` and those of `api.browser`."""
+    return [*operations(), *browser_operations(), *with_and_without_kind(stream_token_operation())]

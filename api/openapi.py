@@ -17,8 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from api.browser_ops import all_operations
 from api.errors import STATUS
-from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from api.operations import PATH_PARAMETERS, SCHEMA, Op, ref
 from workbench.wire.browser import Change, ChangeType
 from workbench.wire.models import (
     ErrorResponse,
@@ -195,7 +196,7 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = operations()
+    ops = all_operations()
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)

@@ -244,8 +244,20 @@ def _per_execution() -> list[Op]:
     ]
 
 
+def with_and_without_kind(op: Op) -> list[Op]:
+    """A per-execution operation (path relative to the execution's) at both of its paths."""
+    return [
+        replace(
+            op,
+            path="/v1/executions/{kind}/{executionId}" + op.path,
+            operation_id=op.operation_id + "WithKind",
+        ),
+        replace(op, path="/v1/executions/{executionId}" + op.path),
+    ]
+
+
 def operations() -> list[Op]:
-    """Every operation of the API, per-execution ones with and without their `{kind}/` segment."""
+    """The operations of `api.routes`, per-execution ones with and without their `{kind}/` segment."""
     ops = [
         Op(
             "get",
@@ -331,16 +343,6 @@ def operations() -> list[Op]:
             ok={200: (ImageList, "every image, available or not")},
         ),
     ]
-    from api.browser_ops import browser_operations, stream_token_operation
-
-    ops.extend(browser_operations())
-    for op in [*_per_execution(), stream_token_operation()]:
-        ops.append(
-            replace(
-                op,
-                path="/v1/executions/{kind}/{executionId}" + op.path,
-                operation_id=op.operation_id + "WithKind",
-            )
-        )
-        ops.append(replace(op, path="/v1/executions/{executionId}" + op.path))
+    for op in _per_execution():
+        ops.extend(with_and_without_kind(op))
     return ops

@@ -278,7 +278,7 @@ def _add_reading(command: Callable[..., Any], as_json: _Parser) -> None:
 
 
 def _add_acting(command: Callable[..., Any], as_json: _Parser) -> None:
-    """`cancel`, `artifacts`, `rerun`, `exits`, `rm`, `images`, `detach`."""
+    """`cancel`, `artifacts`, `rerun`, `exits`, `rm`, `images`, `detach`, `ui`."""
     cancel = command(
         "cancel",
         "cancel an execution",
@@ -336,6 +336,20 @@ def _add_acting(command: Callable[..., Any], as_json: _Parser) -> None:
         as_json,
     )
     detach.add_argument("id")
+
+    ui = command(
+        "ui",
+        "print a one-time link that opens the dashboard logged in",
+        "Ask the daemon for a one-time login code and print the dashboard's link with it: opened in\n"
+        "a browser within 5 minutes, it logs that browser in as the token's principal. The code\n"
+        "works once; the link leaves the browser's history once used.",
+        as_json,
+    )
+    ui.add_argument(
+        "--ui-url",
+        metavar="URL",
+        help="the dashboard's address, when the browser reaches the daemon elsewhere",
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
