@@ -1,6 +1,7 @@
 // The dashboard: login, the live list, an execution's page, the start form.
 // It holds at most two streams: the changes of every execution (GET /v1/events/stream), and the
 // events of the execution on screen. Everything from the daemon is shown as text.
+(() => {
 "use strict";
 
 const { LogModel, LogView, ResumingStream } = window.WorkbenchLog;
@@ -451,3 +452,4 @@ window.workbench = {
 window.addEventListener("hashchange", route);
 $("logout").addEventListener("click", logout);
 route();
+})();

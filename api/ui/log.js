@@ -1,6 +1,7 @@
 // The log of an execution: its lines (stdout and stderr apart), a virtualised view that keeps
 // only the visible lines in the document, ANSI colours, and streams that resume where they broke.
 // Output is only ever put into the page as text (textContent), never as markup.
+(() => {
 "use strict";
 
 const LINE_HEIGHT = 18;
@@ -214,3 +215,4 @@ class ResumingStream {
 ResumingStream.open = new Set();
 
 window.WorkbenchLog = { LogModel, LogView, ResumingStream, renderLine };
+})();
