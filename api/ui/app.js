@@ -292,6 +292,7 @@ const RECORD_FIELDS = [
 ];
 
 function renderRecord(record) {
+  if (!$("x-id") || ($("x-id").textContent && $("x-id").textContent !== record.executionId)) return;
   $("x-id").textContent = record.executionId;
   const status = $("x-status");
   status.textContent = record.status;
@@ -322,7 +323,7 @@ function renderRecord(record) {
 
 function renderProgress(progress) {
   const bar = $("x-progress");
-  if (!progress || progress.progress === null) return;
+  if (!bar || !progress || progress.progress === null) return;
   bar.hidden = false;
   if (progress.total) {
     bar.max = progress.total;
@@ -354,7 +355,7 @@ async function showExecution(id) {
   let outputEvents = 0;
   const trace = $("x-trace");
   const info = () => {
-    $("log-info").textContent = `${model.lines.length} lines`;
+    if ($("log-info")) $("log-info").textContent = `${model.lines.length} lines`;
   };
   const onEvent = (event) => {
     if (event.sequence !== null) {

@@ -183,7 +183,7 @@ def cmd_detach(http: Http, args: argparse.Namespace) -> int:
 def cmd_ui(http: Http, args: argparse.Namespace) -> int:
     if http.target.socket_path is not None and args.ui_url is None:
         raise UsageError("a browser cannot reach a Unix socket: pass --ui-url http://HOST:PORT")
-    link = http.json("POST", "/v1/login/links")
+    link = http.json("POST", "/v1/login/links", ok=(201,))
     base = (args.ui_url or http.target.base_url).rstrip("/")
     url = f"{base}/#login={link['code']}"
     if args.json:
