@@ -6,6 +6,7 @@
 
 const LINE_HEIGHT = 18;
 const OVERSCAN = 20;
+const BLOCK = 64;
 const SGR = /\x1b\[([0-9;]*)m/g;
 // Other escape sequences (cursor moves, erases, titles) are dropped from what is shown.
 const OTHER_ESCAPES = /\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-ln-z]|\x1b[()][A-Z0-9]|\x1b[=>]/g;
@@ -128,6 +129,7 @@ class LogView {
   setShown(stream, on) {
     this.show[stream] = on;
     this.filtered = null;
+    this.first = -1;
     this.render();
   }
 
@@ -157,20 +159,34 @@ class LogView {
         c.scrollTop = target;
       }
     }
-    const first = Math.max(0, Math.floor(c.scrollTop / LINE_HEIGHT) - OVERSCAN);
-    const last = Math.min(count, Math.ceil((c.scrollTop + c.clientHeight) / LINE_HEIGHT) + OVERSCAN);
-    this.window.style.top = first * LINE_HEIGHT + "px";
-    const nodes = [];
+    // The window starts on a multiple of BLOCK lines, so that following the end mostly appends
+    // a line to it instead of rebuilding it.
+    const top = Math.floor(c.scrollTop / LINE_HEIGHT);
+    const first = Math.max(0, (Math.floor(top / BLOCK) - 1) * BLOCK);
+    const last = Math.min(count, top + Math.ceil(c.clientHeight / LINE_HEIGHT) + OVERSCAN);
+    if (first !== this.first || indexes !== this.lastIndexes) {
+      this.first = first;
+      this.lastIndexes = indexes;
+      this.nodes = [];
+      this.window.replaceChildren();
+      this.window.style.top = first * LINE_HEIGHT + "px";
+    }
+    const nodes = this.nodes;
     for (let i = first; i < last; i++) {
       const line = this.model.lines[indexes === null ? i : indexes[i]];
-      nodes.push(renderLine(line));
+      const at = i - first;
+      const node = nodes[at];
+      if (node && node.wbLine === line && node.wbText === line.t) continue;
+      const fresh = renderLine(line);
+      fresh.wbLine = line;
+      fresh.wbText = line.t;
+      if (node) node.replaceWith(fresh); else this.window.appendChild(fresh);
+      nodes[at] = fresh;
     }
-    this.window.replaceChildren(...nodes);
+    while (nodes.length > last - first) nodes.pop().remove();
   }
 }
 
-// An EventSource that reopens itself after a broken connection (a lost network, a daemon that
-// restarted), resuming after the last id it saw, until closed. `cursor()` says where to resume.
 class ResumingStream {
   constructor(url, handlers, cursor) {
     this.url = url;
