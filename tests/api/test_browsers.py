@@ -236,8 +236,8 @@ async def test_the_changes_stream_follows_every_execution_and_resumes_by_its_id(
     assert seen[0].event == "created" and seen[-1].json["execution"]["status"] == "completed"
     progress = next(f for f in seen if f.event == "progress").json["progress"]
     assert progress == {"progress": 3, "total": 10, "message": "warming"}
-    ids = [f.id for f in seen]
     ids = [f.id or 0 for f in seen]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids) and 0 not in ids
     # From the ready id: the new execution once, as it is now; the older one not at all.
     resumed = await changes(
         wb.client, ended(started["executionId"]), headers={"Last-Event-ID": str(ready.id)}
