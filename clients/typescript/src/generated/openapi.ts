@@ -412,6 +412,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard (HTML) */
+        get: operations["dashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of the dashboard (script or style sheet) */
+        get: operations["dashboardAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Trade a token (or a one-time code) for a session cookie */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the session of the cookie */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/login/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time login code for a browser */
+        post: operations["loginLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow every visible execution's changes (server-sent events) */
+        get: operations["changesStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/stream-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token that opens this execution's stream for 10 minutes */
+        post: operations["streamTokenWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/stream-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token that opens this execution's stream for 10 minutes */
+        post: operations["streamToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -453,6 +589,16 @@ export interface components {
             cancellable: string;
             streamingSupport: boolean;
             backgroundSupport: boolean;
+        };
+        /**
+         * Change
+         * @description One event of `GET /v1/events/stream`: an execution as it is after its latest change.
+         */
+        Change: {
+            changeId: number;
+            change: components["schemas"]["ChangeType"];
+            execution: components["schemas"]["Execution"];
+            progress: components["schemas"]["Progress"] | null;
         };
         /**
          * Degraded
@@ -624,6 +770,43 @@ export interface components {
         ImageList: {
             images: components["schemas"]["Image"][];
         };
+        /**
+         * Login
+         * @description A session: who it is, what it may do, its CSRF value, when it ends.
+         */
+        Login: {
+            principal: string;
+            scopes: string[];
+            /** @description Send as `X-Workbench-CSRF` with every change made with the session cookie. */
+            csrfToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * LoginLink
+         * @description A one-time login code: `/#login=CODE` opens the dashboard logged in.
+         */
+        LoginLink: {
+            code: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * LoginRequest
+         * @description `POST /v1/login`: a bearer token, or a one-time code from `POST /v1/login/links`.
+         */
+        LoginRequest: {
+            /**
+             * @description A bearer token; the session gets its principal and scopes.
+             * @default null
+             */
+            token: string | null;
+            /**
+             * @description A one-time login code (`workbench ui`), spent by this login.
+             * @default null
+             */
+            code: string | null;
+        };
         /** OutputInfo */
         OutputInfo: {
             stdoutBytes: number;
@@ -645,6 +828,12 @@ export interface components {
             stderr: string;
             stdoutElidedBytes: number;
             stderrElidedBytes: number;
+        };
+        /** Progress */
+        Progress: {
+            progress: number | null;
+            total: number | null;
+            message: string | null;
         };
         /**
          * StartBashRequest
@@ -803,6 +992,15 @@ export interface components {
             code: string;
         };
         /**
+         * StreamToken
+         * @description Opens one execution's stream (`?streamToken=`) for 10 minutes.
+         */
+        StreamToken: {
+            streamToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
          * WaitRequest
          * @description `POST .../wait`.
          */
@@ -848,6 +1046,11 @@ export interface components {
          * @enum {string}
          */
         OnWaitTimeout: "return" | "detach" | "cancel";
+        /**
+         * @description what changed, in the changes stream
+         * @enum {string}
+         */
+        ChangeType: "created" | "status" | "progress" | "terminal";
         /**
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
@@ -1199,6 +1402,8 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page */
                 cursor?: string;
+                /** @description text in the id, command, code or metadata */
+                q?: string;
                 /** @description `preview`: each record carries its `preview` (otherwise null) */
                 include?: "preview";
             };
@@ -1727,6 +1932,8 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
+                /** @description instead of a token: a stream token of this execution */
+                streamToken?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -1758,6 +1965,13 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description resumed after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
@@ -1771,6 +1985,8 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
+                /** @description instead of a token: a stream token of this execution */
+                streamToken?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -1799,6 +2015,13 @@ export interface operations {
                 content: {
                     "text/event-stream": string;
                 };
+            };
+            /** @description resumed after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
@@ -1955,6 +2178,226 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             416: components["responses"]["range_not_satisfiable"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    dashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the dashboard's page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            413: components["responses"]["payload_too_large"];
+        };
+    };
+    dashboardAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a file of the dashboard (`app.js`, `log.js`, `style.css`); any other is 404 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+        };
+    };
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description logged in: `Set-Cookie: workbench_session=...; HttpOnly; SameSite=Strict` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Login"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description logged out (the cookie is cleared) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+        };
+    };
+    loginLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the code; `/#login=CODE` opens the dashboard logged in */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginLink"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    changesStream: {
+        parameters: {
+            query?: {
+                /** @description the last change id already seen */
+                after?: number;
+            };
+            header?: {
+                /** @description the last `id:` seen; wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description First `event: ready` with `id:` the cursor the stream starts from (the
+             *     latest change, or `after` / `Last-Event-ID`). Then, for each execution that changed since, once,
+             *     in the order of the changes: `id: CHANGE_ID`, `event: created|status|progress|terminal`,
+             *     `data: CHANGE_JSON` (a `Change`: the record as it is now and its latest progress). Resuming with
+             *     the last `id:` seen gives every execution that changed meanwhile. A `: keepalive` comment comes
+             *     at least every 15 seconds.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    streamTokenWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description use it as `?streamToken=` on this execution's stream only */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamToken"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    streamToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description use it as `?streamToken=` on this execution's stream only */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamToken"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
