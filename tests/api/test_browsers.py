@@ -114,9 +114,10 @@ async def test_bad_logins_get_the_json_errors_of_the_contract(wb: DaemonHandle) 
         form = await anonymous.post("/v1/login", data={"token": TOKEN})
         assert error_code(form, 400) == "bad_request"
         assert error_code(await anonymous.post("/v1/login", content=b"{"), 400) == "bad_request"
-        forged = {"workbench_session": "a.1.b.c"}
-        assert error_code(await anonymous.get("/v1/executions", cookies=forged), 401) == "unauthorized"
         assert error_code(await anonymous.post("/v1/login/links"), 401) == "unauthorized"
+    for forged in ("a.1.b.c", "nonsense", TOKEN):
+        async with httpx.AsyncClient(base_url=wb.url, cookies={"workbench_session": forged}) as c:
+            assert error_code(await c.get("/v1/executions"), 401) == "unauthorized", forged
 
 
 async def test_a_login_code_logs_in_once(wb: DaemonHandle) -> None:
@@ -268,3 +269,17 @@ async def test_the_changes_stream_shows_a_principal_only_its_own(make_daemon: An
         got = await changes(ci, ended(mine["executionId"]), params={"after": 0})
     assert {f.json["execution"]["executionId"] for f in got[1:]} == {mine["executionId"]}
     assert admins["executionId"] != mine["executionId"]
+
+
+async def test_a_session_expires(make_daemon: Any) -> None:
+    wb: DaemonHandle = await make_daemon(session_ttl_ms=1000)
+    browser, session = await login(wb)
+    async with contextlib.aclosing(browser):
+        assert "Max-Age=1" in (await browser.post("/v1/login", json={"token": TOKEN})).headers["set-cookie"]
+        cookie = browser.cookies["workbench_session"]
+        assert (await browser.get("/v1/executions")).status_code == 200
+    await trio.sleep(1.2)
+    async with httpx.AsyncClient(base_url=wb.url, cookies={"workbench_session": cookie}) as late:
+        response = await late.get("/v1/executions")
+        assert error_code(response, 401) == "unauthorized"
+        assert "ended" in response.json()["error"]["message"]
