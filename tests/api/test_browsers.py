@@ -273,7 +273,7 @@ async def test_the_changes_stream_shows_a_principal_only_its_own(make_daemon: An
 
 async def test_a_session_expires(make_daemon: Any) -> None:
     wb: DaemonHandle = await make_daemon(session_ttl_ms=1000)
-    browser, session = await login(wb)
+    browser, _session = await login(wb)
     async with contextlib.aclosing(browser):
         assert "Max-Age=1" in (await browser.post("/v1/login", json={"token": TOKEN})).headers["set-cookie"]
         cookie = browser.cookies["workbench_session"]
