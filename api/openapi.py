@@ -149,6 +149,19 @@ def _error_responses(codes: tuple[str, ...]) -> dict[str, Any]:
     return responses
 
 
+#: Before OpenAPI 3.2, the schema of `text/event-stream` describes one event of the stream.
+SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "description": "one server-sent event; `data` is JSON (see the operation's description)",
+    "properties": {
+        "event": {"type": "string"},
+        "id": {"type": "string"},
+        "data": {"type": "string"},
+        "retry": {"type": "integer"},
+    },
+}
+
+
 def _operation(op: Op) -> dict[str, Any]:
     params: list[dict[str, Any]] = []
     for name in (part[1:-1] for part in op.path.split("/") if part.startswith("{")):
@@ -174,6 +187,8 @@ def _operation(op: Op) -> dict[str, Any]:
             body["contentMediaType"] = media
         elif media == "application/json":
             body = {"type": "object"}
+        elif media == "text/event-stream":
+            body = SSE_EVENT
         responses[str(status)] = {"description": description, "content": {media: {"schema": body}}}
     responses.update(_error_responses(op.errors))
     operation: dict[str, Any] = {

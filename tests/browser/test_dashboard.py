@@ -54,6 +54,9 @@ def test_a_started_execution_appears_live_and_its_log_tails(
     assert page.inner_text("#log .line.stdout") == "first"
     assert page.inner_text("#log .line.stderr") == "oops"
     assert "second" not in page.inner_text("#log")
+    page.click("#detach")
+    wait_js(page, "() => document.getElementById('action-result').textContent === 'detached'")
+    assert daemon.get(started["executionId"])["detached"] is True
     (tmp_path / "release").touch()
     wait_js(page, "() => document.getElementById('log').textContent.includes('second')")
     status_shown(page, "completed")
@@ -142,7 +145,7 @@ def test_markup_in_output_command_and_metadata_stays_text(
     record = daemon.client.post(
         "/v1/executions/workbench_bash",
         json={
-            "command": f"cat payload; cat payload >&2; : '{XSS}'",
+            "command": f"cat payload; cat payload >&2; printf '\\n\\377\\n' >&2; : '{XSS}'",
             "cwd": str(tmp_path),
             "metadata": {"title": XSS},
             "waitTimeoutMs": 30_000,
@@ -159,6 +162,12 @@ def test_markup_in_output_command_and_metadata_stays_text(
     assert XSS in page.inner_text("#x-record")  # the command and the metadata
     assert page.evaluate("() => document.querySelectorAll('main img, main script').length") == 0
     assert page.evaluate("() => window.__xss") is None
+    # Output that is not UTF-8 is kept as an artifact, downloaded from the page byte for byte.
+    link = page.get_attribute("#x-artifacts a[download=stderr]", "href")
+    got = page.evaluate(
+        "async (href) => Array.from(new Uint8Array(await (await fetch(href)).arrayBuffer()))", link
+    )
+    assert bytes(got) == XSS.encode() + b"\n\xff\n"
     assert page.errors == []
 
 

@@ -1962,7 +1962,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description resumed after the terminal event: nothing more will come */
@@ -2013,7 +2018,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description resumed after the terminal event: nothing more will come */
@@ -2331,7 +2341,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
                 };
             };
             400: components["responses"]["bad_request"];
