@@ -17,9 +17,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from api.browser_ops import all_operations
 from api.errors import STATUS
-from api.files_operations import file_operations
-from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from api.operations import PATH_PARAMETERS, SCHEMA, Op, ref
+from workbench.wire.browser import Change, ChangeType
 from workbench.wire.files import FileEvent, FileEventType, FileType
 from workbench.wire.models import (
     ErrorResponse,
@@ -72,6 +73,7 @@ ENUMS: dict[str, tuple[list[str], str]] = {
         list(typing.get_args(OnWaitTimeout)),
         "what a foreground start does when its wait passes",
     ),
+    "ChangeType": (list(typing.get_args(ChangeType)), "what changed, in the changes stream"),
     "ErrorCode": (list(STATUS), "the code of an error response; its HTTP status is fixed per code"),
     "WaitUntil": (["end", "ready"], "what a wait waits for: the end, or a service's readiness"),
     "FileType": (list(typing.get_args(FileType)), "what a path of a workspace is"),
@@ -91,6 +93,7 @@ def _schemas(ops: list[Op]) -> dict[str, Any]:
                 wanted[(model, "serialization")] = None
     wanted[(Event, "serialization")] = None
     wanted[(FileEvent, "serialization")] = None
+    wanted[(Change, "serialization")] = None  # the data of `GET /v1/events/stream`
     _, top = models_json_schema(list(wanted), by_alias=True, ref_template=SCHEMA)
     schemas: dict[str, Any] = dict(top.get("$defs", {}))
     for name, (values, description) in ENUMS.items():
@@ -155,6 +158,19 @@ def _error_responses(codes: tuple[str, ...]) -> dict[str, Any]:
     return responses
 
 
+#: Before OpenAPI 3.2, the schema of `text/event-stream` describes one event of the stream.
+SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "description": "one server-sent event; `data` is JSON (see the operation's description)",
+    "properties": {
+        "event": {"type": "string"},
+        "id": {"type": "string"},
+        "data": {"type": "string"},
+        "retry": {"type": "integer"},
+    },
+}
+
+
 def _operation(op: Op) -> dict[str, Any]:
     params: list[dict[str, Any]] = []
     for name in (part[1:-1] for part in op.path.split("/") if part.startswith("{")):
@@ -180,6 +196,8 @@ def _operation(op: Op) -> dict[str, Any]:
             body["contentMediaType"] = media
         elif media == "application/json":
             body = {"type": "object"}
+        elif media == "text/event-stream":
+            body = SSE_EVENT
         if str(status) in responses:  # the same status answers JSON or these bytes
             responses[str(status)].setdefault("content", {})[media] = {"schema": body}
         else:
@@ -212,7 +230,7 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = [*operations(), *file_operations()]
+    ops = all_operations()
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)

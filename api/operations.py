@@ -104,6 +104,10 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
     "kind": (ref("ExecutionKind"), "the execution kind; a wrong one is 404"),
     "executionId": ({"type": "string"}, f"the execution id (`{EXECUTION_ID.pattern}`); any other is 404"),
     "name": (ref("StreamName"), "the artifact; any other name is 404"),
+    "asset": (
+        {"type": "string"},
+        "a file of the dashboard (`app.js`, `log.js`, `style.css`); any other is 404",
+    ),
     "deliveryId": (
         {"type": "string"},
         "the delivery id of an exit (`dl_` + 26 characters); any other is 404",
@@ -228,6 +232,7 @@ def _streams_and_artifacts() -> list[Op]:
                     {"type": "string"},
                     "event types separated by commas: only those are sent (sequences stay the journal's)",
                 ),
+                ("streamToken", {"type": "string"}, "instead of a token: a stream token of this execution"),
             ),
             headers=(
                 (
@@ -315,6 +320,18 @@ def _acting_on_one() -> list[Op]:
 def _per_execution() -> list[Op]:
     """The routes under `/v1/executions/{kind}/{executionId}`, with paths relative to it."""
     return [*_reading_one(), *_acting_on_one()]
+
+
+def with_and_without_kind(op: Op) -> list[Op]:
+    """A per-execution operation (path relative to the execution's) at both of its paths."""
+    return [
+        replace(
+            op,
+            path="/v1/executions/{kind}/{executionId}" + op.path,
+            operation_id=op.operation_id + "WithKind",
+        ),
+        replace(op, path="/v1/executions/{executionId}" + op.path),
+    ]
 
 
 def _daemon_ops() -> list[Op]:
@@ -415,6 +432,11 @@ def _starting_and_listing() -> list[Op]:
                     "only the items of this batch",
                 ),
                 (
+                    "q",
+                    {"type": "string", "minLength": 1, "maxLength": 200},
+                    "text in the id, command, code or metadata",
+                ),
+                (
                     "include",
                     {"type": "string", "const": "preview"},
                     "`preview`: each record carries its `preview` (otherwise null)",
@@ -429,12 +451,5 @@ def operations() -> list[Op]:
     """Every operation of the API, per-execution ones with and without their `{kind}/` segment."""
     ops = [*_daemon_ops(), *_starting_and_listing()]
     for op in _per_execution():
-        ops.append(
-            replace(
-                op,
-                path="/v1/executions/{kind}/{executionId}" + op.path,
-                operation_id=op.operation_id + "WithKind",
-            )
-        )
-        ops.append(replace(op, path="/v1/executions/{executionId}" + op.path))
+        ops.extend(with_and_without_kind(op))
     return ops

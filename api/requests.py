@@ -18,6 +18,7 @@ from quart import g, request
 from werkzeug.exceptions import HTTPException
 
 from workbench.core.auth import require
+from workbench.core.browser import CSRF_HEADER, SESSION_COOKIE
 from workbench.core.daemon import Daemon
 from workbench.core.service import Principal
 from workbench.wire.errors import BadRequest, InvalidRequest, PayloadTooLarge
@@ -57,9 +58,25 @@ async def read_body(limit: int) -> None:
         raise
 
 
-def authenticate(daemon: Daemon, scope: str) -> Principal:
-    """The request's principal, which must hold `scope` (401 / 403 otherwise)."""
-    principal = daemon.authenticator.principal(request.headers.get("Authorization"))
+def authenticate(daemon: Daemon, scope: str, *, stream_of: str | None = None) -> Principal:
+    """The request's principal, which must hold `scope` (401 / 403 otherwise).
+
+    One resolution for every route: a bearer token; else, on the stream of `stream_of`, a
+    `?streamToken=` bound to that execution; else the session cookie, with the CSRF header on
+    any request that may change something (403 without it).
+    """
+    header = request.headers.get("Authorization")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    token = request.args.get("streamToken") if stream_of is not None else None
+    if header is None and token is not None:
+        principal = daemon.browser.stream_principal(token, stream_of or "")
+    elif header is None and cookie is not None:
+        session = daemon.browser.session(cookie)
+        if request.method not in ("GET", "HEAD"):
+            daemon.browser.check_csrf(session, request.headers.get(CSRF_HEADER))
+        principal = session.principal
+    else:
+        principal = daemon.authenticator.principal(header)
     g.principal = principal
     require(principal, scope)
     return principal

@@ -30,6 +30,7 @@ from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.principals import Principal
 from workbench.core.ready import wait_ready
+from workbench.core.records import format_time
 from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
@@ -148,7 +149,7 @@ def _list_filters() -> dict[str, Any]:
     value is 400 (not 422: no body is involved)."""
     args = request.args
     check_query(
-        ("status", "kind", "sessionId", "limit", "cursor", "rerunOf", "batchId", "include", "service")
+        ("status", "kind", "sessionId", "limit", "cursor", "rerunOf", "batchId", "include", "service", "q")
     )
     status, kind = args.get("status"), args.get("kind")
     service = args.get("service")
@@ -166,6 +167,9 @@ def _list_filters() -> dict[str, Any]:
     include = args.get("include")
     if include is not None and include != "preview":
         raise BadRequest("query parameter include must be preview")
+    text = args.get("q")
+    if text is not None and not 1 <= len(text) <= 200:
+        raise BadRequest("query parameter q must be 1 to 200 characters")
     rerun_of, batch_id = args.get("rerunOf"), args.get("batchId")
     for name, value in (("rerunOf", rerun_of), ("batchId", batch_id)):
         if value is not None and not EXECUTION_ID.fullmatch(value):
@@ -179,6 +183,7 @@ def _list_filters() -> dict[str, Any]:
         "rerun_of": rerun_of,
         "batch_id": batch_id,
         "service": None if service is None else service == "true",
+        "text": text,
     }
 
 
@@ -231,8 +236,8 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
 
     @on("/events/stream", ["GET"], "events_stream")
     async def events_stream(kind: str | None, execution_id: str) -> Response:
-        principal = authenticate(daemon, READ)
-        check_query(("after", "sessionId", "types"))
+        principal = authenticate(daemon, READ, stream_of=execution_id)
+        check_query(("after", "sessionId", "types", "streamToken"))
         # Both are checked, and a number the store cannot hold is a 400, not a broken stream.
         after = EVENTS_AFTER.read()
         last_event_id = request.headers.get("Last-Event-ID")
@@ -260,7 +265,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
 
 
 def _actions(app: QuartTrio, daemon: Daemon) -> None:
-    """Acting on one execution: delete, cancel, signal, detach."""
+    """Acting on one execution: delete, cancel, signal, detach; a stream token for it."""
     svc = daemon.service
     on = partial(per_execution, app)
 
@@ -298,6 +303,14 @@ def _actions(app: QuartTrio, daemon: Daemon) -> None:
         if detached:
             return json_response({"detached": True})
         return json_response({"detached": False, "execution": execution.wire()})
+
+    @on("/stream-token", ["POST"], "stream_token")
+    async def stream_token(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, READ)
+        check_query()
+        await svc.get(principal, execution_id, kind)  # 404 for what the principal cannot see
+        token, expires = daemon.browser.stream_token(principal, execution_id)
+        return json_response({"streamToken": token, "expiresAt": format_time(expires)})
 
 
 def _daemon(app: QuartTrio, daemon: Daemon) -> None:

@@ -2,7 +2,8 @@
 
 A stream replays the committed events after `Last-Event-ID` (or `?after=`, or from the start),
 then sleeps on the execution's wake-up and sends what each commit added, and ends after the
-terminal event. Every pending event goes out in one write. The stream reads the journal only as
+terminal event; resumed after the terminal event, it is `204 No Content`. Every pending event
+goes out in one write. The stream reads the journal only as
 fast as the client takes its bytes, so a slow client holds nothing but its own page of events and
 never slows the execution or other readers. Past the output budget, output that is no longer
 journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
@@ -86,6 +87,8 @@ async def stream(
     if options.session_id is not None and execution.session_id != options.session_id:
         raise NotFound(f"no execution {execution_id} in session {options.session_id}")
     if execution.terminal and after >= execution.last_sequence:
+        # Resumed after the terminal event: nothing will ever come. 204 tells an `EventSource`
+        # to stop reconnecting (an empty 200 would have it reconnect every few seconds forever).
         return Response("", status=204)
     delta_max = daemon.settings.execution_event_delta_max_bytes
     types = options.types

@@ -41,6 +41,18 @@ need_system_packages() {
     fi
 }
 
+need_chromium() {
+    # The dashboard's tests drive Debian's chromium (headless, through Playwright); called by
+    # scripts/test only: serving the dashboard needs no browser.
+    command -v chromium >/dev/null 2>&1 && return 0
+    if ! command -v apt-get >/dev/null 2>&1 || ! can_be_root; then
+        echo "setup: chromium missing and no apt-get with root to install it: the dashboard's tests will fail" >&2
+        return 0
+    fi
+    echo "setup: installing chromium" >&2
+    apt_install chromium || echo "setup: could not install chromium: the dashboard's tests will fail" >&2
+}
+
 make_venv() {
     if [ -x "$VENV/bin/python" ]; then return; fi
     if ! "$PY" -m venv "$VENV" 2>/dev/null; then

@@ -52,14 +52,17 @@ async def collect(
     headers: dict[str, str] | None = None,
     params: Any = None,
     within_s: float = 60,
+    status: int = 200,
 ) -> list[Frame]:
-    """Every frame of a stream until the server ends it (which it does once the execution ends)."""
+    """Every frame of a stream until the server ends it (which it does once the execution ends).
+
+    `status=204`: the stream must answer 204 with no body (resumed after the terminal event)."""
     out = []
     with ceilings.within(within_s, f"the event stream of {execution_id} to end"):
         async with client.stream(
             "GET", f"/v1/executions/{execution_id}/events/stream", headers=headers, params=params
         ) as response:
-            assert response.status_code == 200, await response.aread()
+            assert response.status_code == status, await response.aread()
             async for frame in frames(response):
                 out.append(frame)
     return out

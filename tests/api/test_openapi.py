@@ -109,6 +109,7 @@ async def test_bodies_responses_errors_and_the_stream(wb: DaemonHandle) -> None:
 OPTIONAL = {("DetachResult", "execution"), ("ErrorBody", "details")}
 #: The named enums of the wire.
 ENUMS = {
+    "ChangeType",
     "ExecutionKind",
     "ExecutionStatus",
     "EventType",

@@ -222,3 +222,16 @@ def cmd_detach(http: Http, args: argparse.Namespace) -> int:
         record = reply["execution"]
         print(f"{execution_id} had already ended: {record['status']} (exit {render.outcome(record)})")
     return 0
+
+
+def cmd_ui(http: Http, args: argparse.Namespace) -> int:
+    if http.target.socket_path is not None and args.ui_url is None:
+        raise UsageError("a browser cannot reach a Unix socket: pass --ui-url http://HOST:PORT")
+    link = http.json("POST", "/v1/login/links", ok=(201,))
+    base = (args.ui_url or http.target.base_url).rstrip("/")
+    url = f"{base}/#login={link['code']}"
+    if args.json:
+        print_json({"url": url, "expiresAt": link["expiresAt"]})
+    else:
+        print(url)
+    return 0

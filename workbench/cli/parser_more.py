@@ -221,3 +221,21 @@ def add_files(command: Adder, as_json: Parser) -> None:
             "where", metavar="SESSION[:DIR]", help="the session, and a directory in its workspace"
         )
         ls.add_argument("--depth", type=COUNT, default=1, help="levels to go down (default 1)")
+
+
+def add_ui(command: Adder, as_json: Parser) -> None:
+    """`ui`: the dashboard, logged in."""
+    ui = command(
+        "ui",
+        "print a one-time link that opens the dashboard logged in",
+        "Ask the daemon for a one-time login code and print the dashboard's link with it: opened in\n"
+        "a browser within 5 minutes, it logs that browser in as the token's principal. The code\n"
+        "works once; the link leaves the browser's history once used.",
+        as_json,
+    )
+    if ui is not None:
+        ui.add_argument(
+            "--ui-url",
+            metavar="URL",
+            help="the dashboard's address, when the browser reaches the daemon elsewhere",
+        )

@@ -62,14 +62,22 @@ class Authenticator:
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("the Authorization header must be 'Bearer <token>'")
-        given = _digest(token.strip().encode("utf-8", errors="surrogateescape"))
+        return self.find(token.strip())[1]
+
+    def find(self, token: str) -> tuple[bytes, Principal]:
+        """(digest, principal) of a token, compared in constant time; Unauthorized if unknown."""
+        given = _digest(token.encode("utf-8", errors="surrogateescape"))
         found = None
         for candidate, principal in self._tokens:
             if hmac.compare_digest(candidate, given):
-                found = principal
+                found = (candidate, principal)
         if found is None:
             raise Unauthorized("invalid token")
         return found
+
+    def digests(self) -> list[tuple[bytes, Principal]]:
+        """The digest of every accepted token, with its principal."""
+        return list(self._tokens)
 
 
 def require(principal: Principal, scope: str) -> None:

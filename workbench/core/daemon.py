@@ -21,6 +21,7 @@ import trio
 
 import sandbox
 from workbench.core import auth, storage
+from workbench.core.browser import BrowserAuth, load_key
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
@@ -51,6 +52,7 @@ class Daemon:
     exits: ExitsFeed
     #: The sessions' workspaces: files, transfers, watches.
     workspace: WorkspaceFace
+    browser: BrowserAuth
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -136,7 +138,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         with _full_disk_stops_the_start(settings.data_dir):
             _adopt_shared_workspaces(settings)
             token, created = auth.admin_token(settings.token, settings.token_path)
+            key = load_key(settings.layout.session_key)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
+        browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
         with _full_disk_stops_the_start(settings.data_dir):
             await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
@@ -185,6 +189,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             token_created=created,
                             exits=exits,
                             workspace=face,
+                            browser=browser,
                         )
                         try:
                             yield daemon

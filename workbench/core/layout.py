@@ -8,6 +8,8 @@
     <data>/workspaces/<principal>/<session>    a session's working directory (per principal);
                                                the workspaces may live elsewhere (WORKBENCH_WORKSPACES_DIR)
     <data>/spool/                              uploaded archives, while they are unpacked
+    <data>/session.key                         the key that signs browsers' session cookies
+    <data>/sessions.revoked                    sessions ended by logout, until they expire
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -106,6 +108,14 @@ class Layout:
         """Where an uploaded archive is kept while it is checked and unpacked (not in a workspace,
         which its executions could read or change meanwhile)."""
         return self.data_dir / "spool"
+
+    @property
+    def session_key(self) -> Path:
+        return self.data_dir / "session.key"
+
+    @property
+    def revoked_sessions(self) -> Path:
+        return self.data_dir / "sessions.revoked"
 
     def adopt_shared_workspaces(self, admin: str) -> list[str]:
         """Move workspaces of the first layout (`workspaces/<session>`, shared by every principal)

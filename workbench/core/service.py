@@ -6,6 +6,7 @@ an idempotency key); everything slow happens later in the execution's supervisor
 
 from __future__ import annotations
 
+import builtins
 import signal as signals
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -65,6 +66,16 @@ class StreamPage:
     more: bool
     #: The sequence of the `output_truncated` event, once there is one.
     truncated_at: int | None = None
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of the changes feed: its number, what changed, the record, its latest progress."""
+
+    change_id: int
+    change: str
+    execution: Execution
+    progress_json: str | None
 
 
 @dataclass(frozen=True)
@@ -303,6 +314,7 @@ class Service:
         batch_id: str | None = None,
         service: bool | None = None,
         preview: bool = False,
+        text: str | None = None,
     ) -> tuple[list[Execution], str | None]:
         """Newest first, `limit` per page; the cursor is the id to continue after. `rerun_of`:
         only the reruns of that execution; `batch_id`: only the items of that batch. With
@@ -325,11 +337,21 @@ class Service:
             rerun_of=rerun_of,
             batch_id=batch_id,
             service=service,
+            text=text,
         )
         rows = await self.store.list_executions(where, cursor, limit + 1)
         page = [await self.record(f) if preview else execution_from(f) for f in rows[:limit]]
         next_cursor = page[-1].execution_id if len(rows) > limit else None
         return page, next_cursor
+
+    async def changes(self, principal: Principal, after: int, limit: int) -> builtins.list[Change]:
+        """The changes feed after `after`: each execution of `principal`'s that changed since, once,
+        as it is now, in the order of those changes."""
+        owner = None if principal.sees_all else principal.name
+        found = await self.store.read_changes(owner, after, limit)
+        return [
+            Change(f.row.change_seq, f.row.change_type, execution_from(f), f.row.progress_json) for f in found
+        ]
 
     async def wait(
         self, principal: Principal, execution_id: str, kind: str | None, wait_ms: int

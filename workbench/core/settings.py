@@ -10,6 +10,7 @@ import dataclasses
 import enum
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,10 @@ class Settings:
     max_file_bytes: int = 100 * MiB
     #: The most bytes of files one session's workspace may hold for a write through the API.
     workspace_quota_bytes: int = 10 * GiB
+    #: How long a browser's session (`POST /v1/login`) lasts.
+    session_ttl_ms: int = 12 * HOURS
+    #: Origins (`scheme://host[:port]`, exactly) whose pages may call the API; none by default.
+    cors_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -219,6 +224,17 @@ def _url(raw: str) -> str:
     return raw
 
 
+_ORIGIN = re.compile(r"https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
+
+
+def _origins(raw: str) -> tuple[str, ...]:
+    origins = tuple(o.strip() for o in raw.split(",") if o.strip())
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(f"{origin!r} is not an origin (scheme://host[:port], no path, no wildcard)")
+    return origins
+
+
 def _choice(kind: type[enum.StrEnum]) -> Any:
     def parse(raw: str) -> enum.StrEnum:
         try:
@@ -251,6 +267,8 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
     "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _positive_int),
     "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
+    "WORKBENCH_SESSION_TTL_MS": ("session_ttl_ms", _positive_int),
+    "WORKBENCH_CORS_ORIGINS": ("cors_origins", _origins),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

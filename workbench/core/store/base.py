@@ -169,6 +169,15 @@ class Store(abc.ABC):
         `output_truncated` event, if the execution has one.
         """
 
+    @abc.abstractmethod
+    async def read_changes(self, principal: str | None, after: int, limit: int) -> list[Found]:
+        """The executions (of `principal`; None: everyone's) whose latest change is after `after`,
+        in the order of those changes, each once, as it is now."""
+
+    @abc.abstractmethod
+    async def change_head(self) -> int:
+        """The number of the latest change committed (0 before any)."""
+
     # -- the exits feed -------------------------------------------------------------------------
 
     @abc.abstractmethod

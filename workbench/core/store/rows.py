@@ -119,6 +119,11 @@ class ExecutionRow:
     readiness_json: str | None = None
     ready_timeout_ms: int | None = None
     ready_at: int | None = None
+    #: The number of its latest change in the changes feed, what that change was, and the JSON
+    #: of its latest progress event.
+    change_seq: int = 0
+    change_type: str = "created"
+    progress_json: str | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
@@ -220,3 +225,5 @@ class ListFilter:
     rerun_of: str | None = None
     batch_id: str | None = None
     service: bool | None = None
+    #: Text found (ignoring case) in the id, the command, the code or the metadata's JSON.
+    text: str | None = None

@@ -177,7 +177,12 @@ class SQLiteStore(Store):
             q.insert_execution(conn, row, first_event)
             return row, True
 
-        return await self._write(create, lambda r: self.watches.notify(r[0].id))
+        def created(r: tuple[ExecutionRow, bool]) -> None:
+            self.watches.notify(r[0].id)
+            if r[1]:
+                self.watches.notify_changes()
+
+        return await self._write(create, created)
 
     async def create_batch(
         self,
@@ -243,6 +248,7 @@ class SQLiteStore(Store):
                 self.watches.notify(execution_id, final[0] if final else None)
                 for batch_id in batches:
                     self.watches.notify(batch_id)
+                self.watches.notify_changes()
                 if target.terminal:
                     self.watches.notify_exits()
 
@@ -263,9 +269,15 @@ class SQLiteStore(Store):
                 q.insert_artifacts(conn, execution_id, artifacts, created_at)
             return last if events else None
 
-        return await self._write(
-            job, lambda last: self.watches.notify(execution_id) if last is not None else None
-        )
+        progress = any(kind == "progress" for kind, _ in events)
+
+        def appended(last: int | None) -> None:
+            if last is not None:
+                self.watches.notify(execution_id)
+                if progress:
+                    self.watches.notify_changes()
+
+        return await self._write(job, appended)
 
     async def set_detached(self, execution_id: str) -> bool:
         return await self._write(lambda conn: q.set_detached(conn, execution_id))
@@ -280,6 +292,12 @@ class SQLiteStore(Store):
 
     async def list_executions(self, where: ListFilter, before: str | None, limit: int) -> list[Found]:
         return await self._read(lambda conn: q.list_executions(conn, where, before, limit))
+
+    async def read_changes(self, principal: str | None, after: int, limit: int) -> list[Found]:
+        return await self._read(lambda conn: q.changes_after(conn, principal, after, limit))
+
+    async def change_head(self) -> int:
+        return await self._read(q.change_head)
 
     async def live_executions(self) -> list[ExecutionRow]:
         return await self._read(q.live_executions)

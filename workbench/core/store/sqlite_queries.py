@@ -40,6 +40,8 @@ def insert_execution(conn: sqlite3.Connection, row: ExecutionRow, first_event: E
     values = row.columns()
     values["last_sequence"] = 1
     values["row_version"] = 1
+    values["change_seq"] = next_change(conn)
+    values["change_type"] = "created"
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
     conn.execute(f"INSERT INTO executions ({columns}) VALUES ({marks})", tuple(values.values()))
@@ -99,11 +101,12 @@ def transition(
     check_columns(fields)
     allowed = tuple(s.value for s in sources)
     sets = "".join(f", {name} = ?" for name in fields)
+    change = "terminal" if target.terminal else "status"
     cur = conn.execute(
         f"UPDATE executions SET status = ?, last_sequence = last_sequence + 1, "
-        f"row_version = row_version + 1{sets} "
+        f"row_version = row_version + 1, change_seq = ?, change_type = ?{sets} "
         f"WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING *",
-        (target.value, *fields.values(), execution_id, *allowed),
+        (target.value, next_change(conn), change, *fields.values(), execution_id, *allowed),
     )
     row = _execution(cur.fetchone())
     if row is None:
@@ -139,14 +142,41 @@ def append_events(
     last: int = found[0]
     status: str = found[1]
     first = last - len(events) + 1
-    conn.executemany(
-        _INSERT_EVENT,
-        [
-            (execution_id, first + i, kind, build(first + i, status), _data(build))
-            for i, (kind, build) in enumerate(events)
-        ],
-    )
+    rows = [
+        (execution_id, first + i, kind, build(first + i, status), _data(build))
+        for i, (kind, build) in enumerate(events)
+    ]
+    conn.executemany(_INSERT_EVENT, rows)
+    progress = [r[3] for r in rows if r[2] == "progress"]
+    if progress:
+        conn.execute(
+            "UPDATE executions SET change_seq = ?, change_type = 'progress', progress_json = ? WHERE id = ?",
+            (next_change(conn), progress[-1], execution_id),
+        )
     return last
+
+
+def next_change(conn: sqlite3.Connection) -> int:
+    """The next number of the changes feed (in the caller's transaction)."""
+    found = conn.execute("UPDATE change_counter SET n = n + 1 RETURNING n").fetchone()
+    return int(found[0])
+
+
+def change_head(conn: sqlite3.Connection) -> int:
+    """The number of the latest change committed."""
+    return int(conn.execute("SELECT n FROM change_counter").fetchone()[0])
+
+
+def changes_after(conn: sqlite3.Connection, principal: str | None, after: int, limit: int) -> list[Found]:
+    """The executions whose latest change is after `after`, in the order of their changes."""
+    where, args = "change_seq > ?", list[Any]([after])
+    if principal is not None:
+        where += " AND principal = ?"
+        args.append(principal)
+    rows = conn.execute(
+        f"SELECT * FROM executions WHERE {where} ORDER BY change_seq LIMIT ?", (*args, limit)
+    ).fetchall()
+    return [Found(ExecutionRow.from_mapping(dict(r)), list_artifacts(conn, r["id"])) for r in rows]
 
 
 def _data(build: EventBuilder) -> bytes | None:
@@ -205,6 +235,12 @@ def list_executions(
         if value is not None:
             clauses.append(f"{column} = ?")
             args.append(value)
+    if where.text is not None:
+        clauses.append(
+            "instr(lower(id || ' ' || coalesce(command, '') || ' ' || coalesce(code, '') || ' ' "
+            "|| coalesce(metadata_json, '')), lower(?)) > 0"
+        )
+        args.append(where.text)
     if before is not None:
         clauses.append("id < ?")
         args.append(before)

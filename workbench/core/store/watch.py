@@ -45,6 +45,8 @@ class Watches:
         #: Woken after every terminal transition (which may save an exit) and whenever an exit's
         #: lease changes: the exits feed's long-polls sleep on it.
         self.exits = Watch()
+        #: Woken after every commit that moved the changes feed (a start, a transition, progress).
+        self.changes = Watch()
 
     @contextlib.contextmanager
     def watch(self, execution_id: str) -> Iterator[Watch]:
@@ -67,6 +69,9 @@ class Watches:
             if final is not None:
                 w.final = final
             w.bump()
+
+    def notify_changes(self) -> None:
+        self.changes.bump()
 
     def notify_exits(self) -> None:
         self.exits.bump()

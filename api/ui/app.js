@@ -1,0 +1,456 @@
+// The dashboard: login, the live list, an execution's page, the start form.
+// It holds at most two streams: the changes of every execution (GET /v1/events/stream), and the
+// events of the execution on screen. Everything from the daemon is shown as text.
+(() => {
+"use strict";
+
+const { LogModel, LogView, ResumingStream } = window.WorkbenchLog;
+const PAGE_SIZE = 50;
+const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  csrf: localStorage.getItem("workbench.csrf"),
+  principal: localStorage.getItem("workbench.principal"),
+  changes: null, // the changes stream
+  changeCursor: null,
+  listeners: new Set(), // functions called with each change
+};
+
+function text(tag, value, className) {
+  const el = document.createElement(tag);
+  el.textContent = value === null || value === undefined ? "" : String(value);
+  if (className) el.className = className;
+  return el;
+}
+
+function notice(message) {
+  const el = $("notice");
+  el.textContent = message || "";
+  el.hidden = !message;
+}
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = {};
+  if (method !== "GET") headers["X-Workbench-CSRF"] = state.csrf || "";
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = (data && data.error) || { code: "internal", message: response.statusText };
+    if (response.status === 401) showLogin(error.message);
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  return data;
+}
+
+// -- login ----------------------------------------------------------------------------------------
+
+function loggedIn(session) {
+  state.csrf = session.csrfToken;
+  state.principal = session.principal;
+  localStorage.setItem("workbench.csrf", session.csrfToken);
+  localStorage.setItem("workbench.principal", session.principal);
+}
+
+function showLogin(message) {
+  stopStreams();
+  state.csrf = null;
+  localStorage.removeItem("workbench.csrf");
+  $("who").textContent = "";
+  $("logout").hidden = true;
+  $("main").replaceChildren($("login-page").content.cloneNode(true));
+  $("login-error").textContent = message || "";
+  $("login-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = event.target.elements.token.value.trim();
+    try {
+      loggedIn(await login({ token }));
+      route();
+    } catch (error) {
+      $("login-error").textContent = error.message;
+    }
+  });
+}
+
+async function login(body) {
+  const response = await fetch("/v1/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    credentials: "same-origin",
+    body: JSON.stringify(body),
+  });
+  const data = await response.json();
+  if (!response.ok) throw new ApiError(response.status, data.error.code, data.error.message);
+  return data;
+}
+
+async function logout() {
+  try {
+    await api("POST", "/v1/logout");
+  } finally {
+    localStorage.removeItem("workbench.principal");
+    showLogin("Logged out.");
+  }
+}
+
+// -- streams --------------------------------------------------------------------------------------
+
+function startChanges() {
+  if (state.changes) return;
+  const deliver = (change) => {
+    state.changeCursor = change.changeId;
+    for (const fn of state.listeners) fn(change);
+  };
+  state.changes = new ResumingStream(
+    "/v1/events/stream",
+    {
+      ready: (data) => { state.changeCursor = data.changeId; },
+      created: deliver, status: deliver, progress: deliver, terminal: deliver,
+    },
+    () => state.changeCursor,
+  );
+}
+
+let executionStream = null;
+
+function stopStreams() {
+  if (state.changes) state.changes.close();
+  state.changes = null;
+  state.changeCursor = null;
+  if (executionStream) executionStream.close();
+  executionStream = null;
+  state.listeners.clear();
+}
+
+// -- the list -------------------------------------------------------------------------------------
+
+function progressText(progress) {
+  if (!progress || progress.progress === null || progress.progress === undefined) return "";
+  if (progress.total) return Math.round((100 * progress.progress) / progress.total) + "%";
+  return String(progress.progress);
+}
+
+function matches(record, filters) {
+  if (filters.status && record.status !== filters.status) return false;
+  if (filters.kind && record.executionKind !== filters.kind) return false;
+  if (filters.sessionId && record.sessionId !== filters.sessionId) return false;
+  if (filters.q) {
+    const hay = [record.executionId, record.command || "", record.code || "",
+      record.metadata === null ? "" : JSON.stringify(record.metadata)].join(" ").toLowerCase();
+    if (!hay.includes(filters.q.toLowerCase())) return false;
+  }
+  return true;
+}
+
+function renderRow(tr, record, progress) {
+  const link = document.createElement("a");
+  link.href = "#/x/" + record.executionId;
+  link.textContent = record.executionId;
+  const idCell = document.createElement("td");
+  idCell.appendChild(link);
+  const bar = document.createElement("td");
+  if (progress && progress.total) {
+    const p = document.createElement("progress");
+    p.max = progress.total;
+    p.value = progress.progress;
+    bar.appendChild(p);
+  }
+  bar.appendChild(text("span", progressText(progress)));
+  const summary = record.command !== null ? record.command : record.language + ": " + (record.code || "");
+  tr.replaceChildren(
+    idCell,
+    text("td", record.status, "status " + record.status),
+    text("td", summary.length > 200 ? summary.slice(0, 200) + "…" : summary, "command"),
+    text("td", record.sessionId),
+    text("td", new Date(record.createdAt).toLocaleString()),
+    bar,
+  );
+  tr.dataset.id = record.executionId;
+  tr.dataset.status = record.status;
+}
+
+async function showList(params) {
+  $("main").replaceChildren($("list-page").content.cloneNode(true));
+  const filters = {
+    status: params.get("status") || "", kind: params.get("kind") || "",
+    sessionId: params.get("session") || "", q: params.get("q") || "",
+  };
+  const form = $("filters");
+  form.elements.status.value = filters.status;
+  form.elements.kind.value = filters.kind;
+  form.elements.session.value = filters.sessionId;
+  form.elements.q.value = filters.q;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    for (const name of ["status", "kind", "session", "q"]) {
+      const value = form.elements[name].value.trim();
+      if (value) query.set(name, value);
+    }
+    location.hash = "#/" + (query.toString() ? "?" + query : "");
+  });
+  setUpStartForm();
+  const cursors = [];
+  let cursor = params.get("cursor");
+  const rows = new Map();
+  const tbody = $("rows");
+
+  const load = async () => {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    for (const [k, v] of Object.entries(filters)) if (v) query.set(k, v);
+    if (cursor) query.set("cursor", cursor);
+    const page = await api("GET", "/v1/executions?" + query);
+    rows.clear();
+    const trs = page.executions.map((record) => {
+      const tr = document.createElement("tr");
+      renderRow(tr, record, null);
+      rows.set(record.executionId, tr);
+      return tr;
+    });
+    tbody.replaceChildren(...trs);
+    $("next").disabled = page.nextCursor === null;
+    $("prev").disabled = cursors.length === 0;
+    $("page-info").textContent = "page " + (cursors.length + 1);
+    $("next").onclick = () => { cursors.push(cursor); cursor = page.nextCursor; load(); };
+  };
+  $("prev").onclick = () => { cursor = cursors.pop() || null; load(); };
+  $("first").onclick = () => { cursors.length = 0; cursor = null; load(); };
+
+  state.listeners.add((change) => {
+    const record = change.execution;
+    let tr = rows.get(record.executionId);
+    if (!tr) {
+      // New executions appear on the first page only, when the filters let them.
+      if (change.change !== "created" || cursor || !matches(record, filters)) return;
+      tr = document.createElement("tr");
+      rows.set(record.executionId, tr);
+      tbody.prepend(tr);
+      while (tbody.children.length > PAGE_SIZE) {
+        const gone = tbody.lastElementChild;
+        rows.delete(gone.dataset.id);
+        gone.remove();
+      }
+    }
+    renderRow(tr, record, change.progress);
+  });
+  startChanges();
+  await load();
+}
+
+async function setUpStartForm() {
+  const form = $("start-form");
+  const images = await api("GET", "/v1/images").catch(() => ({ images: [] }));
+  for (const image of images.images) {
+    const option = text("option", image.name + (image.available ? "" : " (unavailable)"));
+    option.value = image.name;
+    option.disabled = !image.available;
+    form.elements.image.appendChild(option);
+  }
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { command: form.elements.command.value, background: true };
+    if (form.elements.image.value) body.image = form.elements.image.value;
+    if (form.elements.session.value.trim()) body.sessionId = form.elements.session.value.trim();
+    if (form.elements.timeout.value) body.timeoutMs = Math.round(Number(form.elements.timeout.value) * 1000);
+    try {
+      const record = await api("POST", "/v1/executions/workbench_bash", body);
+      location.hash = "#/x/" + record.executionId;
+    } catch (error) {
+      $("start-error").textContent = error.code + ": " + error.message;
+    }
+  });
+}
+
+// -- an execution ---------------------------------------------------------------------------------
+
+const RECORD_FIELDS = [
+  ["Kind", (r) => r.executionKind], ["Session", (r) => r.sessionId], ["Image", (r) => r.image],
+  ["Working directory", (r) => r.cwd], ["Command", (r) => r.command], ["Language", (r) => r.language],
+  ["Code", (r) => r.code], ["Metadata", (r) => (r.metadata === null ? null : JSON.stringify(r.metadata, null, 2))],
+  ["Created", (r) => r.createdAt], ["Started", (r) => r.startedAt], ["Finished", (r) => r.finishedAt],
+  ["Deadline", (r) => r.deadlineAt], ["Exit code", (r) => r.exitCode], ["Signal", (r) => r.signal],
+  ["Error", (r) => (r.error ? r.error.code + ": " + r.error.message : null)],
+  ["Cancel reason", (r) => r.cancelReason], ["Detached", (r) => (r.detached ? "yes" : null)],
+  ["Containment", (r) => r.containment],
+  ["Output", (r) => `${r.output.stdoutBytes} bytes stdout, ${r.output.stderrBytes} bytes stderr` +
+    (r.output.truncated ? " (events truncated: see the artifacts)" : "")],
+];
+
+function renderRecord(record) {
+  if (!$("x-id") || ($("x-id").textContent && $("x-id").textContent !== record.executionId)) return;
+  $("x-id").textContent = record.executionId;
+  const status = $("x-status");
+  status.textContent = record.status;
+  status.className = "status " + record.status;
+  const items = [];
+  for (const [label, get] of RECORD_FIELDS) {
+    const value = get(record);
+    if (value === null || value === undefined) continue;
+    items.push(text("dt", label));
+    const dd = document.createElement("dd");
+    dd.appendChild(text(String(value).includes("\n") ? "pre" : "span", value));
+    items.push(dd);
+  }
+  $("x-record").replaceChildren(...items);
+  const artifacts = record.artifacts.map((a) => {
+    const li = document.createElement("li");
+    const link = text("a", a.name);
+    link.href = `/v1/executions/${record.executionId}/artifacts/${encodeURIComponent(a.name)}`;
+    link.setAttribute("download", a.name);
+    li.append(link, text("span", ` ${a.sizeBytes} bytes, sha256 ${a.sha256}`));
+    return li;
+  });
+  $("x-artifacts").replaceChildren(...(artifacts.length ? artifacts : [text("li", "none")]));
+  const ended = TERMINAL.has(record.status);
+  $("cancel").disabled = ended;
+  $("detach").disabled = ended || record.detached;
+}
+
+function renderProgress(progress) {
+  const bar = $("x-progress");
+  if (!bar || !progress || progress.progress === null) return;
+  bar.hidden = false;
+  if (progress.total) {
+    bar.max = progress.total;
+    bar.value = progress.progress;
+  } else bar.removeAttribute("value");
+  $("x-progress-text").textContent = progressText(progress) + (progress.message ? " " + progress.message : "");
+}
+
+function traceRow(event) {
+  const tr = document.createElement("tr");
+  let detail = "";
+  if (event.eventType === "status") {
+    detail = event.status + (event.exitCode !== null ? " exit " + event.exitCode : "") +
+      (event.signal ? " " + event.signal : "") + (event.error ? " " + event.error.code : "");
+  } else if (event.eventType === "progress") {
+    detail = progressText(event) + (event.message ? " " + event.message : "");
+  } else detail = event.message || event.stream || "";
+  tr.append(text("td", event.sequence), text("td", event.eventType), text("td", event.timestamp), text("td", detail));
+  return tr;
+}
+
+async function showExecution(id) {
+  $("main").replaceChildren($("execution-page").content.cloneNode(true));
+  let record = await api("GET", "/v1/executions/" + encodeURIComponent(id));
+  renderRecord(record);
+  const model = new LogModel();
+  const view = new LogView($("log"), model);
+  let lastSequence = 0;
+  let outputEvents = 0;
+  const trace = $("x-trace");
+  const info = () => {
+    if ($("log-info")) $("log-info").textContent = `${model.lines.length} lines`;
+  };
+  const onEvent = (event) => {
+    if (event.sequence !== null) {
+      if (event.sequence <= lastSequence) return; // already shown: never a line twice
+      lastSequence = event.sequence;
+    }
+    if (event.eventType === "output") {
+      outputEvents++;
+      model.append(event.stream, event.outputDelta);
+      view.render();
+      info();
+      return;
+    }
+    if (event.eventType === "progress") renderProgress(event);
+    trace.appendChild(traceRow(event));
+    if (trace.children.length > 1000) trace.firstElementChild.remove();
+    if (event.eventType === "status" && TERMINAL.has(event.status)) {
+      stream.close();
+      if (executionStream === stream) executionStream = null;
+      api("GET", "/v1/executions/" + encodeURIComponent(id)).then((r) => { record = r; renderRecord(r); }, () => {});
+    }
+  };
+  const handlers = {};
+  for (const type of ["status", "output", "output_truncated", "progress", "artifact"]) handlers[type] = onEvent;
+  handlers.gap = (data) => trace.appendChild(traceRow({ sequence: "", eventType: "gap", timestamp: "",
+    message: `the display missed ${data.missedBytes} bytes (see the artifacts)` }));
+  if (executionStream) executionStream.close();
+  const stream = new ResumingStream(
+    "/v1/executions/" + encodeURIComponent(id) + "/events/stream", handlers, () => lastSequence);
+  executionStream = stream;
+  state.listeners.add((change) => {
+    if (change.execution.executionId !== id) return;
+    record = change.execution;
+    renderRecord(record);
+    if (change.progress) renderProgress(change.progress);
+  });
+  startChanges();
+  $("show-stdout").onchange = (e) => view.setShown("stdout", e.target.checked);
+  $("show-stderr").onchange = (e) => view.setShown("stderr", e.target.checked);
+  $("follow").onchange = (e) => { view.follow = e.target.checked; view.render(); };
+  $("cancel").onclick = () => act("cancel", { reason: $("cancel-reason").value || undefined });
+  $("detach").onclick = () => act("detach");
+
+  async function act(what, body) {
+    try {
+      const result = await api("POST", `/v1/executions/${encodeURIComponent(id)}/${what}`, body || {});
+      $("action-result").textContent = what === "cancel"
+        ? (result.cancelled ? "cancelled" : "already ended: " + result.execution.status)
+        : (result.detached ? "detached" : "already ended");
+      if (result.execution) renderRecord(result.execution);
+    } catch (error) {
+      $("action-result").textContent = error.code + ": " + error.message;
+    }
+  }
+  window.workbench.execution = { model, view, id, lastSequence: () => lastSequence, outputEvents: () => outputEvents };
+}
+
+// -- routing --------------------------------------------------------------------------------------
+
+async function route() {
+  const hash = location.hash || "#/";
+  if (hash.startsWith("#login=")) {
+    const code = decodeURIComponent(hash.slice(7));
+    history.replaceState(null, "", location.pathname + "#/"); // the code is spent: out of history
+    try {
+      loggedIn(await login({ code }));
+    } catch (error) {
+      showLogin(error.message);
+      return;
+    }
+  }
+  if (!state.csrf) {
+    showLogin("");
+    return;
+  }
+  notice("");
+  $("who").textContent = state.principal || "";
+  $("logout").hidden = false;
+  if (executionStream) executionStream.close();
+  executionStream = null;
+  state.listeners.clear();
+  const [path, query] = (location.hash.slice(1) || "/").split("?");
+  try {
+    if (path.startsWith("/x/")) await showExecution(path.slice(3));
+    else await showList(new URLSearchParams(query || ""));
+  } catch (error) {
+    if (error.status !== 401) notice(error.code + ": " + error.message);
+  }
+}
+
+window.workbench = {
+  openStreams: () => ResumingStream.open.size,
+  execution: null,
+};
+window.addEventListener("hashchange", route);
+$("logout").addEventListener("click", logout);
+route();
+})();

@@ -1,0 +1,234 @@
+// The log of an execution: its lines (stdout and stderr apart), a virtualised view that keeps
+// only the visible lines in the document, ANSI colours, and streams that resume where they broke.
+// Output is only ever put into the page as text (textContent), never as markup.
+(() => {
+"use strict";
+
+const LINE_HEIGHT = 18;
+const OVERSCAN = 20;
+const BLOCK = 64;
+const SGR = /\x1b\[([0-9;]*)m/g;
+// Other escape sequences (cursor moves, erases, titles) are dropped from what is shown.
+const OTHER_ESCAPES = /\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-ln-z]|\x1b[()][A-Z0-9]|\x1b[=>]/g;
+
+class LogModel {
+  constructor() {
+    this.lines = []; // {s: "stdout" | "stderr", t: text}
+    this.open = { stdout: -1, stderr: -1 }; // the unfinished last line of each stream
+    this.chunks = { stdout: [], stderr: [] };
+  }
+
+  append(stream, delta) {
+    if (!delta) return;
+    const s = stream === "stderr" ? "stderr" : "stdout";
+    this.chunks[s].push(delta);
+    const parts = delta.split("\n");
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i];
+      const last = i === parts.length - 1;
+      if (i === 0 && this.open[s] >= 0) {
+        this.lines[this.open[s]].t += part;
+        if (!last) this.open[s] = -1;
+        continue;
+      }
+      if (last && part === "") {
+        this.open[s] = -1;
+        break;
+      }
+      this.lines.push({ s, t: part });
+      this.open[s] = last ? this.lines.length - 1 : -1;
+    }
+  }
+
+  text(stream) {
+    const joined = this.chunks[stream].join("");
+    this.chunks[stream] = joined ? [joined] : [];
+    return joined;
+  }
+}
+
+// Colours and styles of SGR codes, as classes (never as inline styles or markup).
+function sgrClasses(state, codes) {
+  const list = codes === "" ? [0] : codes.split(";").map((c) => parseInt(c, 10) || 0);
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    if (c === 0) { state.fg = null; state.bg = null; state.bold = false; state.underline = false; }
+    else if (c === 1) state.bold = true;
+    else if (c === 4) state.underline = true;
+    else if (c === 22) state.bold = false;
+    else if (c === 24) state.underline = false;
+    else if (c >= 30 && c <= 37) state.fg = c - 30;
+    else if (c >= 90 && c <= 97) state.fg = c - 90 + 8;
+    else if (c === 39) state.fg = null;
+    else if (c >= 40 && c <= 47) state.bg = c - 40;
+    else if (c >= 100 && c <= 107) state.bg = c - 100 + 8;
+    else if (c === 49) state.bg = null;
+    else if ((c === 38 || c === 48) && list[i + 1] === 5) {
+      const n = list[i + 2] & 255;
+      if (c === 38) state.fg = n < 16 ? n : null; else state.bg = n < 16 ? n : null;
+      i += 2;
+    } else if ((c === 38 || c === 48) && list[i + 1] === 2) i += 4;
+  }
+}
+
+// One line as a <div> of text spans.
+function renderLine(line) {
+  const div = document.createElement("div");
+  div.className = "line " + line.s;
+  const text = line.t.replace(OTHER_ESCAPES, "").replace(/\r/g, "");
+  if (text.indexOf("\x1b[") < 0) {
+    div.textContent = text;
+    return div;
+  }
+  const state = { fg: null, bg: null, bold: false, underline: false };
+  let at = 0;
+  const emit = (piece) => {
+    if (!piece) return;
+    const span = document.createElement("span");
+    const classes = [];
+    if (state.fg !== null) classes.push("fg" + state.fg);
+    if (state.bg !== null) classes.push("bg" + state.bg);
+    if (state.bold) classes.push("bold");
+    if (state.underline) classes.push("underline");
+    span.className = classes.join(" ");
+    span.textContent = piece;
+    div.appendChild(span);
+  };
+  SGR.lastIndex = 0;
+  let match;
+  while ((match = SGR.exec(text)) !== null) {
+    emit(text.slice(at, match.index));
+    sgrClasses(state, match[1]);
+    at = SGR.lastIndex;
+  }
+  emit(text.slice(at));
+  return div;
+}
+
+class LogView {
+  constructor(container, model) {
+    this.container = container;
+    this.model = model;
+    this.show = { stdout: true, stderr: true };
+    this.follow = true;
+    this.spacer = document.createElement("div");
+    this.spacer.className = "spacer";
+    this.window = document.createElement("div");
+    this.window.className = "window";
+    container.replaceChildren(this.spacer, this.window);
+    this.shown = [];
+    this.filtered = null; // indexes of shown lines when a stream is hidden
+    container.addEventListener("scroll", () => {
+      const bottom = container.scrollTop + container.clientHeight >= container.scrollHeight - LINE_HEIGHT;
+      if (!this.programmatic) this.follow = bottom;
+      this.programmatic = false;
+      this.render();
+    });
+  }
+
+  setShown(stream, on) {
+    this.show[stream] = on;
+    this.filtered = null;
+    this.first = -1;
+    this.render();
+  }
+
+  visibleIndexes() {
+    const lines = this.model.lines;
+    if (this.show.stdout && this.show.stderr) return null;
+    if (this.filtered === null || this.filteredUpTo !== lines.length) {
+      const from = this.filtered === null ? 0 : this.filteredUpTo;
+      const out = this.filtered || [];
+      for (let i = from; i < lines.length; i++) if (this.show[lines[i].s]) out.push(i);
+      this.filtered = out;
+      this.filteredUpTo = lines.length;
+    }
+    return this.filtered;
+  }
+
+  // Renders the visible window: the lines in view, and a spacer as tall as all of them.
+  render() {
+    const indexes = this.visibleIndexes();
+    const count = indexes === null ? this.model.lines.length : indexes.length;
+    this.spacer.style.height = count * LINE_HEIGHT + "px";
+    const c = this.container;
+    if (this.follow) {
+      const target = Math.max(0, count * LINE_HEIGHT - c.clientHeight);
+      if (Math.abs(c.scrollTop - target) > 1) {
+        this.programmatic = true;
+        c.scrollTop = target;
+      }
+    }
+    // The window starts on a multiple of BLOCK lines, so that following the end mostly appends
+    // a line to it instead of rebuilding it.
+    const top = Math.floor(c.scrollTop / LINE_HEIGHT);
+    const first = Math.max(0, (Math.floor(top / BLOCK) - 1) * BLOCK);
+    const last = Math.min(count, top + Math.ceil(c.clientHeight / LINE_HEIGHT) + OVERSCAN);
+    if (first !== this.first || indexes !== this.lastIndexes) {
+      this.first = first;
+      this.lastIndexes = indexes;
+      this.nodes = [];
+      this.window.replaceChildren();
+      this.window.style.top = first * LINE_HEIGHT + "px";
+    }
+    const nodes = this.nodes;
+    for (let i = first; i < last; i++) {
+      const line = this.model.lines[indexes === null ? i : indexes[i]];
+      const at = i - first;
+      const node = nodes[at];
+      if (node && node.wbLine === line && node.wbText === line.t) continue;
+      const fresh = renderLine(line);
+      fresh.wbLine = line;
+      fresh.wbText = line.t;
+      if (node) node.replaceWith(fresh); else this.window.appendChild(fresh);
+      nodes[at] = fresh;
+    }
+    while (nodes.length > last - first) nodes.pop().remove();
+  }
+}
+
+class ResumingStream {
+  constructor(url, handlers, cursor) {
+    this.url = url;
+    this.handlers = handlers;
+    this.cursor = cursor;
+    this.closed = false;
+    this.delay = 100;
+    ResumingStream.open.add(this);
+    this.connect();
+  }
+
+  connect() {
+    if (this.closed) return;
+    const after = this.cursor();
+    const sep = this.url.includes("?") ? "&" : "?";
+    const url = after === null ? this.url : this.url + sep + "after=" + encodeURIComponent(after);
+    const source = new EventSource(url);
+    this.source = source;
+    for (const [type, fn] of Object.entries(this.handlers)) {
+      source.addEventListener(type, (event) => {
+        this.delay = 100;
+        fn(event.data ? JSON.parse(event.data) : null, event);
+      });
+    }
+    source.onerror = () => {
+      source.close();
+      if (this.source !== source || this.closed) return;
+      this.source = null;
+      if (this.handlers.broken) this.handlers.broken();
+      setTimeout(() => this.connect(), this.delay);
+      this.delay = Math.min(this.delay * 2, 2000);
+    };
+  }
+
+  close() {
+    this.closed = true;
+    ResumingStream.open.delete(this);
+    if (this.source) this.source.close();
+    this.source = null;
+  }
+}
+ResumingStream.open = new Set();
+
+window.WorkbenchLog = { LogModel, LogView, ResumingStream, renderLine };
+})();
