@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from api.errors import STATUS
+from api.contexts_operations import context_operations
 from api.files_operations import file_operations
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
 from workbench.wire.files import FileEvent, FileEventType, FileType
@@ -212,7 +213,7 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = [*operations(), *file_operations()]
+    ops = [*operations(), *file_operations(), *context_operations()]
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 
 # The field types, bounds and checks live in `fields`; they are names of this module too.
 from workbench.wire.fields import DEFAULT_PREVIEW_BYTES as DEFAULT_PREVIEW_BYTES
+from workbench.wire.fields import CONTEXT_ID as CONTEXT_ID
 from workbench.wire.fields import ENV_NAME as ENV_NAME
 from workbench.wire.fields import EXECUTION_ID as EXECUTION_ID
 from workbench.wire.fields import IMAGE_NAME as IMAGE_NAME
@@ -217,11 +218,34 @@ class StartCodeRequest(StartRequest):
     """A language of the image (`bash`, `sh`, `python`, `node` where installed)."""
     code: str
     """The program, written to a file and run by the image's command for `language`; without NUL."""
+    context_id: str | None = Field(default=None, pattern=f"^{CONTEXT_ID.pattern}$")
+    """Run `code` in this code context (`POST /v1/contexts`): its names persist between
+    executions. The context's language, image, session and environment apply: `cwd`, `env`,
+    `secretEnv`, `stdin` and `idleTimeoutMs` are refused with it."""
 
     @field_validator("code")
     @classmethod
     def _code(cls, value: str) -> str:
         return _no_nul(value, "code")
+
+    @model_validator(mode="after")
+    def _context_fields(self) -> StartCodeRequest:
+        if self.context_id is None:
+            return self
+        given = [
+            name
+            for name, value in (
+                ("cwd", self.cwd),
+                ("env", self.env or None),
+                ("secretEnv", self.secret_env or None),
+                ("stdin", self.stdin),
+                ("idleTimeoutMs", self.idle_timeout_ms),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot be given with contextId: the context's own apply")
+        return self
 
 
 class WaitRequest(RequestModel):
@@ -287,8 +311,10 @@ class ErrorInfo(WireModel):
 
     code: str
     """`spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
-    `lost` or `internal`."""
+    `lost`, `internal`, `exception` (a code context's uncaught exception) or `context_dead`."""
     message: str
+    traceback: str | None = None
+    """The traceback of an `exception` (null otherwise)."""
 
 
 class Capabilities(WireModel):
@@ -404,6 +430,11 @@ class Execution(WireModel):
     ready: bool | None = None
     """A service: whether it is ready (without a readiness check, once it runs); else null."""
     ready_at: Timestamp | None = None
+    context_id: str | None = None
+    """The code context it ran in (`contextId` of its start), else null."""
+    result: dict[str, str] | None = None
+    """In a code context: `{"text/plain": "..."}`, the value of the code's final expression (as
+    a notebook shows it), once completed; else null."""
 
     @property
     def terminal(self) -> bool:

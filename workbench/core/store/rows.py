@@ -119,6 +119,11 @@ class ExecutionRow:
     readiness_json: str | None = None
     ready_timeout_ms: int | None = None
     ready_at: int | None = None
+    #: The code context it runs in, the value of its final expression (JSON of
+    #: `{"text/plain": ...}`) and an uncaught exception's traceback.
+    context_id: str | None = None
+    result_json: str | None = None
+    error_traceback: str | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
