@@ -28,7 +28,13 @@ def context_operations() -> list[Op]:
                 *WRITES,
             ),
         ),
-        Op("get", CONTEXTS, "listContexts", "The principal's code contexts", ok={200: (ContextList, "oldest first")}),
+        Op(
+            "get",
+            CONTEXTS,
+            "listContexts",
+            "The principal's code contexts",
+            ok={200: (ContextList, "oldest first")},
+        ),
         Op(
             "get",
             CONTEXT,

@@ -17,8 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from api.errors import STATUS
 from api.contexts_operations import context_operations
+from api.errors import STATUS
 from api.files_operations import file_operations
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
 from workbench.wire.files import FileEvent, FileEventType, FileType

@@ -112,7 +112,10 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
         {"type": "string"},
         f"the session (`{SESSION_ID.pattern}`, not `.` or `..`); any other, or another principal's, is 404",
     ),
-    "contextId": ({"type": "string"}, "the context id (`cx_` + 26 characters); any other, or another principal's, is 404"),
+    "contextId": (
+        {"type": "string"},
+        "the context id (`cx_` + 26 characters); any other, or another principal's, is 404",
+    ),
     "path": (
         {"type": "string"},
         "a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422",

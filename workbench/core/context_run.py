@@ -66,7 +66,10 @@ class ContextRun:
         except Exception as exc:
             log.exception("execution %s: supervisor failed", self.live.id)
             with trio.CancelScope(shield=True):
-                error = {"code": "internal", "message": f"the daemon failed supervising this execution: {exc}"}
+                error = {
+                    "code": "internal",
+                    "message": f"the daemon failed supervising this execution: {exc}",
+                }
                 await self._end(S.FAILED, error=error)
         finally:
             if self.context is not None:
@@ -90,7 +93,10 @@ class ContextRun:
                 await self._end_dead(context.info.reason or "its context is dead")
                 return False
             if not self.turn.is_set() or trio.current_time() >= self.deadline:
-                error = {"code": "timeout", "message": f"the deadline of {self.row.timeout_ms} ms passed while queued"}
+                error = {
+                    "code": "timeout",
+                    "message": f"the deadline of {self.row.timeout_ms} ms passed while queued",
+                }
                 await self._end(S.TIMED_OUT, error=error)
                 return False
         return True
@@ -126,7 +132,10 @@ class ContextRun:
             with trio.CancelScope(shield=True):
                 await self._end(
                     S.FAILED,
-                    error={"code": "lost", "message": "lost: its context no longer knew it after a daemon restart"},
+                    error={
+                        "code": "lost",
+                        "message": "lost: its context no longer knew it after a daemon restart",
+                    },
                 )
             return
         offsets = {"stdout": self.row.stdout_offset, "stderr": self.row.stderr_offset}
@@ -134,7 +143,9 @@ class ContextRun:
             self.live.request_stop(Stop.CANCEL, self.row.cancel_reason, 0)
         await self._follow(context, None, offsets)
 
-    async def _follow(self, context: Context, fds: list[int] | None, offsets: dict[str, int] | None = None) -> None:
+    async def _follow(
+        self, context: Context, fds: list[int] | None, offsets: dict[str, int] | None = None
+    ) -> None:
         self.capture = capture = self._new_capture(offsets)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(capture.run)
@@ -220,7 +231,9 @@ class ContextRun:
 
     async def _end_dead(self, why: str) -> None:
         with trio.CancelScope(shield=True):
-            await self._end(S.FAILED, error={"code": "context_dead", "message": f"its context is dead: {why}"})
+            await self._end(
+                S.FAILED, error={"code": "context_dead", "message": f"its context is dead: {why}"}
+            )
 
     async def _end(
         self,
@@ -246,7 +259,9 @@ class ContextRun:
     def _new_capture(self, offsets: dict[str, int] | None) -> Capture:
         row, settings = self.row, self.ex.settings
         if offsets is None:
-            output = OutputCapture(delta_max_bytes=settings.execution_event_delta_max_bytes, budget_bytes=row.budget_bytes)
+            output = OutputCapture(
+                delta_max_bytes=settings.execution_event_delta_max_bytes, budget_bytes=row.budget_bytes
+            )
         else:
             output = OutputCapture.resume(
                 delta_max_bytes=settings.execution_event_delta_max_bytes,

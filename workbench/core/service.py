@@ -113,7 +113,9 @@ class Service:
         context = self.executor.contexts.for_start(principal, req)
         info = context.info
         spec = req.model_copy(update={"image": info.image, "session_id": info.session_id})
-        row = accept.new_row(self.settings, self.executor.images, principal, spec, idempotency_key, request_hash)
+        row = accept.new_row(
+            self.settings, self.executor.images, principal, spec, idempotency_key, request_hash
+        )
         return replace(row, cwd=info.cwd, context_id=info.id)
 
     async def start_batch(

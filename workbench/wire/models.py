@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.alias_generators import to_camel
 
 # The field types, bounds and checks live in `fields`; they are names of this module too.
-from workbench.wire.fields import DEFAULT_PREVIEW_BYTES as DEFAULT_PREVIEW_BYTES
 from workbench.wire.fields import CONTEXT_ID as CONTEXT_ID
+from workbench.wire.fields import DEFAULT_PREVIEW_BYTES as DEFAULT_PREVIEW_BYTES
 from workbench.wire.fields import ENV_NAME as ENV_NAME
 from workbench.wire.fields import EXECUTION_ID as EXECUTION_ID
 from workbench.wire.fields import IMAGE_NAME as IMAGE_NAME
