@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import array
 import json
+import os
 import socket
 import struct
 from collections.abc import Sequence
@@ -32,11 +33,15 @@ class Link:
     async def connect(cls, path: str) -> Link:
         """Connect to the socket at `path`. Raises OSError when nothing listens there."""
         sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # A socket's path is at most 107 bytes: reached through its directory's fd, any path fits.
+        directory = os.open(os.path.dirname(path), os.O_PATH | os.O_CLOEXEC)
         try:
-            await sock.connect(path)
+            await sock.connect(f"/proc/self/fd/{directory}/{os.path.basename(path)}")
         except BaseException:
             sock.close()
             raise
+        finally:
+            os.close(directory)
         return cls(sock)
 
     async def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:

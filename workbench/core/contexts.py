@@ -279,6 +279,13 @@ class Contexts:
             pass
         await context.dead.wait()
 
+    async def kill_all(self, reason: str) -> None:
+        """Kill every live context (a daemon that stops and keeps nothing running)."""
+        async with trio.open_nursery() as nursery:
+            for context in list(self.all.values()):
+                if not context.info.dead:
+                    nursery.start_soon(self.kill, context, reason)
+
     # -- holding one context -------------------------------------------------------------------
 
     def _prepare(self, context: Context, image: Image, workspace: Path) -> sandbox.SpawnSpec:
@@ -348,6 +355,9 @@ class Contexts:
                     context.replies[message["id"]] = message
                     context.notify()
         except LinkClosed as exc:
+            # Mostly the interpreter ending: its exit status, seen soon, says better how.
+            with trio.move_on_after(1):
+                await context.dead.wait()
             if not context.info.dead:
                 await self.kill(context, f"its interpreter's driver closed the channel ({exc})")
 

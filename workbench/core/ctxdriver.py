@@ -263,12 +263,16 @@ def main(argv: list[str]) -> None:
     for stale in (path, path + ".new"):
         if os.path.lexists(stale):
             os.unlink(stale)
+    # A socket's path is at most 107 bytes: bound through its directory's fd, any path fits.
+    directory = os.open(os.path.dirname(path), os.O_PATH | os.O_CLOEXEC)
+    short = f"/proc/self/fd/{directory}/{os.path.basename(path)}"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path + ".new")
+    listener.bind(short + ".new")
     os.chmod(path + ".new", 0o600)
     listener.listen(4)
     # Renamed into place once listening: a connect to the path never finds it half made.
     os.rename(path + ".new", path)
+    os.close(directory)
     driver = Driver()
     sys.argv = [""]
     threading.Thread(target=driver.serve, args=(listener,), daemon=True).start()
