@@ -120,6 +120,10 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
 
 
 def cmd_code(http: Http, args: argparse.Namespace) -> int:
+    if args.context is not None:
+        from workbench.cli.contexts import context_body
+
+        return launch(http, args, "workbench_code", context_body(args, read_text(args.file, "FILE")))
     options = start_options(http, args, stdin_is_code=args.file == "-")
     body = {"language": args.language, "code": read_text(args.file, "FILE"), **options}
     return launch(http, args, "workbench_code", body)
@@ -192,9 +196,20 @@ def _until_end(http: Http, record: dict[str, Any], signals: Signals, pending: In
         signals.restore()
         if pending is not None:
             return _died(pending)
+        _show_result(record)
         exitcodes.report(record["executionId"], record)
         return exitcodes.of_record(record)
     return _follow(http, record, signals, pending)
+
+
+def _show_result(end: dict[str, Any]) -> None:
+    """A code context's run: the value of its final expression on stdout, a traceback on stderr."""
+    result = end.get("result")
+    if result and "text/plain" in result:
+        print(result["text/plain"], flush=True)
+    error = end.get("error")
+    if error and error.get("traceback"):
+        print(error["traceback"], end="", file=sys.stderr, flush=True)
 
 
 def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Interrupted | None) -> int:
@@ -222,5 +237,6 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
         return _died(sig)
     finally:
         signals.restore()
+    _show_result(end)
     exitcodes.report(execution_id, end)
     return exitcodes.of_record(end)
