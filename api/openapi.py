@@ -21,6 +21,7 @@ from api.contexts_operations import context_operations
 from api.errors import STATUS
 from api.files_operations import file_operations
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from workbench.wire.contexts import CONTEXT_STATUSES
 from workbench.wire.files import FileEvent, FileEventType, FileType
 from workbench.wire.models import (
     ErrorResponse,
@@ -77,9 +78,14 @@ ENUMS: dict[str, tuple[list[str], str]] = {
     "WaitUntil": (["end", "ready"], "what a wait waits for: the end, or a service's readiness"),
     "FileType": (list(typing.get_args(FileType)), "what a path of a workspace is"),
     "FileEventType": (list(typing.get_args(FileEventType)), "what changed under a watched path"),
+    "ContextStatus": (list(CONTEXT_STATUSES), "what a code context is doing"),
 }
 #: Fields typed as plain strings in Python whose values are one of an enum.
-FIELD_ENUMS = {("ErrorBody", "code"): "ErrorCode", ("Execution", "containment"): "Containment"}
+FIELD_ENUMS = {
+    ("ErrorBody", "code"): "ErrorCode",
+    ("Execution", "containment"): "Containment",
+    ("Context", "status"): "ContextStatus",
+}
 
 
 def _schemas(ops: list[Op]) -> dict[str, Any]:

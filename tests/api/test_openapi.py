@@ -18,6 +18,7 @@ PARAMETERS = {
     "kind": "kind",
     "session_id": "sessionId",
     "path": "path",
+    "context_id": "contextId",
 }
 
 
@@ -120,6 +121,7 @@ ENUMS = {
     "WaitUntil",
     "FileType",
     "FileEventType",
+    "ContextStatus",
 }
 
 

@@ -9,42 +9,12 @@ import sys
 from datetime import UTC, datetime
 
 from workbench.cli import exitcodes, render
-from workbench.cli.exitcodes import UsageError
 from workbench.cli.http import ApiError, Http
+from workbench.cli.run import variables
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-#: The options of `code` that a context fixes when it is made (refused with --context).
-FIXED_BY_CONTEXT = (
-    ("cwd", "--cwd"),
-    ("env", "--env"),
-    ("secret_env", "--secret-env"),
-    ("env_from_shell", "--env-from-shell"),
-    ("image", "--image"),
-    ("session", "--session"),
-    ("stdin", "--stdin"),
-    ("idle_timeout", "--idle-timeout"),
-)
-
-
-def context_body(args: argparse.Namespace, code: str) -> dict[str, Any]:
-    """The start body of `workbench code --context ID`: the context's own settings apply."""
-    given = [option for name, option in FIXED_BY_CONTEXT if getattr(args, name, None)]
-    if given:
-        raise UsageError(f"code: {', '.join(given)} cannot be given with --context (the context's own apply)")
-    body: dict[str, Any] = {"language": args.language, "code": code, "contextId": args.context}
-    if args.timeout is not None:
-        body["timeoutMs"] = args.timeout
-    if args.metadata is not None:
-        try:
-            body["metadata"] = json.loads(args.metadata)
-        except ValueError as exc:
-            raise UsageError(f"--metadata: not JSON: {exc}") from None
-    if args.detach:
-        body["detached"] = True
-    return body
 
 
 def cmd_context(http: Http, args: argparse.Namespace) -> int:
@@ -57,8 +27,6 @@ def cmd_context(http: Http, args: argparse.Namespace) -> int:
         if args.idle_timeout is not None:
             body["idleTimeoutMs"] = args.idle_timeout
         if args.env:
-            from workbench.cli.run import variables
-
             body["env"] = variables(args.env, "--env")
         record = http.json("POST", "/v1/contexts", body, ok=(201,))
         if args.json:

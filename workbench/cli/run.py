@@ -121,12 +121,41 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
 
 def cmd_code(http: Http, args: argparse.Namespace) -> int:
     if args.context is not None:
-        from workbench.cli.contexts import context_body
-
         return launch(http, args, "workbench_code", context_body(args, read_text(args.file, "FILE")))
     options = start_options(http, args, stdin_is_code=args.file == "-")
     body = {"language": args.language, "code": read_text(args.file, "FILE"), **options}
     return launch(http, args, "workbench_code", body)
+
+
+#: The options of `code` that a context fixes when it is made (refused with --context).
+FIXED_BY_CONTEXT = (
+    ("cwd", "--cwd"),
+    ("env", "--env"),
+    ("secret_env", "--secret-env"),
+    ("env_from_shell", "--env-from-shell"),
+    ("image", "--image"),
+    ("session", "--session"),
+    ("stdin", "--stdin"),
+    ("idle_timeout", "--idle-timeout"),
+)
+
+
+def context_body(args: argparse.Namespace, code: str) -> dict[str, Any]:
+    """The start body of `workbench code --context ID`: the context's own settings apply."""
+    given = [option for name, option in FIXED_BY_CONTEXT if getattr(args, name, None)]
+    if given:
+        raise UsageError(f"code: {', '.join(given)} cannot be given with --context (the context's own apply)")
+    body: dict[str, Any] = {"language": args.language, "code": code, "contextId": args.context}
+    if args.timeout is not None:
+        body["timeoutMs"] = args.timeout
+    if args.metadata is not None:
+        try:
+            body["metadata"] = json.loads(args.metadata)
+        except ValueError as exc:
+            raise UsageError(f"--metadata: not JSON: {exc}") from None
+    if args.detach:
+        body["detached"] = True
+    return body
 
 
 def cmd_rerun(http: Http, args: argparse.Namespace) -> int:

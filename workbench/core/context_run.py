@@ -14,21 +14,19 @@ import json
 import logging
 import os
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
 from workbench.core.capture import Capture
 from workbench.core.context_link import LinkClosed
+from workbench.core.context_state import Context, Holder
 from workbench.core.finish import Ending, finish
 from workbench.core.live import Live, Outcome, Stop
 from workbench.core.output import OutputCapture
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
 from workbench.wire.status import ExecutionStatus as S
-
-if TYPE_CHECKING:
-    from workbench.core.contexts import Context, Contexts
 
 log = logging.getLogger("workbench.core.context_run")
 
@@ -40,7 +38,7 @@ _SPOOL_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXE
 class ContextRun:
     """Supervises one execution of a context."""
 
-    def __init__(self, contexts: Contexts, context: Context | None, live: Live, *, resume: bool) -> None:
+    def __init__(self, contexts: Holder, context: Context | None, live: Live, *, resume: bool) -> None:
         self.contexts = contexts
         self.ex = contexts.ex
         self.context = context

@@ -13,15 +13,14 @@ supervisor task (`context_run.ContextRun`), and a context runs one at a time, in
 from __future__ import annotations
 
 import builtins
-import collections
 import json
 import logging
 import os
 import shutil
 import signal as signals
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -29,10 +28,12 @@ import sandbox
 from workbench.core import launch
 from workbench.core.accept import field_error
 from workbench.core.context_link import Link, LinkClosed
+from workbench.core.context_run import ContextRun
+from workbench.core.context_state import Context, ContextInfo
 from workbench.core.images import Image
 from workbench.core.live import Live, RunContext
 from workbench.core.principals import Principal
-from workbench.core.records import format_time, now_ms
+from workbench.core.records import now_ms
 from workbench.core.store import ExecutionRow
 from workbench.core.waiting import first_of
 from workbench.wire.contexts import Context as ContextRecord
@@ -41,103 +42,11 @@ from workbench.wire.errors import Conflict, NotFound
 from workbench.wire.ids import new_context_id
 from workbench.wire.models import StartCodeRequest
 
-if TYPE_CHECKING:
-    from workbench.core.context_run import ContextRun
-
 log = logging.getLogger("workbench.core.contexts")
 
 DRIVER = Path(__file__).with_name("ctxdriver.py")
 #: How long a start waits for the interpreter to listen (a cold start takes tens of ms).
 READY_WAIT_S = 30.0
-
-
-@dataclass
-class ContextInfo:
-    """What is kept of a context in its `context.json`."""
-
-    id: str
-    principal: str
-    language: str
-    image: str
-    session_id: str
-    cwd: str
-    env: dict[str, str]
-    idle_timeout_ms: int | None
-    created_at: int
-    last_used_at: int
-    executions: int = 0
-    dead: bool = False
-    reason: str | None = None
-    child: dict[str, Any] | None = None
-
-
-@dataclass(eq=False)
-class Context:
-    """A context as the daemon holds it."""
-
-    info: ContextInfo
-    directory: Path
-    link: Link | None = None
-    #: The execution that has its turn, and those waiting for theirs, in order.
-    running: ContextRun | None = None
-    turns: collections.deque[ContextRun] = field(default_factory=collections.deque)
-    #: Replies of the driver by execution id.
-    replies: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: What the driver said when (re)connected: the cell running, the last reply.
-    hello: dict[str, Any] | None = None
-    ready: trio.Event = field(default_factory=trio.Event)
-    dead: trio.Event = field(default_factory=trio.Event)
-    changed: trio.Event = field(default_factory=trio.Event)
-    #: Why it is being killed (set before the kill, so that its end says why).
-    killing: str | None = None
-
-    @property
-    def socket(self) -> Path:
-        return self.directory / "chan" / "sock"
-
-    @property
-    def status(self) -> str:
-        if self.info.dead:
-            return "dead"
-        if not self.ready.is_set():
-            return "starting"
-        return "busy" if self.running is not None else "ready"
-
-    def notify(self) -> None:
-        self.changed.set()
-        self.changed = trio.Event()
-
-    def record(self) -> ContextRecord:
-        info = self.info
-        return ContextRecord(
-            context_id=info.id,
-            language=info.language,
-            image=info.image,
-            session_id=info.session_id,
-            status=self.status,  # type: ignore[arg-type]
-            created_at=format_time(info.created_at) or "",
-            last_used_at=format_time(info.last_used_at) or "",
-            executions=info.executions,
-            idle_timeout_ms=info.idle_timeout_ms,
-            reason=info.reason,
-        )
-
-    def grant(self) -> None:
-        """Give the turn to the next execution if none has it."""
-        if self.running is None and self.turns and not self.info.dead:
-            self.running = self.turns.popleft()
-            self.running.turn.set()
-        self.notify()
-
-    def release(self, run: ContextRun) -> None:
-        if self.running is run:
-            self.running = None
-        else:
-            try:
-                self.turns.remove(run)
-            except ValueError:
-                pass
-        self.grant()
 
 
 class Contexts:
@@ -229,8 +138,6 @@ class Contexts:
 
     def submit(self, live: Live, *, resume: bool = False) -> None:
         """Queue an execution in its context (in submission order) and supervise it."""
-        from workbench.core.context_run import ContextRun
-
         assert live.row.context_id is not None
         context = self.all.get(live.row.context_id)
         run = ContextRun(self, context, live, resume=resume)

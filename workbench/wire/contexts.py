@@ -3,8 +3,6 @@ executions (see `docs/api.md`, "Code contexts")."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, field_validator
 
 from workbench.wire.fields import IMAGE_NAME, MAX_TIMEOUT_MS, Env, ImageName, SessionId, Timestamp
@@ -13,7 +11,8 @@ from workbench.wire.fields import check_session as _check_session
 from workbench.wire.fields import no_bool as _no_bool
 from workbench.wire.models import RequestModel, WireModel
 
-ContextStatus = Literal["starting", "ready", "busy", "dead"]
+#: The statuses of a context (the `ContextStatus` schema).
+CONTEXT_STATUSES = ("starting", "ready", "busy", "dead")
 #: The languages a context can run.
 CONTEXT_LANGUAGES = ("python",)
 
@@ -69,7 +68,7 @@ class Context(WireModel):
     language: str
     image: str
     session_id: str
-    status: ContextStatus
+    status: str
     """`starting`, `ready` (idle), `busy` (running an execution) or `dead` (its interpreter is gone)."""
     created_at: Timestamp
     last_used_at: Timestamp
