@@ -16,6 +16,7 @@ from bench.procs import ROOT, Registry, describe_machine, scratch_root
 from bench.rows_agent import row14_mcp_bash, row15_preview
 from bench.rows_cancel import row7_cancel
 from bench.rows_clients import row13_client_events
+from bench.rows_contexts import row18_context
 from bench.rows_files import row16_file_round_trip, row17_service_ready
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
@@ -43,6 +44,7 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     15: ("the record with its preview", row15_preview, (120, 60)),
     16: ("1 MiB file PUT + GET through the API vs `cp`", row16_file_round_trip, (60, 30)),
     17: ("`python -m http.server` service: start to ready", row17_service_ready, (120, 60)),
+    18: ("python `pass` in a code context", row18_context, (90, 30)),
 }
 
 COMMAND = "python -m bench"

@@ -102,7 +102,8 @@ class ContextRun:
     # -- running ---------------------------------------------------------------------------
 
     async def _run(self, context: Context) -> None:
-        fds = await trio.to_thread.run_sync(self._open_spools)
+        # On the event loop: a mkdir and two opens cost less than the hop to a worker thread.
+        fds = self._open_spools()
         try:
             if context.link is None or context.info.dead:
                 with trio.CancelScope(shield=True):
