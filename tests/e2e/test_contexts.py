@@ -299,3 +299,26 @@ async def test_a_context_in_the_sandbox_image(wb: DaemonHandle) -> None:
     workspace = Path(wb.settings.layout.workspace("admin", "default"))
     assert (workspace / "made-here").read_text() == "x"
     assert (await run_in(wb, cx, "len(hidden)"))["result"] == {"text/plain": str(len(hidden))}
+
+
+async def test_output_past_the_budget_is_kept_as_an_artifact(make_daemon: Any) -> None:
+    """Promise 1 in a context: every byte a cell writes is in its events or its artifacts."""
+    wb: DaemonHandle = await make_daemon(execution_event_output_budget_bytes=10_000)
+    cx = (await new_context(wb))["contextId"]
+    record = await run_in(wb, cx, "import sys\nsys.stdout.write('0123456789' * 5000)\nNone")
+    assert record["status"] == "completed", record
+    assert record["output"]["truncated"] is True and record["output"]["stdoutBytes"] == 50_000
+    body = await wb.client.get(f"/v1/executions/{record['executionId']}/artifacts/stdout")
+    assert body.content == b"0123456789" * 5000
+    # The next cell's output is its own, from its first byte.
+    after = await run_in(wb, cx, "print('small')")
+    assert await streams(wb, after["executionId"]) == {"stdout": "small\n", "stderr": ""}
+    assert after["artifacts"] == []
+
+
+async def test_a_deadline_interrupts_the_cell(wb: DaemonHandle) -> None:
+    """`timeoutMs` of a run in a context: `timed_out`, and the context lives on."""
+    cx = (await new_context(wb))["contextId"]
+    record = await run_in(wb, cx, "import time\ntime.sleep(600)", timeoutMs=300)
+    assert record["status"] == "timed_out" and record["error"]["code"] == "timeout", record
+    assert (await run_in(wb, cx, "'alive'"))["result"] == {"text/plain": "'alive'"}
