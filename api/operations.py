@@ -328,7 +328,14 @@ def operations() -> list[Op]:
             raw={200: ("application/json", "the OpenAPI 3.1 document")},
         ),
         _start("/v1/executions/workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
-        _start("/v1/executions/workbench_code", "startCode", "Start a code execution", StartCodeRequest),
+        _start(
+            "/v1/executions/workbench_code",
+            "startCode",
+            "Start a code execution",
+            StartCodeRequest,
+            # `contextId`: a context that is not the caller's is 404, a dead one 409.
+            errors=(*START_ERRORS, "not_found", "conflict"),
+        ),
         _start(
             "/v1/executions/batch", "startBatch", "Start a batch of executions, all or none", BatchRequest
         ),
