@@ -88,11 +88,18 @@ def test_an_interpreter_that_died_while_the_daemon_was_down_is_dead(daemon_proce
     d.start()
     cx = new_context(d)
     pid = d.wait(start_in(d, cx, "import os\nos.getpid()"))["result"]["text/plain"]
+    running = start_in(d, cx, "print('spin', flush=True)\nwhile True: pass")
+    queued = start_in(d, cx, "1")
+    until(lambda: "spin" in d.output(running))
     d.kill9()
     os.kill(int(pid), signal.SIGKILL)
     until(lambda: not procs.alive(int(pid)))
     d.start()
     record = d.client.get(f"/v1/contexts/{cx}").json()
     assert record["status"] == "dead" and record["reason"], record
+    for execution_id in (running, queued):
+        ended = d.wait(execution_id)
+        assert ended["status"] == "failed" and ended["error"]["code"] == "context_dead", ended
+    assert d.output(running) == "spin\n"
     response = d.client.post(CODE, json={"language": "python", "code": "1", "contextId": cx})
     assert response.status_code == 409, response.text

@@ -127,7 +127,10 @@ class ContextRun:
     async def _resumed(self, context: Context) -> None:
         """After a daemon restart: the cell still runs in the driver, or its reply is kept."""
         hello = context.hello or {}
-        if context.info.dead or (hello.get("busy") != self.live.id and self.live.id not in context.replies):
+        if context.info.dead:
+            await self._end_dead(context.info.reason or "its interpreter ended")
+            return
+        if (hello.get("busy") != self.live.id and self.live.id not in context.replies):
             with trio.CancelScope(shield=True):
                 await self._end(
                     S.FAILED,

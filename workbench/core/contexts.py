@@ -142,7 +142,9 @@ class Contexts:
         context = self.all.get(live.row.context_id)
         run = ContextRun(self, context, live, resume=resume)
         self.lives[live.id] = live
-        if context is not None and not resume:
+        if context is not None and context.info.dead:
+            run.turn.set()  # it ends at once, saying why its context is dead
+        elif context is not None and not resume:
             context.turns.append(run)
             context.grant()
         elif context is not None:
