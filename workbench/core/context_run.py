@@ -130,7 +130,7 @@ class ContextRun:
         if context.info.dead:
             await self._end_dead(context.info.reason or "its interpreter ended")
             return
-        if (hello.get("busy") != self.live.id and self.live.id not in context.replies):
+        if hello.get("busy") != self.live.id and self.live.id not in context.replies:
             with trio.CancelScope(shield=True):
                 await self._end(
                     S.FAILED,
