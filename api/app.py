@@ -15,7 +15,7 @@ from quart import Response, g, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
-from api import files_routes
+from api import contexts_routes, files_routes
 from api.errors import error_response, from_exception
 from api.requests import read_body, too_large
 from workbench.core.daemon import Daemon
@@ -102,4 +102,5 @@ def create_app(daemon: Daemon) -> QuartTrio:
     routes.register(app, daemon)
     files_routes.register(app, daemon)
     browser.register(app, daemon)
+    contexts_routes.register(app, daemon)
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from api.contexts_operations import context_operations
 from api.files_operations import file_operations
 from api.operations import ANY, PER_EXECUTION, WITH_BODY, Op, operations, with_and_without_kind
 from api.requests import EVENTS_AFTER
@@ -94,10 +95,12 @@ def stream_token_operation() -> Op:
 
 
 def all_operations() -> list[Op]:
-    """Every operation of the API: those of `api.routes`, `api.files_routes` and `api.browser`."""
+    """Every operation of the API: those of `api.routes`, `api.files_routes`, `api.contexts_routes`
+    and `api.browser`."""
     return [
         *operations(),
         *file_operations(),
+        *context_operations(),
         *browser_operations(),
         *with_and_without_kind(stream_token_operation()),
     ]

@@ -21,6 +21,7 @@ from api.browser_ops import all_operations
 from api.errors import STATUS
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, ref
 from workbench.wire.browser import Change, ChangeType
+from workbench.wire.contexts import CONTEXT_STATUSES
 from workbench.wire.files import FileEvent, FileEventType, FileType
 from workbench.wire.models import (
     ErrorResponse,
@@ -78,9 +79,14 @@ ENUMS: dict[str, tuple[list[str], str]] = {
     "WaitUntil": (["end", "ready"], "what a wait waits for: the end, or a service's readiness"),
     "FileType": (list(typing.get_args(FileType)), "what a path of a workspace is"),
     "FileEventType": (list(typing.get_args(FileEventType)), "what changed under a watched path"),
+    "ContextStatus": (list(CONTEXT_STATUSES), "what a code context is doing"),
 }
 #: Fields typed as plain strings in Python whose values are one of an enum.
-FIELD_ENUMS = {("ErrorBody", "code"): "ErrorCode", ("Execution", "containment"): "Containment"}
+FIELD_ENUMS = {
+    ("ErrorBody", "code"): "ErrorCode",
+    ("Execution", "containment"): "Containment",
+    ("Context", "status"): "ContextStatus",
+}
 
 
 def _schemas(ops: list[Op]) -> dict[str, Any]:

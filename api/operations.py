@@ -116,6 +116,10 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
         {"type": "string"},
         f"the session (`{SESSION_ID.pattern}`, not `.` or `..`); any other, or another principal's, is 404",
     ),
+    "contextId": (
+        {"type": "string"},
+        "the context id (`cx_` + 26 characters); any other, or another principal's, is 404",
+    ),
     "path": (
         {"type": "string"},
         "a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422",
@@ -397,7 +401,14 @@ def _starting_and_listing() -> list[Op]:
     """The starts (of a kind, of a batch) and the listing."""
     return [
         _start("/v1/executions/workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
-        _start("/v1/executions/workbench_code", "startCode", "Start a code execution", StartCodeRequest),
+        _start(
+            "/v1/executions/workbench_code",
+            "startCode",
+            "Start a code execution",
+            StartCodeRequest,
+            # `contextId`: a context that is not the caller's is 404, a dead one 409.
+            errors=(*START_ERRORS, "not_found", "conflict"),
+        ),
         _start(
             "/v1/executions/batch", "startBatch", "Start a batch of executions, all or none", BatchRequest
         ),

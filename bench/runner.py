@@ -16,6 +16,7 @@ from bench.procs import ROOT, Registry, describe_machine, scratch_root
 from bench.rows_agent import row14_mcp_bash, row15_preview
 from bench.rows_cancel import row7_cancel
 from bench.rows_clients import row13_client_events
+from bench.rows_contexts import row19_context
 from bench.rows_dashboard import row18_dashboard
 from bench.rows_files import row16_file_round_trip, row17_service_ready
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
@@ -45,6 +46,7 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     16: ("1 MiB file PUT + GET through the API vs `cp`", row16_file_round_trip, (60, 30)),
     17: ("`python -m http.server` service: start to ready", row17_service_ready, (120, 60)),
     18: ("a line from the process to the dashboard's DOM", row18_dashboard, (120, 60)),
+    19: ("python `pass` in a code context", row19_context, (90, 30)),
 }
 
 COMMAND = "python -m bench"

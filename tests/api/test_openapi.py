@@ -18,6 +18,7 @@ PARAMETERS = {
     "kind": "kind",
     "session_id": "sessionId",
     "path": "path",
+    "context_id": "contextId",
 }
 
 
@@ -121,6 +122,7 @@ ENUMS = {
     "WaitUntil",
     "FileType",
     "FileEventType",
+    "ContextStatus",
 }
 
 

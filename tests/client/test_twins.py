@@ -23,7 +23,10 @@ from workbench.client.plan import DESCRIBED
 
 TWINS = (Client, AsyncClient)
 #: What a twin has besides the described methods: how it is closed, and its daemon's URL.
-OWN = {Client: {"close", "url", "files"}, AsyncClient: {"aclose", "url", "files"}}
+OWN = {
+    Client: {"close", "url", "files", "create_context", "contexts"},
+    AsyncClient: {"aclose", "url", "files", "create_context", "contexts"},
+}
 RUN = "ex_01JD0000000000000000000000"
 
 

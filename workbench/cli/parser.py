@@ -23,7 +23,7 @@ MODULES = {
     "run": "run", "code": "run", "rerun": "run", "wait": "waiting", "logs": "logs", "ls": "listing",
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
-    "batch": "batch", "cp": "files", "files": "files", "ui": "commands",
+    "batch": "batch", "cp": "files", "files": "files", "ui": "commands", "context": "contexts",
 }  # fmt: skip
 
 
@@ -86,6 +86,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser_more.add_acting(command, as_json)
         parser_more.add_files(command, as_json)
         parser_more.add_ui(command, as_json)
+        parser_more.add_contexts(command, as_json)
     return parser
 
 
@@ -204,6 +205,12 @@ def _add_starting(command: Adder) -> None:
     if code is not None:
         code.add_argument("-l", "--language", required=True, help="python, bash, sh, node, ...")
         code.add_argument("file", metavar="FILE|-", help="the code, or - to read it from stdin")
+        code.add_argument(
+            "--context",
+            metavar="ID",
+            help="run it in this code context (`workbench context new`): its names persist; the\n"
+            "value of a final expression is printed",
+        )
     rerun = command(
         "rerun",
         "run an execution's spec again",

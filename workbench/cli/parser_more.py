@@ -239,3 +239,27 @@ def add_ui(command: Adder, as_json: Parser) -> None:
             metavar="URL",
             help="the dashboard's address, when the browser reaches the daemon elsewhere",
         )
+
+
+def add_contexts(command: Adder, as_json: Parser) -> None:
+    """`context new|ls|rm`: code contexts."""
+    context = command(
+        "context",
+        "manage code contexts (interpreters whose names persist)",
+        "Code contexts: long-lived interpreters, contained like any execution, whose names persist\n"
+        "between `workbench code --context ID` runs.",
+    )
+    if context is None:
+        return
+    actions = context.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=Parser)
+    new = actions.add_parser("new", help="start a context and print its id", parents=[as_json])
+    new.add_argument("-l", "--language", default="python", help="the interpreter (default python)")
+    new.add_argument("--image", help="the image to run in (default host)")
+    new.add_argument("--session", metavar="ID", type=SESSION, help="its session (default: default)")
+    new.add_argument("--env", "-e", action="append", metavar="K=V", help="set a variable (repeatable)")
+    new.add_argument(
+        "--idle-timeout", metavar="DURATION", type=DURATION, help="kill it after this long without a run"
+    )
+    actions.add_parser("ls", help="list the contexts", parents=[as_json])
+    rm = actions.add_parser("rm", help="kill contexts and forget them")
+    rm.add_argument("ids", nargs="+", metavar="ID", help="a context id (cx_...)")

@@ -120,9 +120,42 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
 
 
 def cmd_code(http: Http, args: argparse.Namespace) -> int:
+    if args.context is not None:
+        return launch(http, args, "workbench_code", context_body(args, read_text(args.file, "FILE")))
     options = start_options(http, args, stdin_is_code=args.file == "-")
     body = {"language": args.language, "code": read_text(args.file, "FILE"), **options}
     return launch(http, args, "workbench_code", body)
+
+
+#: The options of `code` that a context fixes when it is made (refused with --context).
+FIXED_BY_CONTEXT = (
+    ("cwd", "--cwd"),
+    ("env", "--env"),
+    ("secret_env", "--secret-env"),
+    ("env_from_shell", "--env-from-shell"),
+    ("image", "--image"),
+    ("session", "--session"),
+    ("stdin", "--stdin"),
+    ("idle_timeout", "--idle-timeout"),
+)
+
+
+def context_body(args: argparse.Namespace, code: str) -> dict[str, Any]:
+    """The start body of `workbench code --context ID`: the context's own settings apply."""
+    given = [option for name, option in FIXED_BY_CONTEXT if getattr(args, name, None)]
+    if given:
+        raise UsageError(f"code: {', '.join(given)} cannot be given with --context (the context's own apply)")
+    body: dict[str, Any] = {"language": args.language, "code": code, "contextId": args.context}
+    if args.timeout is not None:
+        body["timeoutMs"] = args.timeout
+    if args.metadata is not None:
+        try:
+            body["metadata"] = json.loads(args.metadata)
+        except ValueError as exc:
+            raise UsageError(f"--metadata: not JSON: {exc}") from None
+    if args.detach:
+        body["detached"] = True
+    return body
 
 
 def cmd_rerun(http: Http, args: argparse.Namespace) -> int:
@@ -192,9 +225,20 @@ def _until_end(http: Http, record: dict[str, Any], signals: Signals, pending: In
         signals.restore()
         if pending is not None:
             return _died(pending)
+        _show_result(record)
         exitcodes.report(record["executionId"], record)
         return exitcodes.of_record(record)
     return _follow(http, record, signals, pending)
+
+
+def _show_result(end: dict[str, Any]) -> None:
+    """A code context's run: the value of its final expression on stdout, a traceback on stderr."""
+    result = end.get("result")
+    if result and "text/plain" in result:
+        print(result["text/plain"], flush=True)
+    error = end.get("error")
+    if error and error.get("traceback"):
+        print(error["traceback"], end="", file=sys.stderr, flush=True)
 
 
 def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Interrupted | None) -> int:
@@ -222,5 +266,6 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
         return _died(sig)
     finally:
         signals.restore()
+    _show_result(end)
     exitcodes.report(execution_id, end)
     return exitcodes.of_record(end)

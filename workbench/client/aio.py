@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, aclosing, closing
 from types import TracebackType
@@ -12,6 +13,7 @@ import httpx
 
 from workbench.client import methods, reading
 from workbench.client.base import Base
+from workbench.client.contexts import AsyncCodeContext, create_plan, list_plan
 from workbench.client.files_handles import AsyncFiles
 from workbench.client.plan import (
     Item,
@@ -125,6 +127,23 @@ class AsyncClient(Base):
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,
         `move`, `upload`, `download` and `watch` (see `workbench.client.files`)."""
         return AsyncFiles(self, session_id)
+
+    async def create_context(
+        self,
+        language: str = "python",
+        *,
+        image: str | None = None,
+        session_id: str | None = None,
+        env: dict[str, str] | None = None,
+        idle_timeout: float | None = None,
+    ) -> AsyncCodeContext:
+        """Start a code context; as `Client.create_context`."""
+        record = await self._run(create_plan(self, language, image, session_id, env, idle_timeout))
+        return AsyncCodeContext(self, record)
+
+    async def contexts(self) -> builtins.list[AsyncCodeContext]:
+        """The principal's code contexts, oldest first."""
+        return [AsyncCodeContext(self, record) for record in await self._run(list_plan(self))]
 
     # -- performing a plan's steps --------------------------------------------------------------
 

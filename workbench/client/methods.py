@@ -140,8 +140,12 @@ def run_code(
     on_stdout: Output | None = None,
     on_stderr: Output | None = None,
     secret_env: Mapping[str, str] | None = None,
+    context_id: str | None = None,
 ) -> Plan[Execution]:
-    """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`."""
+    """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`.
+
+    `context_id`: run it in that code context (`create_context`), whose names persist; the
+    record's `result` then holds the value of the code's final expression."""
     body = calls.start_body(
         background=background,
         wait_timeout=wait_timeout,
@@ -160,6 +164,8 @@ def run_code(
         secret_env=secret_env,
     )
     body = {"language": language, "code": code, **body}
+    if context_id is not None:
+        body["contextId"] = context_id
     output = _outputs(on_stdout, on_stderr)
     return (yield from _start(client, "workbench_code", body, idempotency_key, wait_timeout, output))
 

@@ -19,6 +19,7 @@ the caller passes none), so a resent start never runs the command twice.
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing
@@ -31,6 +32,7 @@ from workbench.client import methods, reading
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
 from workbench.client.calls import ExecutionRef
+from workbench.client.contexts import CodeContext, create_plan, list_plan
 from workbench.client.files_handles import Files
 from workbench.client.plan import (
     Item,
@@ -137,6 +139,24 @@ class Client(Base):
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,
         `move`, `upload`, `download` and `watch` (see `workbench.client.files`)."""
         return Files(self, session_id)
+
+    def create_context(
+        self,
+        language: str = "python",
+        *,
+        image: str | None = None,
+        session_id: str | None = None,
+        env: dict[str, str] | None = None,
+        idle_timeout: float | None = None,
+    ) -> CodeContext:
+        """Start a code context: an interpreter whose names persist between `ctx.run(code)`
+        calls, killed by `ctx.close()` (or after `idle_timeout` seconds idle)."""
+        record = self._run(create_plan(self, language, image, session_id, env, idle_timeout))
+        return CodeContext(self, record)
+
+    def contexts(self) -> builtins.list[CodeContext]:
+        """The principal's code contexts, oldest first."""
+        return [CodeContext(self, record) for record in self._run(list_plan(self))]
 
     # -- performing a plan's steps --------------------------------------------------------------
 

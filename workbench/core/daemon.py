@@ -221,6 +221,7 @@ async def _stop_executions(
 ) -> None:
     if settings.shutdown_mode is ShutdownMode.KILL:
         await executor.kill_all("daemon shutdown")
+        await executor.contexts.kill_all("the daemon shut down (WORKBENCH_SHUTDOWN_MODE=kill)")
         executions.cancel_scope.cancel()
         await supervisor.shutdown()
     else:

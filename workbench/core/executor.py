@@ -13,6 +13,7 @@ import trio
 
 import sandbox
 from workbench.core.batches import BatchRun, batch_key
+from workbench.core.contexts import Contexts
 from workbench.core.display import Displays
 from workbench.core.follow import Inotify
 from workbench.core.images import Image
@@ -63,6 +64,8 @@ class Executor:
             displays=self.displays,
             tidy=self._start_tidy,
         )
+        #: The code contexts, whose executions are supervised here too (`submit`).
+        self.contexts = Contexts(self.context, nursery, self.live)
 
     # -- lifecycle of one execution -----------------------------------------------------------
 
@@ -80,6 +83,10 @@ class Executor:
         if row.kind == "batch":
             self.slots.set_cap(batch_key(row.id), row.concurrency or self.settings.max_concurrent_executions)
             self._nursery.start_soon(self._supervise_batch, live, name=f"batch {live.id}")
+            return live
+        if row.context_id is not None:
+            # Its context runs it, when its turn comes: it takes no slot of the daemon's.
+            self.contexts.submit(live)
             return live
         live.keys = (principal_key(row.principal),)
         if row.batch_id is not None:

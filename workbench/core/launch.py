@@ -251,6 +251,11 @@ def sandbox_layout(
     )
 
 
+def sandbox_limits(limits: ImageLimits) -> sandbox.Limits:
+    """An image's limits as the sandbox takes them."""
+    return _limits(limits)
+
+
 def _limits(limits: ImageLimits) -> sandbox.Limits:
     return sandbox.Limits(
         max_processes=limits.max_processes,

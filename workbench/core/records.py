@@ -147,7 +147,7 @@ def execution_from_row(
     """The wire record of a store row, its artifact rows, (a batch's) item rows and `preview`."""
     error = None
     if row.error_code is not None:
-        error = ErrorInfo(code=row.error_code, message=row.error_message or "")
+        error = ErrorInfo(code=row.error_code, message=row.error_message or "", traceback=row.error_traceback)
     metadata = json.loads(row.metadata_json) if row.metadata_json is not None else None
     # A service started without `timeoutMs` has no deadline (stored as timeout 0).
     has_deadline = row.timeout_ms > 0
@@ -209,6 +209,8 @@ def execution_from_row(
         ready_timeout_ms=row.ready_timeout_ms,
         ready=(row.ready_at is not None) if row.service else None,
         ready_at=format_time(row.ready_at),
+        context_id=row.context_id,
+        result=json.loads(row.result_json) if row.result_json else None,
     )
 
 

@@ -55,6 +55,10 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     their concurrency slots before any queued execution is granted one.
     """
     rows = await store.live_executions()
+    # A code context's executions are its own to take back, once it is (the contexts first).
+    in_contexts = [row for row in rows if row.context_id is not None]
+    rows = [row for row in rows if row.context_id is None]
+    await executor.contexts.recover(in_contexts)
     known = supervisor.known()
     queued: list[ExecutionRow] = []
     found: list[Live] = []
@@ -97,7 +101,7 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
         if live.reason is not None:
             log.warning("recovery: execution %s %s", live.id, live.reason)
         found.append(live)
-    await _release_strays(supervisor, known, {row.id for row in rows})
+    await _release_strays(supervisor, known, {row.id for row in rows} | executor.contexts.names())
     # Recovery is a record too, committed before the daemon accepts work (one group commit).
     async with trio.open_nursery() as nursery:
         for live in found:

@@ -72,12 +72,26 @@ class Service(Reads):
         assert isinstance(req, StartBashRequest | StartCodeRequest)
 
         def build() -> list[tuple[ExecutionRow, dict[str, str]]]:
+            if isinstance(req, StartCodeRequest) and req.context_id is not None:
+                return [(self._in_context(principal, req, idempotency_key, request_hash), {})]
             row = accept.new_row(
                 self.settings, self.executor.images, principal, req, idempotency_key, request_hash
             )
             return [(row, req.secret_env)]
 
         return await self._accept(principal, idempotency_key, request_hash, wait_ms, build)
+
+    def _in_context(
+        self, principal: Principal, req: StartCodeRequest, idempotency_key: str | None, request_hash: str
+    ) -> ExecutionRow:
+        """The row of an execution in a code context: the context's image, session and cwd."""
+        context = self.executor.contexts.for_start(principal, req)
+        info = context.info
+        spec = req.model_copy(update={"image": info.image, "session_id": info.session_id})
+        row = accept.new_row(
+            self.settings, self.executor.images, principal, spec, idempotency_key, request_hash
+        )
+        return replace(row, cwd=info.cwd, context_id=info.id)
 
     async def start_batch(
         self, principal: Principal, req: BatchRequest, idempotency_key: str | None

@@ -1,4 +1,4 @@
-"""Identifiers: `ex_` / `dl_` + a 26-character ULID, sortable by creation time, never reused."""
+"""Identifiers: `ex_` / `cx_` / `dl_` + a 26-character ULID, sortable by creation time, never reused."""
 
 from __future__ import annotations
 
@@ -37,6 +37,10 @@ _SHIFTS = tuple(range(120, -1, -10))
 
 def new_execution_id() -> str:
     return "ex_" + ulid()
+
+
+def new_context_id() -> str:
+    return "cx_" + ulid()
 
 
 def new_delivery_id() -> str:

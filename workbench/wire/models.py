@@ -22,6 +22,7 @@ from workbench.wire.base import PreviewFormat as PreviewFormat
 from workbench.wire.base import RequestModel as RequestModel
 from workbench.wire.base import StreamName as StreamName
 from workbench.wire.base import WireModel as WireModel
+from workbench.wire.fields import CONTEXT_ID as CONTEXT_ID
 from workbench.wire.fields import DEFAULT_PREVIEW_BYTES as DEFAULT_PREVIEW_BYTES
 from workbench.wire.fields import ENV_NAME as ENV_NAME
 from workbench.wire.fields import EXECUTION_ID as EXECUTION_ID
@@ -186,11 +187,34 @@ class StartCodeRequest(StartRequest):
     """A language of the image (`bash`, `sh`, `python`, `node` where installed)."""
     code: str
     """The program, written to a file and run by the image's command for `language`; without NUL."""
+    context_id: str | None = Field(default=None, pattern=f"^{CONTEXT_ID.pattern}$")
+    """Run `code` in this code context (`POST /v1/contexts`): its names persist between
+    executions. The context's language, image, session and environment apply: `cwd`, `env`,
+    `secretEnv`, `stdin` and `idleTimeoutMs` are refused with it."""
 
     @field_validator("code")
     @classmethod
     def _code(cls, value: str) -> str:
         return _no_nul(value, "code")
+
+    @model_validator(mode="after")
+    def _context_fields(self) -> StartCodeRequest:
+        if self.context_id is None:
+            return self
+        given = [
+            name
+            for name, value in (
+                ("cwd", self.cwd),
+                ("env", self.env or None),
+                ("secretEnv", self.secret_env or None),
+                ("stdin", self.stdin),
+                ("idleTimeoutMs", self.idle_timeout_ms),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot be given with contextId: the context's own apply")
+        return self
 
 
 class WaitRequest(RequestModel):
@@ -295,6 +319,11 @@ class Execution(WireModel):
     ready: bool | None = None
     """A service: whether it is ready (without a readiness check, once it runs); else null."""
     ready_at: Timestamp | None = None
+    context_id: str | None = None
+    """The code context it ran in (`contextId` of its start), else null."""
+    result: dict[str, str] | None = None
+    """In a code context: `{"text/plain": "..."}`, the value of the code's final expression (as
+    a notebook shows it), once completed; else null."""
 
     @property
     def terminal(self) -> bool:

@@ -26,8 +26,10 @@ class ErrorInfo(WireModel):
 
     code: str
     """`spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
-    `lost` or `internal`."""
+    `lost`, `internal`, `exception` (a code context's uncaught exception) or `context_dead`."""
     message: str
+    traceback: str | None = None
+    """The traceback of an `exception` (null otherwise)."""
 
 
 class Capabilities(WireModel):

@@ -124,6 +124,11 @@ class ExecutionRow:
     change_seq: int = 0
     change_type: str = "created"
     progress_json: str | None = None
+    #: The code context it runs in, the value of its final expression (JSON of
+    #: `{"text/plain": ...}`) and an uncaught exception's traceback.
+    context_id: str | None = None
+    result_json: str | None = None
+    error_traceback: str | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:

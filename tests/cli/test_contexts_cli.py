@@ -1,0 +1,28 @@
+"""`workbench context new|ls|rm` and `workbench code --context ID`."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli.conftest import Cli
+from tests.conftest import DaemonHandle
+
+
+async def test_context_new_code_ls_rm(cli: Cli, wb: DaemonHandle) -> None:
+    cx = (await cli.ok("context", "new")).text.strip()
+    assert cx.startswith("cx_")
+    await cli.ok("code", "--context", cx, "-l", "python", "-", stdin=b"x = 20\n")
+    ran = await cli.ok("code", "--context", cx, "-l", "python", "-", stdin=b"print('hi')\nx * 2 + 2\n")
+    assert ran.text == "hi\n42\n", ran
+    failed = await cli("code", "--context", cx, "-l", "python", "-", stdin=b"x / 0\n")
+    assert failed.code == 1 and "ZeroDivisionError" in failed.error and "Traceback" in failed.error, failed
+    listed = (await cli.ok("context", "ls")).text
+    assert cx in listed and "ready" in listed and "python" in listed
+    records = json.loads((await cli.ok("context", "ls", "--json")).text)["contexts"]
+    assert [(c["contextId"], c["executions"]) for c in records] == [(cx, 3)]
+    refused = await cli("code", "--context", cx, "-l", "python", "--cwd", "/tmp", "-", stdin=b"1\n")
+    assert refused.code == 2 and "--cwd cannot be given with --context" in refused.error, refused
+    assert (await cli.ok("context", "rm", cx)).text.strip() == cx
+    assert json.loads((await cli.ok("context", "ls", "--json")).text) == {"contexts": []}
+    gone = await cli("context", "rm", cx)
+    assert gone.code == 125 and "not_found" in gone.error, gone

@@ -1,0 +1,105 @@
+"""Promise 6 for code contexts: a daemon killed with SIGKILL and started again takes its contexts
+back (the shim held their interpreters) with their names, finishes the cell that ran meanwhile
+with its real outcome and output, runs what was queued, and finds a context whose interpreter
+died meanwhile `dead`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from tests import procs
+from tests.reliability.conftest import DaemonProcess
+
+Factory = Any
+CODE = "/v1/executions/workbench_code"
+
+
+def new_context(d: DaemonProcess) -> str:
+    response = d.client.post("/v1/contexts", json={"language": "python"})
+    assert response.status_code == 201 and response.json()["status"] == "ready", response.text
+    context_id: str = response.json()["contextId"]
+    return context_id
+
+
+def start_in(d: DaemonProcess, context_id: str, code: str) -> str:
+    body = {"language": "python", "code": code, "contextId": context_id, "background": True}
+    response = d.client.post(CODE, json=body)
+    assert response.status_code == 202, response.text
+    execution_id: str = response.json()["executionId"]
+    return execution_id
+
+
+def until(check: Any, within_s: float = 30.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not check():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.02)
+
+
+def test_a_context_is_adopted_across_a_daemon_sigkill(daemon_process: Factory, tmp_path: Any) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    cx = new_context(d)
+    assert d.wait(start_in(d, cx, "state = {'n': 1}"))["status"] == "completed"
+    gate = tmp_path / "gate"
+    # Running when the daemon dies: it waits for a file, printing before and after.
+    code = (
+        "import os, time\nprint('before', flush=True)\n"
+        f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+        "print('after', flush=True)\nstate['n'] += 1\nstate['n']"
+    )
+    running = start_in(d, cx, code)
+    queued = start_in(d, cx, "state['n'] * 10")
+    until(lambda: "before" in d.output(running))
+    interpreter = procs.processes_mentioning(cx)
+    assert interpreter
+    d.kill9()
+    gate.write_text("go")  # it finishes while no daemon is there
+    d.start()
+    record = d.wait(running)
+    assert record["status"] == "completed" and record["result"] == {"text/plain": "2"}, record
+    assert d.output(running) == "before\nafter\n"
+    assert d.wait(queued)["result"] == {"text/plain": "20"}
+    again = d.wait(start_in(d, cx, "state"))
+    assert again["result"] == {"text/plain": "{'n': 2}"}, again
+    assert d.client.get(f"/v1/contexts/{cx}").json()["status"] == "ready"
+    assert all(procs.alive(p) for p in interpreter)  # the very same interpreter
+
+
+def test_a_cell_still_running_after_a_restart_can_be_cancelled(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    cx = new_context(d)
+    running = start_in(d, cx, "print('spin', flush=True)\nwhile True: pass")
+    until(lambda: "spin" in d.output(running))
+    d.kill9()
+    d.start()
+    assert d.get(running)["status"] == "running"
+    assert d.client.post(f"/v1/executions/{running}/cancel", json={}).status_code == 202
+    assert d.wait(running)["status"] == "cancelled"
+    assert d.wait(start_in(d, cx, "6 * 7"))["result"] == {"text/plain": "42"}
+
+
+def test_an_interpreter_that_died_while_the_daemon_was_down_is_dead(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    cx = new_context(d)
+    pid = d.wait(start_in(d, cx, "import os\nos.getpid()"))["result"]["text/plain"]
+    running = start_in(d, cx, "print('spin', flush=True)\nwhile True: pass")
+    queued = start_in(d, cx, "1")
+    until(lambda: "spin" in d.output(running))
+    d.kill9()
+    os.kill(int(pid), signal.SIGKILL)
+    until(lambda: not procs.alive(int(pid)))
+    d.start()
+    record = d.client.get(f"/v1/contexts/{cx}").json()
+    assert record["status"] == "dead" and record["reason"], record
+    for execution_id in (running, queued):
+        ended = d.wait(execution_id)
+        assert ended["status"] == "failed" and ended["error"]["code"] == "context_dead", ended
+    assert d.output(running) == "spin\n"
+    response = d.client.post(CODE, json={"language": "python", "code": "1", "contextId": cx})
+    assert response.status_code == 409, response.text

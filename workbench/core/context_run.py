@@ -1,0 +1,289 @@
+"""One execution in a code context: its supervisor task, from `queued` to its terminal status.
+
+Like `runner.Run` for a tree of its own, exactly one task moves the execution, and its end goes
+through `finish` under a cancel shield. It waits for its context's turn (one execution of a
+context at a time, in order), hands the driver the code with the execution's own stdout and
+stderr spool files as the cell's fds 1 and 2 (so that output, budget, artifacts and resume are
+those of any execution), and waits for the driver's reply. A cancel or a deadline interrupts
+the cell (KeyboardInterrupt); one that does not stop in 2 s has its context killed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from functools import partial
+from typing import Any
+
+import trio
+
+from workbench.core.capture import Capture
+from workbench.core.context_link import LinkClosed
+from workbench.core.context_state import Context, Holder
+from workbench.core.finish import Ending, finish
+from workbench.core.live import Live, Outcome, Stop
+from workbench.core.output import OutputCapture
+from workbench.core.records import now_ms
+from workbench.core.waiting import first_of
+from workbench.wire.status import ExecutionStatus as S
+
+log = logging.getLogger("workbench.core.context_run")
+
+#: How long an interrupted execution has to stop before its context is killed.
+INTERRUPT_GRACE_S = 2.0
+_SPOOL_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+
+
+class ContextRun:
+    """Supervises one execution of a context."""
+
+    def __init__(self, contexts: Holder, context: Context | None, live: Live, *, resume: bool) -> None:
+        self.contexts = contexts
+        self.ex = contexts.ex
+        self.context = context
+        self.live = live
+        self.row = live.row
+        self.resume = resume
+        self.turn = trio.Event()
+        self.directory = self.ex.settings.layout.execution(live.id)
+        self.deadline = trio.current_time() + (self.row.deadline_at - now_ms()) / 1000
+        self.capture: Capture | None = None
+
+    async def supervise(self) -> None:
+        """The whole life; never raises (a bug ends the execution `failed`)."""
+        try:
+            if self.context is None:
+                await self._end_dead("its context is gone")
+            elif self.resume:
+                await self._resumed(self.context)
+            elif await self._wait_turn(self.context):
+                await self._run(self.context)
+        except trio.Cancelled:
+            raise  # the daemon stops and keeps what runs: the next start takes it back
+        except Exception as exc:
+            log.exception("execution %s: supervisor failed", self.live.id)
+            with trio.CancelScope(shield=True):
+                error = {
+                    "code": "internal",
+                    "message": f"the daemon failed supervising this execution: {exc}",
+                }
+                await self._end(S.FAILED, error=error)
+        finally:
+            if self.context is not None:
+                self.context.release(self)
+            self.live.cancel_handled.set()
+            self.live.done.set()
+
+    # -- queued ----------------------------------------------------------------------------
+
+    async def _wait_turn(self, context: Context) -> bool:
+        live = self.live
+        with trio.move_on_at(self.deadline):
+            while not self.turn.is_set() and live.stop is None:
+                await _first(self.turn.wait, live.kick.wait)
+                live.kick = trio.Event()
+        with trio.CancelScope(shield=True):
+            if live.stop is not None:
+                await self._end(S.CANCELLED, reason=live.reason)
+                return False
+            if context.info.dead:
+                await self._end_dead(context.info.reason or "its context is dead")
+                return False
+            if not self.turn.is_set() or trio.current_time() >= self.deadline:
+                error = {
+                    "code": "timeout",
+                    "message": f"the deadline of {self.row.timeout_ms} ms passed while queued",
+                }
+                await self._end(S.TIMED_OUT, error=error)
+                return False
+        return True
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def _run(self, context: Context) -> None:
+        # On the event loop: a mkdir and two opens cost less than the hop to a worker thread.
+        fds = self._open_spools()
+        try:
+            if context.link is None or context.info.dead:
+                with trio.CancelScope(shield=True):
+                    await self._end_dead(context.info.reason or "its interpreter is not connected")
+                return
+            self.ex.journal.begin_transition(
+                self.live.id,
+                S.RUNNING,
+                fields={"started_at": now_ms(), "containment": self.ex.containment.value},
+            )
+            self.live.status = S.RUNNING
+            await self._follow(context, fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _open_spools(self) -> list[int]:
+        self.directory.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return [os.open(self.directory.spool(name), _SPOOL_FLAGS, 0o600) for name in ("stdout", "stderr")]
+
+    async def _resumed(self, context: Context) -> None:
+        """After a daemon restart: the cell still runs in the driver, or its reply is kept."""
+        hello = context.hello or {}
+        if context.info.dead:
+            await self._end_dead(context.info.reason or "its interpreter ended")
+            return
+        if hello.get("busy") != self.live.id and self.live.id not in context.replies:
+            with trio.CancelScope(shield=True):
+                await self._end(
+                    S.FAILED,
+                    error={
+                        "code": "lost",
+                        "message": "lost: its context no longer knew it after a daemon restart",
+                    },
+                )
+            return
+        offsets = {"stdout": self.row.stdout_offset, "stderr": self.row.stderr_offset}
+        if self.live.status is S.CANCEL_REQUESTED and self.live.stop is None:
+            self.live.request_stop(Stop.CANCEL, self.row.cancel_reason, 0)
+        await self._follow(context, None, offsets)
+
+    async def _follow(
+        self, context: Context, fds: list[int] | None, offsets: dict[str, int] | None = None
+    ) -> None:
+        self.capture = capture = self._new_capture(offsets)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(capture.run)
+            why: Stop | None = None
+            try:
+                if fds is not None:
+                    assert context.link is not None
+                    message = {"op": "run", "id": self.live.id, "code": self.row.code or ""}
+                    await context.link.send(message, fds)
+                    for fd in fds:
+                        os.close(fd)
+                    fds.clear()
+                why = await self._wait_reply(context)
+            except LinkClosed as exc:
+                with trio.CancelScope(shield=True):
+                    await self.contexts.kill(context, f"its channel broke: {exc}")
+            with trio.CancelScope(shield=True):
+                if why is not None:
+                    await self._stop(context, why)
+            capture.finish()
+        with trio.CancelScope(shield=True):
+            await self._final(context, why)
+
+    async def _wait_reply(self, context: Context) -> Stop | None:
+        """None once the driver replied (or the context died); else why it must be stopped."""
+        live = self.live
+        with trio.move_on_at(self.deadline):
+            while True:
+                if live.id in context.replies or context.info.dead:
+                    return None
+                if live.stop is not None:
+                    return live.stop
+                await _first(context.changed.wait, live.kick.wait)
+                live.kick = trio.Event()
+        return Stop.TIMEOUT
+
+    async def _stop(self, context: Context, why: Stop) -> None:
+        """Interrupt the cell; kill the context if it does not stop in time."""
+        live = self.live
+        if why in (Stop.CANCEL, Stop.SHUTDOWN):
+            await self.ex.journal.transition(
+                live.id, S.CANCEL_REQUESTED, fields={"cancel_reason": live.reason}, message=live.reason
+            )
+            live.status = S.CANCEL_REQUESTED
+            live.cancel_handled.set()
+        await self.contexts.interrupt(context, live.id)
+        with trio.move_on_after(INTERRUPT_GRACE_S):
+            while live.id not in context.replies and not context.info.dead:
+                await context.changed.wait()
+        if live.id not in context.replies and not context.info.dead:
+            await self.contexts.kill(
+                context, f"execution {live.id} did not stop within {INTERRUPT_GRACE_S:.0f} s of an interrupt"
+            )
+
+    # -- the end ---------------------------------------------------------------------------
+
+    async def _final(self, context: Context, why: Stop | None) -> None:
+        reply = context.replies.pop(self.live.id, None)
+        self.contexts.used(context)
+        interrupted = reply is None or bool(reply.get("interrupted"))
+        if why is not None and interrupted:
+            if why is Stop.TIMEOUT:
+                error = {"code": "timeout", "message": f"the deadline of {self.row.timeout_ms} ms passed"}
+                await self._end(S.TIMED_OUT, error=error)
+            else:
+                await self._end(S.CANCELLED, reason=self.live.reason)
+            return
+        if reply is None:
+            await self._end_dead(context.info.reason or "its interpreter died")
+            return
+        raised = reply.get("error")
+        if isinstance(raised, dict):
+            error = {
+                "code": "exception",
+                "message": str(raised.get("message", "")),
+                "traceback": str(raised.get("traceback", "")),
+            }
+            await self._end(S.FAILED, error=error, exit_code=1)
+            return
+        result = reply.get("result")
+        fields = {"result_json": json.dumps({"text/plain": result}) if isinstance(result, str) else None}
+        await self._end(S.COMPLETED, exit_code=0, fields=fields)
+
+    async def _end_dead(self, why: str) -> None:
+        with trio.CancelScope(shield=True):
+            await self._end(
+                S.FAILED, error={"code": "context_dead", "message": f"its context is dead: {why}"}
+            )
+
+    async def _end(
+        self,
+        status: S,
+        *,
+        error: dict[str, str] | None = None,
+        reason: str | None = None,
+        exit_code: int | None = None,
+        fields: dict[str, Any] | None = None,
+    ) -> None:
+        values: dict[str, Any] = {"finished_at": now_ms(), "exit_code": exit_code, **(fields or {})}
+        if reason is not None:
+            values["cancel_reason"] = reason
+        if error is not None:
+            values |= {
+                "error_code": error["code"],
+                "error_message": error["message"],
+                "error_traceback": error.get("traceback"),
+            }
+        ending = Ending(self.live, self.directory, self.capture, None)
+        await finish(self.ex, ending, status, values, Outcome(status, exit_code, None, error))
+
+    def _new_capture(self, offsets: dict[str, int] | None) -> Capture:
+        row, settings = self.row, self.ex.settings
+        if offsets is None:
+            output = OutputCapture(
+                delta_max_bytes=settings.execution_event_delta_max_bytes, budget_bytes=row.budget_bytes
+            )
+        else:
+            output = OutputCapture.resume(
+                delta_max_bytes=settings.execution_event_delta_max_bytes,
+                budget_bytes=row.budget_bytes,
+                offsets={"stdout": offsets["stdout"], "stderr": offsets["stderr"]},
+                truncated=row.truncated,
+                invalid_utf8={"stdout": row.stdout_invalid, "stderr": row.stderr_invalid},
+            )
+        return Capture(
+            journal=self.ex.journal,
+            inotify=self.ex.inotify,
+            execution_id=self.live.id,
+            directory=self.directory,
+            output=output,
+            flush_ms=settings.output_flush_ms,
+            offsets=offsets,
+            progress_offset=row.progress_offset,
+            on_display=partial(self.ex.displays.publish, self.live.id),
+        )
+
+
+async def _first(*waits: Any) -> None:
+    await first_of(*waits)

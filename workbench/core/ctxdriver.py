@@ -1,0 +1,283 @@
+"""The driver of a Python code context: the program a context's interpreter runs.
+
+It is not imported by the daemon: the daemon copies this file into the context's directory and
+the image's own interpreter runs it (so it imports only the standard library, and any Python
+3.8 or later runs it). It listens on a Unix socket (its only argument) and speaks frames: a
+4-byte big-endian length, then that many bytes of JSON. The daemon connects (again after a
+restart: a new connection replaces the old one) and gets a `hello` frame first:
+``{"op": "hello", "pid", "busy": ID|null, "last": DONE|null}`` (what is running, and the reply
+of the last cell, which a daemon that died before reading it still gets).
+
+Requests: ``{"op": "run", "id", "code"}`` carries two file descriptors (SCM_RIGHTS), the
+execution's stdout and stderr spool files: the cell's fds 1 and 2 are those while it runs, so
+that everything it and its children write goes to the execution's own output. Reply:
+``{"op": "done", "id", "result": TEXT|null, "error": null|{"type", "message", "traceback"},
+"interrupted": bool}``. ``{"op": "interrupt", "id"}`` raises KeyboardInterrupt in that cell if
+it is still the one running (a SIGINT to the main thread, so that a blocking call is broken too).
+SIGINT is blocked outside cells, so a late interrupt never hits the driver itself.
+"""
+
+from __future__ import annotations
+
+import array
+import ast
+import json
+import linecache
+import os
+import queue
+import signal
+import socket
+import struct
+import sys
+import threading
+import traceback
+from typing import Any
+
+HEADER = struct.Struct(">I")
+MAX_FRAME = 256 * 1024 * 1024
+#: The longest `result` text: a longer repr is cut (with a note).
+MAX_RESULT_CHARS = 256 * 1024
+_FDS_SPACE = socket.CMSG_SPACE(8 * array.array("i").itemsize)
+
+
+class Link:
+    """One connection from the daemon: frames in (with their fds), frames out."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.buffer = b""
+        self.fds: list[int] = []
+        self.lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message).encode("utf-8")
+        with self.lock:
+            self.conn.sendall(HEADER.pack(len(data)) + data)
+
+    def receive(self) -> dict[str, Any] | None:
+        """The next frame, or None at the end of the connection."""
+        while True:
+            if len(self.buffer) >= HEADER.size:
+                (size,) = HEADER.unpack_from(self.buffer)
+                if size > MAX_FRAME:
+                    return None
+                if len(self.buffer) >= HEADER.size + size:
+                    body = self.buffer[HEADER.size : HEADER.size + size]
+                    self.buffer = self.buffer[HEADER.size + size :]
+                    message: dict[str, Any] = json.loads(body.decode("utf-8"))
+                    return message
+            data, ancillary, _flags, _addr = self.conn.recvmsg(1 << 16, _FDS_SPACE)
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds = array.array("i")
+                    fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+                    self.fds.extend(fds)
+            if not data:
+                return None
+            self.buffer += data
+
+    def take_fds(self, count: int) -> list[int]:
+        taken, self.fds = self.fds[:count], self.fds[count:]
+        return taken
+
+
+class Driver:
+    """The interpreter's state: its namespace, the cell running, the last reply."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.jobs: queue.Queue[tuple[str, str, list[int]]] = queue.Queue()
+        self.lock = threading.Lock()
+        self.current: str | None = None
+        self.last: dict[str, Any] | None = None
+        self.link: Link | None = None
+        self.cells = 0
+
+    # -- the connection (a thread) -------------------------------------------------------------
+
+    def serve(self, listener: socket.socket) -> None:
+        while True:
+            conn, _ = listener.accept()
+            link = Link(conn)
+            with self.lock:
+                old, self.link = self.link, link
+                hello = {"op": "hello", "pid": os.getpid(), "busy": self.current, "last": self.last}
+            if old is not None:
+                _close(old.conn)
+            try:
+                link.send(hello)
+                self._read(link)
+            except OSError:
+                pass
+            finally:
+                _close(conn)
+                for fd in link.fds:
+                    os.close(fd)
+
+    def _read(self, link: Link) -> None:
+        while True:
+            message = link.receive()
+            if message is None:
+                return
+            op = message.get("op")
+            if op == "run":
+                fds = link.take_fds(2)
+                if len(fds) == 2:
+                    self.jobs.put((str(message["id"]), str(message["code"]), fds))
+                else:
+                    for fd in fds:
+                        os.close(fd)
+            elif op == "interrupt":
+                with self.lock:
+                    if self.current is not None and self.current == message.get("id"):
+                        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    def reply(self, message: dict[str, Any]) -> None:
+        with self.lock:
+            self.last, self.current, link = message, None, self.link
+        if link is not None:
+            try:
+                link.send(message)
+            except OSError:
+                pass  # the daemon is gone: the next one reads it from `hello`
+
+    # -- the cells (the main thread) -----------------------------------------------------------
+
+    def run_forever(self) -> None:
+        while True:
+            execution_id, code, fds = self.jobs.get()
+            with self.lock:
+                self.current = execution_id
+            self.reply(self.run_cell(execution_id, code, fds))
+
+    def run_cell(self, execution_id: str, code: str, fds: list[int]) -> dict[str, Any]:
+        self.cells += 1
+        saved = _flush_and_swap(fds)
+        os.environ["WORKBENCH_EXECUTION_ID"] = execution_id
+        reply: dict[str, Any] = _done(execution_id, error=_error_of(KeyboardInterrupt()), interrupted=True)
+        try:
+            try:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                reply = self.execute(execution_id, code)
+            finally:
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        except KeyboardInterrupt:
+            pass
+        _settle()
+        _flush_and_swap(saved)
+        return reply
+
+    def execute(self, execution_id: str, code: str) -> dict[str, Any]:
+        filename = f"<cell {self.cells}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        try:
+            tree = ast.parse(code, filename=filename, mode="exec")
+            last = None
+            tail = tree.body[-1] if tree.body else None
+            if isinstance(tail, ast.Expr):
+                tree.body.pop()
+                last = ast.Expression(tail.value)
+            exec(compile(tree, filename, "exec"), self.namespace)
+            value = eval(compile(last, filename, "eval"), self.namespace) if last is not None else None
+        except KeyboardInterrupt as exc:
+            return _done(execution_id, error=_error_of(exc), interrupted=True)
+        except BaseException as exc:  # SystemExit too: the context lives on
+            return _done(execution_id, error=_error_of(exc))
+        if value is None:
+            return _done(execution_id)
+        self.namespace["_"] = value
+        try:
+            text = repr(value)
+        except BaseException as exc:
+            return _done(execution_id, error=_error_of(exc))
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[:MAX_RESULT_CHARS] + f"... ({len(text) - MAX_RESULT_CHARS} more characters)"
+        return _done(execution_id, result=text)
+
+
+def _done(
+    execution_id: str,
+    *,
+    result: str | None = None,
+    error: dict[str, str] | None = None,
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    return {"op": "done", "id": execution_id, "result": result, "error": error, "interrupted": interrupted}
+
+
+def _error_of(exc: BaseException) -> dict[str, str]:
+    tb = exc.__traceback__
+    # The driver's own frames are not the user's: the traceback starts at the cell.
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    said = str(exc)
+    name = type(exc).__name__
+    return {"type": name, "message": f"{name}: {said}" if said else name, "traceback": text}
+
+
+def _noop() -> None:
+    return None
+
+
+def _settle() -> None:
+    """Let a SIGINT that arrived just before it was blocked raise here, and drop a pending one."""
+    for _ in range(3):
+        try:
+            _noop()
+            if signal.SIGINT in signal.sigpending():
+                signal.sigwait({signal.SIGINT})
+            break
+        except KeyboardInterrupt:
+            continue
+
+
+def _flush_and_swap(fds: list[int]) -> list[int]:
+    """Flush Python's streams, point fds 1 and 2 at `fds` (closing them); returns the old ones."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    saved = [os.dup(1), os.dup(2)]
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    for fd in fds:
+        os.close(fd)
+    return saved
+
+
+def _close(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    conn.close()
+
+
+def main(argv: list[str]) -> None:
+    path = argv[1]
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stale in (path, path + ".new"):
+        if os.path.lexists(stale):
+            os.unlink(stale)
+    # A socket's path is at most 107 bytes: bound through its directory's fd, any path fits.
+    directory = os.open(os.path.dirname(path), os.O_PATH | os.O_CLOEXEC)
+    short = f"/proc/self/fd/{directory}/{os.path.basename(path)}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(short + ".new")
+    os.chmod(path + ".new", 0o600)
+    listener.listen(4)
+    # Renamed into place once listening: a connect to the path never finds it half made.
+    os.rename(path + ".new", path)
+    os.close(directory)
+    driver = Driver()
+    sys.argv = [""]
+    threading.Thread(target=driver.serve, args=(listener,), daemon=True).start()
+    driver.run_forever()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
