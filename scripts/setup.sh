@@ -59,8 +59,8 @@ install_project() {
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
     echo "setup: installing workbench into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    # mcp: the optional MCP server (`workbench mcp`) is tested too.
-    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp]"
+    # mcp: the optional MCP server (`workbench mcp`) is tested too; postgres: the PostgreSQL engine.
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp,postgres]"
     echo "$want" > "$stamp"
 }
 

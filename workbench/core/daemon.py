@@ -29,6 +29,7 @@ from workbench.core.journal import Journal
 from workbench.core.recovery import recover
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.core.store import Store
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.core.workspace import WorkspaceFace, workspace_face
@@ -145,11 +146,10 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
         with _full_disk_stops_the_start(settings.data_dir):
-            await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+            store = await _prepared_store(settings)
         caps = await trio.to_thread.run_sync(sandbox.detect)
         containment = choose_containment(settings.containment, caps)
         log.info("containment: %s (%s)", containment.value, caps.describe())
-        store = SQLiteStore(settings.store_path)
         store.start()
         inotify = Inotify()
         face = workspace_face(settings)
@@ -204,6 +204,22 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
+
+
+async def _prepared_store(settings: Settings) -> Store:
+    """The engine the settings name, its schema ready: PostgreSQL for a URL, else SQLite."""
+    if settings.store_url is None:
+        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+        return SQLiteStore(settings.store_path)
+    try:
+        from workbench.core.store.postgres import PostgresStore
+    except ImportError:
+        raise ConfigError(
+            "WORKBENCH_STORE_URL names PostgreSQL, but psycopg is not installed: "
+            "pip install 'workbench[postgres]'"
+        ) from None
+    await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
+    return PostgresStore(settings.store_url)
 
 
 async def _stop_executions(

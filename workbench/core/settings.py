@@ -93,6 +93,8 @@ class Settings:
     max_file_bytes: int = 100 * MiB
     #: The most bytes of files one session's workspace may hold for a write through the API.
     workspace_quota_bytes: int = 10 * GiB
+    #: The shared PostgreSQL store (`postgresql://...`); None: the embedded SQLite in the data dir.
+    store_url: str | None = None
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -219,6 +221,12 @@ def _url(raw: str) -> str:
     return raw
 
 
+def _store_url(raw: str) -> str:
+    if not raw.startswith(("postgresql://", "postgres://")):
+        raise ValueError("expected a postgresql:// URL (without it the store is SQLite in the data dir)")
+    return raw
+
+
 def _choice(kind: type[enum.StrEnum]) -> Any:
     def parse(raw: str) -> enum.StrEnum:
         try:
@@ -251,6 +259,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
     "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _positive_int),
     "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
+    "WORKBENCH_STORE_URL": ("store_url", _store_url),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

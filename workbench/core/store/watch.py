@@ -68,5 +68,12 @@ class Watches:
                 w.final = final
             w.bump()
 
+    def is_watched(self, execution_id: str) -> bool:
+        return execution_id in self._by_id
+
+    def watched(self) -> list[str]:
+        """The executions someone waits on now."""
+        return list(self._by_id)
+
     def notify_exits(self) -> None:
         self.exits.bump()
