@@ -21,6 +21,7 @@ import trio
 
 import sandbox
 from workbench.core import auth, storage
+from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
@@ -30,6 +31,7 @@ from workbench.core.recovery import recover
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store import Store
+from workbench.core.store.base import SharedStore
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.core.workspace import WorkspaceFace, workspace_face
@@ -178,7 +180,14 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
                         face.workspaces.live = lambda: [live.row for live in executor.live.values()]
-                        await recover(executor, store, supervisor)
+                        node = None
+                        if isinstance(store, SharedStore):
+                            service.cluster = cluster = Cluster(store, executor)
+                            await cluster.join()
+                            node = settings.node_id
+                        await recover(executor, store, supervisor, node_id=node)
+                        if service.cluster is not None:
+                            executions.start_soon(service.cluster.run)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
                         daemon = Daemon(

@@ -169,6 +169,7 @@ def execution_from_row(
         row_version=row.row_version,
         rerun_of=row.rerun_of,
         batch_id=row.batch_id,
+        node_id=row.node_id,
         items=None
         if row.kind != "batch"
         else [

@@ -180,6 +180,8 @@ class StartRequest(ExecutionSpec):
     """How long a foreground start waits for the end (default 30000)."""
     on_wait_timeout: OnWaitTimeout = "return"
     """Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run."""
+    node: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+    """Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot."""
 
     @field_validator("wait_timeout_ms", mode="before")
     @classmethod
@@ -404,6 +406,8 @@ class Execution(WireModel):
     ready: bool | None = None
     """A service: whether it is ready (without a readiness check, once it runs); else null."""
     ready_at: Timestamp | None = None
+    node_id: str | None = None
+    """The node that runs it (null while it waits in a shared queue)."""
 
     @property
     def terminal(self) -> bool:

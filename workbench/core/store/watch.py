@@ -45,6 +45,8 @@ class Watches:
         #: Woken after every terminal transition (which may save an exit) and whenever an exit's
         #: lease changes: the exits feed's long-polls sleep on it.
         self.exits = Watch()
+        #: Woken when a shared queue may have work to claim (a shared store's nodes sleep on it).
+        self.queue = Watch()
 
     @contextlib.contextmanager
     def watch(self, execution_id: str) -> Iterator[Watch]:
