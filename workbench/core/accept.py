@@ -148,9 +148,13 @@ def new_row(
         preview_format=req.preview_format,
         **service_fields,
     )
-    row.node_id, row.node_pin = placement(
-        settings, getattr(req, "node", None), pinned=bool(req.secret_env) or batch_id is not None
-    )
+    # With a shared store, a start that names its cwd (a directory of this host) or has secrets
+    # runs here; one that does not runs in the session's workspace of the node that claims it,
+    # which fills in `cwd` (empty until then).
+    pinned = bool(req.secret_env) or batch_id is not None or req.cwd is not None
+    row.node_id, row.node_pin = placement(settings, getattr(req, "node", None), pinned=pinned)
+    if row.node_id is None and req.cwd is None and row.node_pin != settings.node_id:
+        row.cwd = ""
     return row
 
 
@@ -170,7 +174,7 @@ def placement(settings: Settings, node: str | None, *, pinned: bool = False) -> 
             raise field_error("node", f"this daemon is the only node ({here!r}); it has no node {node!r}")
         return here, None
     if pinned and node is not None and node != here:
-        raise field_error("node", f"a start with secretEnv runs on the node that takes it ({here!r})")
+        raise field_error("node", f"a start with cwd or secretEnv runs on the node that takes it ({here!r})")
     return None, (here if pinned else node)
 
 

@@ -18,12 +18,16 @@ From the claim on, the execution is this node's like any other (`Executor.submit
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import signal as signals
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+import sandbox
 from workbench.core.finish import exit_body
 from workbench.core.live import Live, Outcome, Stop
 from workbench.core.records import now_ms
@@ -40,6 +44,8 @@ log = logging.getLogger("workbench.core.cluster")
 
 #: How long a claim waits after the store failed before it tries again.
 _RETRY_S = 0.5
+#: How far back a restarted node looks for its trees that other nodes ended `node_lost`.
+_LOST_TREES_MS = 7 * 24 * 3600 * 1000
 
 
 class Cluster:
@@ -52,10 +58,28 @@ class Cluster:
         self.node_id = self.settings.node_id
         self._every_s = self.settings.node_lease_ms / 4000
         self._nursery: trio.Nursery | None = None
+        self._workspaces = str(self.settings.layout.workspaces_dir)
 
     async def join(self) -> None:
         """The first heartbeat: this node is among the living before it recovers or claims."""
         await self.store.heartbeat(self.node_id, self.settings.node_url, self.settings.node_lease_ms)
+
+    async def kill_lost_trees(self, supervisor: sandbox.Supervisor) -> None:
+        """At start: kill the trees of executions other nodes ended `node_lost` while this node
+        was taken for lost (and its sandbox supervisor died with it): never adopted again."""
+        for row in await self.store.taken_for_lost(self.node_id, now_ms() - _LOST_TREES_MS):
+            assert row.child_json is not None
+            info = sandbox.ChildInfo.from_dict(json.loads(row.child_json))
+            try:
+                if not await supervisor.adopt(info):
+                    continue  # gone already (or its supervisor lives and recovery releases it)
+                log.warning("cluster: killing the tree of %s, which another node ended node_lost", row.id)
+                await supervisor.signal(info.name, signals.SIGKILL)
+                with trio.move_on_after(10):
+                    await supervisor.wait_empty(info.name)
+                await supervisor.release(info.name)
+            except sandbox.SandboxError as exc:
+                log.warning("cluster: could not kill the tree of %s: %s", row.id, exc)
 
     async def run(self) -> None:
         """Beat, claim, look for lost nodes and answer other nodes' changes, until cancelled."""
@@ -83,7 +107,7 @@ class Cluster:
             room = self._room() if self.executor.accepting else 0
             if room > 0:
                 try:
-                    rows = await self.store.claim(self.node_id, room)
+                    rows = await self.store.claim(self.node_id, room, self._workspaces)
                 except Unavailable as exc:
                     log.warning("cluster: cannot claim: %s", exc)
                     await trio.sleep(_RETRY_S)
@@ -95,6 +119,10 @@ class Cluster:
             await first_of(partial(queue.wait_changed, seen_queue), partial(freed.wait_changed, seen_freed))
 
     def _submit(self, row: ExecutionRow) -> Live:
+        image = self.executor.images.get(row.image)
+        if image is not None and image.sandboxed and row.cwd.startswith(self._workspaces + "/"):
+            # As `launch.resolve_cwd` gives it on a sandboxed image: the real path.
+            row.cwd = os.path.realpath(row.cwd)
         live = self.executor.submit(row)
         if row.cancel_grace_ms is not None:
             live.request_stop(Stop.CANCEL, row.cancel_reason, row.cancel_grace_ms)
@@ -107,7 +135,7 @@ class Cluster:
         ended, or a lease passed (its node is then lost, and it ends `node_lost`)."""
         await self.store.ask_cancel(row.id, reason, grace_ms)
         if row.status is S.QUEUED and row.node_id is None:
-            claimed = await self.store.claim_one(self.node_id, row.id)
+            claimed = await self.store.claim_one(self.node_id, row.id, self._workspaces)
             if claimed is not None:
                 live = self._submit(claimed)
                 await live.cancel_handled.wait()

@@ -184,6 +184,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         if isinstance(store, SharedStore):
                             service.cluster = cluster = Cluster(store, executor)
                             await cluster.join()
+                            await cluster.kill_lost_trees(supervisor)
                             node = settings.node_id
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:

@@ -359,7 +359,8 @@ class Execution(WireModel):
     language: str | None = None
     code: str | None = None
     cwd: str | None = None
-    """Its working directory (null for a batch)."""
+    """Its working directory (null for a batch, and while it waits in a shared queue without a
+    `cwd` of its own: the node that claims it runs it in the session's workspace there)."""
     image: str | None = None
     """Its image (null for a batch)."""
     env: dict[str, str] = Field(default_factory=dict)

@@ -221,16 +221,17 @@ class NodeStore(abc.ABC):
         principal."""
 
     @abc.abstractmethod
-    async def claim(self, node_id: str, limit: int) -> list[ExecutionRow]:
+    async def claim(self, node_id: str, limit: int, workspaces: str) -> list[ExecutionRow]:
         """Take up to `limit` queued executions nobody runs, oldest first, for this node (those
         pinned to another node are left); a batch comes with its items, which do not count.
+        One without a `cwd` gets its session's workspace under `workspaces` (this node's).
 
         Rows locked by another node's claim are skipped, never waited for: nodes that claim at
         once get different executions.
         """
 
     @abc.abstractmethod
-    async def claim_one(self, node_id: str, execution_id: str) -> ExecutionRow | None:
+    async def claim_one(self, node_id: str, execution_id: str, workspaces: str) -> ExecutionRow | None:
         """Take this execution for this node if it is queued and nobody runs it (else None)."""
 
     @abc.abstractmethod
@@ -244,6 +245,10 @@ class NodeStore(abc.ABC):
     @abc.abstractmethod
     async def lost_executions(self) -> list[ExecutionRow]:
         """The running executions of lost nodes (to be ended `node_lost` under the guard)."""
+
+    @abc.abstractmethod
+    async def taken_for_lost(self, node_id: str, since: int) -> list[ExecutionRow]:
+        """This node's executions that other nodes ended `node_lost` since `since` (ms)."""
 
     @abc.abstractmethod
     async def overdue_unclaimed(self, now: int) -> list[ExecutionRow]:

@@ -30,13 +30,15 @@ def _rows(conn: Conn, sql: str, args: tuple[Any, ...]) -> list[ExecutionRow]:
         return [ExecutionRow.from_mapping(r) for r in cur.execute(sql, args).fetchall()]
 
 
-def _claim(conn: Conn, node_id: str, limit: int) -> list[ExecutionRow]:
+def _claim(conn: Conn, node_id: str, limit: int, workspaces: str) -> list[ExecutionRow]:
     heads = _rows(
         conn,
-        "UPDATE executions SET node_id = %s, row_version = row_version + 1 WHERE id IN ("
+        # A start without a cwd runs in the session's workspace on the node that claims it.
+        "UPDATE executions SET node_id = %s, row_version = row_version + 1, cwd = CASE WHEN cwd = '' "
+        "THEN %s || '/' || principal || '/' || session_id ELSE cwd END WHERE id IN ("
         "SELECT id FROM executions WHERE status = 'queued' AND node_id IS NULL AND batch_id IS NULL "
         "AND (node_pin IS NULL OR node_pin = %s) ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING *",
-        (node_id, node_id, limit),
+        (node_id, workspaces, node_id, limit),
     )
     heads.sort(key=lambda r: r.id)
     out: list[ExecutionRow] = []
@@ -53,13 +55,14 @@ def _claim(conn: Conn, node_id: str, limit: int) -> list[ExecutionRow]:
     return out
 
 
-def _claim_one(conn: Conn, node_id: str, execution_id: str) -> ExecutionRow | None:
+def _claim_one(conn: Conn, node_id: str, execution_id: str, workspaces: str) -> ExecutionRow | None:
     rows = _rows(
         conn,
-        "UPDATE executions SET node_id = %s, row_version = row_version + 1 WHERE id = %s "
+        "UPDATE executions SET node_id = %s, row_version = row_version + 1, cwd = CASE WHEN cwd = '' "
+        "THEN %s || '/' || principal || '/' || session_id ELSE cwd END WHERE id = %s "
         "AND status = 'queued' AND node_id IS NULL AND batch_id IS NULL AND kind <> 'batch' "
         "AND (node_pin IS NULL OR node_pin = %s) RETURNING *",
-        (node_id, execution_id, node_id),
+        (node_id, workspaces, execution_id, node_id),
     )
     return rows[0] if rows else None
 
@@ -96,18 +99,20 @@ class PostgresStore(PostgresEngine, SharedStore):
 
         return await self._read(read)
 
-    async def claim(self, node_id: str, limit: int) -> list[ExecutionRow]:
+    async def claim(self, node_id: str, limit: int, workspaces: str) -> list[ExecutionRow]:
         def claimed(rows: list[ExecutionRow]) -> None:
             for row in rows:
                 self.watches.notify(row.id)
 
         return await self._write(
-            lambda conn: _claim(conn, node_id, limit), claimed, lambda rows: [(CHANGED, r.id) for r in rows]
+            lambda conn: _claim(conn, node_id, limit, workspaces),
+            claimed,
+            lambda rows: [(CHANGED, r.id) for r in rows],
         )
 
-    async def claim_one(self, node_id: str, execution_id: str) -> ExecutionRow | None:
+    async def claim_one(self, node_id: str, execution_id: str, workspaces: str) -> ExecutionRow | None:
         return await self._write(
-            lambda conn: _claim_one(conn, node_id, execution_id),
+            lambda conn: _claim_one(conn, node_id, execution_id, workspaces),
             lambda row: self.watches.notify(row.id) if row is not None else None,
             lambda row: [(CHANGED, row.id)] if row is not None else [],
         )
@@ -148,6 +153,16 @@ class PostgresStore(PostgresEngine, SharedStore):
                 "(kind = 'batch' OR batch_id IS NOT NULL OR child_json IS NOT NULL))) "
                 f"AND node_id IS NOT NULL AND node_id NOT IN ({_ALIVE}) ORDER BY id",
                 (),
+            )
+        )
+
+    async def taken_for_lost(self, node_id: str, since: int) -> list[ExecutionRow]:
+        return await self._read(
+            lambda conn: _rows(
+                conn,
+                "SELECT * FROM executions WHERE node_id = %s AND error_code = 'node_lost' "
+                "AND child_json IS NOT NULL AND finished_at >= %s ORDER BY id",
+                (node_id, since),
             )
         )
 
