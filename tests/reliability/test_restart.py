@@ -211,6 +211,7 @@ def test_graceful_stop_keep_mode_leaves_them_running_for_the_next_start(daemon_p
     assert numbered(d.output(eid)) == list(range(1, 31))
 
 
+@pytest.mark.sqlite_only
 def test_a_damaged_store_is_a_clear_error(daemon_process: Factory, tmp_path: Path) -> None:
     data = tmp_path / "data"
     d: DaemonProcess = daemon_process(data)

@@ -30,6 +30,7 @@ import trio
 import sandbox
 from workbench.core.finish import exit_body
 from workbench.core.live import Live, Outcome, Stop
+from workbench.core.principals import principal_key
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
 from workbench.wire.errors import Unavailable
@@ -97,8 +98,27 @@ class Cluster:
     # -- claiming -------------------------------------------------------------------------------
 
     def _room(self) -> int:
+        # Free slots are left only when every execution waiting here is held back by a cap of
+        # its own (a principal's or a batch's quota): others' work may still run. What this node
+        # claims beyond its slots waits here, so no more than a slot's worth is claimed that way.
         slots = self.executor.slots
-        return max(0, slots.free - slots.queued)
+        if slots.queued >= self.settings.max_concurrent_executions:
+            return 0
+        return slots.free
+
+    async def claim_here(self, row: ExecutionRow) -> ExecutionRow | None:
+        """Take an execution this node just accepted when it has a free slot for it (a shorter
+        way than the queue's wake-up); None when it waits for whichever node claims it."""
+        if row.kind == "batch" or row.batch_id is not None or not self.executor.accepting:
+            return None
+        if row.node_pin not in (None, self.node_id) or self._room() == 0:
+            return None
+        if self.executor.slots.room((principal_key(row.principal),)) == 0:
+            return None
+        claimed = await self.store.claim_one(self.node_id, row.id, self._workspaces)
+        if claimed is not None:
+            self._submit(claimed)
+        return claimed
 
     async def _claims(self) -> None:
         queue, freed = self.store.watches.queue, self.executor.slots.freed
@@ -112,10 +132,10 @@ class Cluster:
                     log.warning("cluster: cannot claim: %s", exc)
                     await trio.sleep(_RETRY_S)
                     continue
-                for row in rows:
-                    self._submit(row)
-                if sum(1 for r in rows if r.batch_id is None) == room:
-                    continue  # there may be more
+                lives = [self._submit(row) for row in rows]
+                heads = [live for live in lives if live.row.batch_id is None]
+                if len(heads) == room and all(live.granted.is_set() for live in heads):
+                    continue  # there may be more, and room for them
             await first_of(partial(queue.wait_changed, seen_queue), partial(freed.wait_changed, seen_freed))
 
     def _submit(self, row: ExecutionRow) -> Live:

@@ -212,7 +212,12 @@ class Service:
             self.executor.submit(created_row)
             for row, _ in rows[1:]:
                 self.executor.submit(row)
-        # else: in the shared queue now; a node with a free slot claims it (this one, if it has one).
+        else:
+            # In the shared queue now: this node takes it at once if it has a free slot (it is
+            # live here before the answer goes out), else a node with one claims it.
+            claimed = await self.cluster.claim_here(created_row)
+            if claimed is not None:
+                created_row = claimed
         if head.kind == "batch":
             found = await self.store.get_execution(head.id)
             assert found is not None
