@@ -29,8 +29,10 @@ need_system_packages() {
     # unavailable), so nothing here may stop the start.
     local missing=()
     command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+    # PostgreSQL: the tests of many daemons on one database start a server of their own.
+    [ -n "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] || missing+=(postgresql)
     [ ${#missing[@]} -gt 0 ] || return 0
-    local without="the sandbox image will be unavailable"
+    local without="the sandbox image (bubblewrap) or the PostgreSQL tests (postgresql) will be unavailable"
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "setup: ${missing[*]} missing and no apt-get: $without" >&2
     elif ! can_be_root; then

@@ -36,6 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[pg.PostgresServer]:
     """A real PostgreSQL server for the session (started on first use, removed at the end)."""
+    if pg.pg_bin() is None:
+        pytest.skip("PostgreSQL is not installed (scripts/test installs it: apt-get install postgresql)")
     server = pg.PostgresServer()
     try:
         yield server
