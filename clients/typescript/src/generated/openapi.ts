@@ -869,7 +869,10 @@ export interface components {
             command: string | null;
             language: string | null;
             code: string | null;
-            /** @description Its working directory (null for a batch). */
+            /**
+             * @description Its working directory (null for a batch, and while it waits in a shared queue without a
+             *     `cwd` of its own: the node that claims it runs it in the session's workspace there).
+             */
             cwd: string | null;
             /** @description Its image (null for a batch). */
             image: string | null;
@@ -920,6 +923,8 @@ export interface components {
             /** @description A service: whether it is ready (without a readiness check, once it runs); else null. */
             ready: boolean | null;
             readyAt: string | null;
+            /** @description The node that runs it (null while it waits in a shared queue). */
+            nodeId: string | null;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -1321,6 +1326,11 @@ export interface components {
              * @default return
              */
             onWaitTimeout: components["schemas"]["OnWaitTimeout"];
+            /**
+             * @description Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot.
+             * @default null
+             */
+            node: string | null;
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
@@ -1408,6 +1418,11 @@ export interface components {
              * @default return
              */
             onWaitTimeout: components["schemas"]["OnWaitTimeout"];
+            /**
+             * @description Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot.
+             * @default null
+             */
+            node: string | null;
             /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
             /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
