@@ -44,7 +44,8 @@ def _free_port() -> int:
 class PostgresServer:
     """One PostgreSQL server in a temporary directory; `stop` removes it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        """`durable`: PostgreSQL's own defaults (fsync); else none of the syncing the tests need not."""
         bindir = pg_bin()
         if bindir is None:
             raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
@@ -60,9 +61,10 @@ class PostgresServer:
             conf.write(
                 f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
                 f"unix_socket_directories = '{self.root}'\nmax_connections = 300\n"
-                # The tests need no durability across a power loss, and the machine is shared.
-                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
             )
+            if not durable:
+                # The tests need no durability across a power loss, and the machine is shared.
+                conf.write("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
         self.start()
 
     def _run(self, program: str, *args: str) -> None:

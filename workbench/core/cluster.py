@@ -106,19 +106,24 @@ class Cluster:
             return 0
         return slots.free
 
-    async def claim_here(self, row: ExecutionRow) -> ExecutionRow | None:
-        """Take an execution this node just accepted when it has a free slot for it (a shorter
-        way than the queue's wake-up); None when it waits for whichever node claims it."""
+    def take_here(self, row: ExecutionRow) -> bool:
+        """Before a new execution is committed: make it this node's at once when this node has a
+        free slot for it (saved claimed, with no claim of its own to commit); False when it goes
+        to the shared queue for whichever node claims it."""
         if row.kind == "batch" or row.batch_id is not None or not self.executor.accepting:
-            return None
+            return False
         if row.node_pin not in (None, self.node_id) or self._room() == 0:
-            return None
+            return False
         if self.executor.slots.room((principal_key(row.principal),)) == 0:
-            return None
-        claimed = await self.store.claim_one(self.node_id, row.id, self._workspaces)
-        if claimed is not None:
-            self._submit(claimed)
-        return claimed
+            return False
+        row.node_id = self.node_id
+        if row.cwd == "":
+            row.cwd = f"{self._workspaces}/{row.principal}/{row.session_id}"
+        return True
+
+    def submit_taken(self, row: ExecutionRow) -> None:
+        """Run an execution `take_here` made this node's, once it is committed."""
+        self._submit(row)
 
     async def _claims(self) -> None:
         queue, freed = self.store.watches.queue, self.executor.slots.freed

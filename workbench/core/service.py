@@ -197,6 +197,9 @@ class Service:
                     await trio.to_thread.run_sync(accept.write_all_secrets, layout, secret)
                 except OSError as exc:
                     raise Unavailable(f"cannot keep the secretEnv values: {exc.strerror}") from None
+            # This node takes it at once when it has a free slot: it is live here before the
+            # answer goes out, and no claim has to be committed.
+            taken = self.cluster is not None and self.cluster.take_here(head)
             if head.kind == "batch":
                 created_row, created = await self.journal.create_batch(head, [row for row, _ in rows[1:]])
             else:
@@ -212,12 +215,9 @@ class Service:
             self.executor.submit(created_row)
             for row, _ in rows[1:]:
                 self.executor.submit(row)
-        else:
-            # In the shared queue now: this node takes it at once if it has a free slot (it is
-            # live here before the answer goes out), else a node with one claims it.
-            claimed = await self.cluster.claim_here(created_row)
-            if claimed is not None:
-                created_row = claimed
+        elif taken:
+            self.cluster.submit_taken(created_row)
+        # else: in the shared queue, for whichever node has a free slot to claim it.
         if head.kind == "batch":
             found = await self.store.get_execution(head.id)
             assert found is not None

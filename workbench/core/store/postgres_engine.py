@@ -230,7 +230,7 @@ class PostgresEngine(Store):
 
     def _created(self, result: tuple[ExecutionRow, bool]) -> None:
         self.watches.notify(result[0].id)
-        if result[1]:
+        if result[1] and result[0].node_id is None:
             self.watches.queue.bump()
 
     async def find_by_idempotency_key(self, principal: str, key: str) -> ExecutionRow | None:
@@ -582,7 +582,10 @@ class PostgresEngine(Store):
 
 
 def _created_notes(result: tuple[ExecutionRow, bool]) -> list[tuple[str, str]]:
-    return [(CHANGED, result[0].id), (QUEUED, "")] if result[1] else []
+    if not result[1]:
+        return []
+    # Work for the nodes to claim, unless its node took it at once.
+    return [(CHANGED, result[0].id)] + ([(QUEUED, "")] if result[0].node_id is None else [])
 
 
 def _abandoned(conn: Conn) -> None:
