@@ -38,6 +38,12 @@ DAEMON_VARIABLES = {
     "WORKBENCH_WORKSPACES_DIR": "where sessions' workspaces are (<data dir>/workspaces)",
     "WORKBENCH_MAX_CONNECTIONS": "HTTP connections at once; more wait to be accepted (4096)",
     "WORKBENCH_MIN_FREE_BYTES": "free disk below which new work is refused, 507 (16777216)",
+    "WORKBENCH_MAX_FILE_BYTES": "the largest file the file routes write (104857600)",
+    "WORKBENCH_WORKSPACE_QUOTA_BYTES": "bytes of files a session's workspace may hold (10737418240)",
+    "WORKBENCH_STORE_URL": "postgresql://... : a store many daemons share (default: SQLite in the data dir)",
+    "WORKBENCH_NODE_ID": "this daemon's name among the nodes of a shared store (the host name)",
+    "WORKBENCH_NODE_URL": "how other nodes reach this one (http(s)://...)",
+    "WORKBENCH_NODE_LEASE_MS": "a node silent this long is lost: its runs end node_lost (15000)",
 }
 #: Set by the daemon inside every execution (a CLI run there sees them).
 EXECUTION_VARIABLES = ("WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS")
