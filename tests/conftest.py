@@ -51,7 +51,7 @@ def store_engine(request: pytest.FixtureRequest) -> Iterator[str]:
     engine: str = request.config.getoption("--store")
     if engine == "postgres":
         if request.node.get_closest_marker("sqlite_only") is not None:
-            pytest.skip("reads the SQLite file itself")
+            pytest.skip("needs the SQLite store (its file, or its disk)")
         pg.current = request.getfixturevalue("postgres_server")
     try:
         yield engine
