@@ -22,6 +22,7 @@ from bench.rows_files import row16_file_round_trip, row17_service_ready
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
 from bench.rows_load import row3_many_jobs, row4_gigabyte, row9_thousand, row11_recovery
+from bench.rows_nodes import row20_postgres_run_wait, row21_cross_node_tail, row22_three_nodes
 from bench.table import Line, readme_section, render, to_json, update_readme
 
 Row = Callable[[Context], Awaitable[list[Line]]]
@@ -47,6 +48,9 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     17: ("`python -m http.server` service: start to ready", row17_service_ready, (120, 60)),
     18: ("a line from the process to the dashboard's DOM", row18_dashboard, (120, 60)),
     19: ("python `pass` in a code context", row19_context, (90, 30)),
+    20: ("run+wait `true` on PostgreSQL vs SQLite", row20_postgres_run_wait, (120, 60)),
+    21: ("a line written on node A read on node B", row21_cross_node_tail, (120, 60)),
+    22: ("500 jobs over 3 nodes vs 1 node", row22_three_nodes, (240, 120)),
 }
 
 COMMAND = "python -m bench"

@@ -29,8 +29,10 @@ need_system_packages() {
     # unavailable), so nothing here may stop the start.
     local missing=()
     command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+    # PostgreSQL: the tests of many daemons on one database start a server of their own.
+    [ -n "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] || missing+=(postgresql)
     [ ${#missing[@]} -gt 0 ] || return 0
-    local without="the sandbox image will be unavailable"
+    local without="the sandbox image (bubblewrap) or the PostgreSQL tests (postgresql) will be unavailable"
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "setup: ${missing[*]} missing and no apt-get: $without" >&2
     elif ! can_be_root; then
@@ -71,8 +73,8 @@ install_project() {
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
     echo "setup: installing workbench into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    # mcp: the optional MCP server (`workbench mcp`) is tested too.
-    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp]"
+    # mcp: the optional MCP server (`workbench mcp`) is tested too; postgres: the PostgreSQL engine.
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp,postgres]"
     echo "$want" > "$stamp"
 }
 

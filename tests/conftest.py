@@ -14,13 +14,49 @@ import httpx
 import pytest
 import trio
 
-from tests import ceilings, procs
+from tests import ceilings, pg, procs
 
 TOKEN = "test-token-0123456789abcdef"
 # Bounds of an in-process daemon's start (recovery included) and of its stop (the graceful period
 # for in-flight responses, then killing what still runs).
 START_S = 30
 STOP_S = 60
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the store engine of the tests' daemons: the embedded SQLite (default), or a "
+        "PostgreSQL server the tests start (tests marked sqlite_only are then skipped)",
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[pg.PostgresServer]:
+    """A real PostgreSQL server for the session (started on first use, removed at the end)."""
+    if pg.pg_bin() is None:
+        pytest.skip("PostgreSQL is not installed (scripts/test installs it: apt-get install postgresql)")
+    server = pg.PostgresServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(autouse=True)
+def store_engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The tests' daemons use the engine `--store` names (their store URL comes from `pg`)."""
+    engine: str = request.config.getoption("--store")
+    if engine == "postgres":
+        if request.node.get_closest_marker("sqlite_only") is not None:
+            pytest.skip("needs the SQLite store (its file, or its disk)")
+        pg.current = request.getfixturevalue("postgres_server")
+    try:
+        yield engine
+    finally:
+        pg.current = None
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-trio's trio_mode has marked the async tests
@@ -93,6 +129,8 @@ def daemon_settings(data_dir: Path, **overrides: Any) -> Any:
     from workbench.core.settings import Settings
 
     values: dict[str, Any] = {"data_dir": data_dir, "bind": "127.0.0.1:0", "token": TOKEN}
+    if pg.current is not None:
+        values["store_url"] = pg.current.url_for(data_dir)
     values.update(overrides)
     return Settings.load(environ={}, **values)
 

@@ -30,6 +30,10 @@ def test_settings_read_every_documented_variable(tmp_path: Path) -> None:
         "WORKBENCH_EXIT_WEBHOOK_URL": "http://127.0.0.1:1/hook",
         "WORKBENCH_CONTAINMENT": "pgroup",
         "WORKBENCH_SHUTDOWN_MODE": "keep",
+        "WORKBENCH_STORE_URL": "postgresql://db.example/workbench",
+        "WORKBENCH_NODE_ID": "node-7",
+        "WORKBENCH_NODE_URL": "https://node-7.example:8787",
+        "WORKBENCH_NODE_LEASE_MS": "5000",
         "WORKBENCH_URL": "http://ignored-by-the-daemon",
         "HOME": "/not/a/setting",
     }
@@ -42,6 +46,12 @@ def test_settings_read_every_documented_variable(tmp_path: Path) -> None:
     )
     assert (s.execution_event_output_budget_bytes, s.execution_event_delta_max_bytes) == (1000, 100)
     assert (s.containment, s.shutdown_mode) == (ContainmentSetting.PGROUP, ShutdownMode.KEEP)
+    assert (s.store_url, s.node_id, s.node_url, s.node_lease_ms) == (
+        "postgresql://db.example/workbench",
+        "node-7",
+        "https://node-7.example:8787",
+        5000,
+    )
     assert Settings.load({}, bind="127.0.0.1:1").bind == "127.0.0.1:1", "flags override variables"
 
 
@@ -58,6 +68,9 @@ def test_settings_read_every_documented_variable(tmp_path: Path) -> None:
         ({"WORKBENCH_DEFAULT_TIMEOUT_MS": "999999999999"}, "WORKBENCH_DEFAULT_TIMEOUT_MS"),
         ({"WORKBENCH_BIND": "nowhere"}, "nowhere"),
         ({"WORKBENCH_BIND": "0.0.0.0:8787"}, "--allow-remote"),
+        ({"WORKBENCH_STORE_URL": "mysql://x"}, "WORKBENCH_STORE_URL"),
+        ({"WORKBENCH_NODE_ID": "a/b"}, "WORKBENCH_NODE_ID"),
+        ({"WORKBENCH_NODE_LEASE_MS": "100"}, "WORKBENCH_NODE_LEASE_MS"),
     ],
 )
 def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named: str) -> None:

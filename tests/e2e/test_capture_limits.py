@@ -6,6 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
+import pytest
 import trio
 
 from tests.conftest import DaemonHandle
@@ -60,6 +61,7 @@ async def test_progress_numbers_a_process_makes_up_never_break_supervision_or_js
     assert [(e["progress"], e["total"]) for e in progress] == [(1, 2)]
 
 
+@pytest.mark.sqlite_only
 async def test_output_is_stored_as_bytes_not_as_escaped_json(wb: DaemonHandle) -> None:
     """The store keeps about one byte per byte of journaled output, binary or text; reads render
     the same JSON as ever (a NUL is `\\u0000` on the wire)."""

@@ -7,6 +7,7 @@ import sqlite3
 from functools import partial
 from typing import Any
 
+import pytest
 import trio
 
 from tests import procs
@@ -145,6 +146,7 @@ async def test_bad_exit_requests(wb: DaemonHandle) -> None:
         assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request", params
 
 
+@pytest.mark.sqlite_only
 async def test_the_webhook_retries_until_the_receiver_takes_it(make_daemon: Any) -> None:
     """A receiver that fails twice then succeeds: delivered, with backoff, and acked."""
     received: list[dict[str, Any]] = []

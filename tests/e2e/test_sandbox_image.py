@@ -77,6 +77,7 @@ async def test_runs_in_the_workspace_and_files_persist(wb: DaemonHandle) -> None
     assert other["status"] == "failed" and out == ""
 
 
+@pytest.mark.sqlite_only
 async def test_writing_outside_the_workspace_fails(wb: DaemonHandle) -> None:
     """Only the workspace is writable: not /etc, /usr, the home dir, the data dir or its store."""
     home = pwd.getpwuid(os.getuid()).pw_dir

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import pg
 from tests.conftest import TOKEN
 
 
@@ -33,7 +34,10 @@ class DaemonProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-        self.env.update({"WORKBENCH_TOKEN": TOKEN, "WORKBENCH_DATA_DIR": str(data_dir), **env})
+        self.env.update({"WORKBENCH_TOKEN": TOKEN, "WORKBENCH_DATA_DIR": str(data_dir)})
+        if pg.current is not None:
+            self.env["WORKBENCH_STORE_URL"] = pg.current.url_for(data_dir)
+        self.env.update(env)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = data_dir.parent / f"daemon-{self.port}.log"
         self.client = httpx.Client(

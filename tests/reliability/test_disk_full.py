@@ -103,6 +103,7 @@ def assert_journal_whole(daemon: DaemonProcess, execution_id: str) -> None:
     assert output_bytes(daemon, execution_id) == artifact.content.decode("utf-8", errors="replace")
 
 
+@pytest.mark.sqlite_only
 def test_a_full_disk_during_capture_keeps_the_daemon_and_the_outcome(
     disk: Disk, daemon_process: Factory, tmp_path: Path
 ) -> None:
@@ -139,6 +140,7 @@ def test_a_full_disk_during_capture_keeps_the_daemon_and_the_outcome(
     assert daemon.wait(daemon.start_bash("echo again")["executionId"])["status"] == "completed"
 
 
+@pytest.mark.sqlite_only
 def test_a_full_disk_at_accept_is_507_and_recovers_by_itself(
     disk: Disk, daemon_process: Factory, tmp_path: Path
 ) -> None:
@@ -195,6 +197,7 @@ def test_a_restart_on_a_full_disk_says_so_and_recovers_by_itself(
     wait_for("the daemon to be healthy again", lambda: healthy(daemon))
 
 
+@pytest.mark.sqlite_only
 def test_a_cancel_on_a_full_disk_kills_now_and_is_recorded_later(
     disk: Disk, daemon_process: Factory, tmp_path: Path
 ) -> None:

@@ -128,6 +128,7 @@ def test_two_crashes_in_a_row(daemon_process: Factory) -> None:
     assert len(adopted) == 2
 
 
+@pytest.mark.sqlite_only
 def test_a_reused_pid_is_not_adopted(daemon_process: Factory, tmp_path: Path) -> None:
     """An unrelated process with the recorded pid is neither adopted nor killed: the run is lost."""
     d: DaemonProcess = daemon_process()
@@ -210,6 +211,7 @@ def test_graceful_stop_keep_mode_leaves_them_running_for_the_next_start(daemon_p
     assert numbered(d.output(eid)) == list(range(1, 31))
 
 
+@pytest.mark.sqlite_only
 def test_a_damaged_store_is_a_clear_error(daemon_process: Factory, tmp_path: Path) -> None:
     data = tmp_path / "data"
     d: DaemonProcess = daemon_process(data)
@@ -317,6 +319,7 @@ def test_a_second_signal_during_the_stop_does_not_abandon_the_executions(daemon_
     assert alive == []
 
 
+@pytest.mark.sqlite_only
 def test_a_tree_without_a_live_record_is_killed_at_restart(daemon_process: Factory) -> None:
     """Nothing runs without a record: a tree the supervisor holds for no live execution dies."""
     d: DaemonProcess = daemon_process()

@@ -42,6 +42,10 @@ DAEMON_VARIABLES = {
     "WORKBENCH_WORKSPACE_QUOTA_BYTES": "bytes a session's workspace may hold for API writes (10737418240)",
     "WORKBENCH_SESSION_TTL_MS": "how long a browser's login lasts (43200000: 12 hours)",
     "WORKBENCH_CORS_ORIGINS": "origins whose pages may call the API, exactly, comma-separated (none)",
+    "WORKBENCH_STORE_URL": "postgresql://... : a store many daemons share (default: SQLite in the data dir)",
+    "WORKBENCH_NODE_ID": "this daemon's name among the nodes of a shared store (the host name)",
+    "WORKBENCH_NODE_URL": "how other nodes reach this one (http(s)://...)",
+    "WORKBENCH_NODE_LEASE_MS": "a node silent this long is lost: its runs end node_lost (15000)",
 }
 #: Set by the daemon inside every execution (a CLI run there sees them).
 EXECUTION_VARIABLES = ("WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS")

@@ -119,7 +119,7 @@ def new_row(
     now = now if now is not None else now_ms()
     own = services.deadline_at(now, timeout_ms)
     deadline = own if deadline_at is None else min(own, deadline_at)
-    return ExecutionRow(
+    row = ExecutionRow(
         id=new_execution_id(),
         kind=kind,
         principal=principal.name,
@@ -148,10 +148,47 @@ def new_row(
         preview_format=req.preview_format,
         **service_fields,
     )
+    # With a shared store, a start that names its cwd (a directory of this host) or has secrets
+    # runs here; one that does not runs in the session's workspace of the node that claims it,
+    # which fills in `cwd` (empty until then).
+    pinned = bool(req.secret_env) or batch_id is not None or req.cwd is not None
+    row.node_id, row.node_pin = placement(settings, getattr(req, "node", None), pinned=pinned)
+    if row.node_id is None and req.cwd is None and row.node_pin != settings.node_id:
+        row.cwd = ""
+    return row
 
 
-def check_room(settings: Settings, slots: Slots, principal: Principal, count: int) -> None:
+def placement(settings: Settings, node: str | None, *, pinned: bool = False) -> tuple[str | None, str | None]:
+    """Where a new execution runs: `node_id` (set at once by a store of one node) and `node_pin`.
+
+    With a shared store it waits unclaimed in the shared queue, for the pinned node only when it
+    asked for one; `pinned`: it must run here (its `secretEnv` values are in this node's data dir;
+    a batch's items run beside their batch).
+
+    Raises:
+        InvalidRequest: a pin to another node when the store serves this node only.
+    """
+    here = settings.node_id
+    if settings.store_url is None:
+        if node is not None and node != here:
+            raise field_error("node", f"this daemon is the only node ({here!r}); it has no node {node!r}")
+        return here, None
+    if pinned and node is not None and node != here:
+        raise field_error("node", f"a start with cwd or secretEnv runs on the node that takes it ({here!r})")
+    return None, (here if pinned else node)
+
+
+def check_room(
+    settings: Settings,
+    slots: Slots,
+    principal: Principal,
+    count: int,
+    shared: tuple[int, int] | None = None,
+) -> None:
     """Refuse `count` new executions that would wait past the queue's limit or the principal's.
+
+    `shared`: how many wait in a shared store's queue, in all and of this principal (else the
+    local queue's counts are used).
 
     Raises:
         TooManyExecutions: naming the quota (`details.quota`) and its limit.
@@ -160,7 +197,8 @@ def check_room(settings: Settings, slots: Slots, principal: Principal, count: in
     if not waiting:
         return
     limit = principal.max_queued
-    queued = slots.queued_by[principal.key]
+    queued = slots.queued_by[principal.key] if shared is None else shared[1]
+    total = slots.queued if shared is None else shared[0]
     if limit is not None and queued + waiting > limit:
         raise TooManyExecutions(
             f"the principal {principal.name!r} has {queued} executions waiting for a slot and its "
@@ -168,11 +206,11 @@ def check_room(settings: Settings, slots: Slots, principal: Principal, count: in
             details={"quota": "maxQueued", "principal": principal.name, "limit": limit, "queued": queued},
         )
     limit = settings.max_queued_executions
-    if slots.queued + waiting > limit:
+    if total + waiting > limit:
         raise TooManyExecutions(
-            f"{slots.queued} executions are waiting for a slot and WORKBENCH_MAX_QUEUED_EXECUTIONS "
+            f"{total} executions are waiting for a slot and WORKBENCH_MAX_QUEUED_EXECUTIONS "
             f"is {limit}; try again later",
-            details={"quota": "WORKBENCH_MAX_QUEUED_EXECUTIONS", "limit": limit, "queued": slots.queued},
+            details={"quota": "WORKBENCH_MAX_QUEUED_EXECUTIONS", "limit": limit, "queued": total},
         )
 
 

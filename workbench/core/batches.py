@@ -84,6 +84,8 @@ def batch_rows(
         concurrency=req.concurrency or settings.max_concurrent_executions,
         fail_fast=req.fail_fast,
     )
+    # A batch supervises its items in-process: they all run on the node that takes it.
+    batch.node_id, batch.node_pin = accept.placement(settings, None, pinned=True)
     rows: list[tuple[ExecutionRow, dict[str, str]]] = [(batch, {})]
     for index, item in enumerate(req.items):
         try:

@@ -22,6 +22,7 @@ import trio
 import sandbox
 from workbench.core import auth, storage
 from workbench.core.browser import BrowserAuth, load_key
+from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
@@ -30,6 +31,8 @@ from workbench.core.journal import Journal
 from workbench.core.recovery import recover
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
+from workbench.core.store import Store
+from workbench.core.store.base import SharedStore
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.core.workspace import WorkspaceFace, workspace_face
@@ -143,11 +146,10 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
         with _full_disk_stops_the_start(settings.data_dir):
-            await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+            store = await _prepared_store(settings)
         caps = await trio.to_thread.run_sync(sandbox.detect)
         containment = choose_containment(settings.containment, caps)
         log.info("containment: %s (%s)", containment.value, caps.describe())
-        store = SQLiteStore(settings.store_path)
         store.start()
         inotify = Inotify()
         face = workspace_face(settings)
@@ -176,7 +178,15 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
                         face.workspaces.live = lambda: [live.row for live in executor.live.values()]
-                        await recover(executor, store, supervisor)
+                        node = None
+                        if isinstance(store, SharedStore):
+                            service.cluster = cluster = Cluster(store, executor)
+                            await cluster.join()
+                            await cluster.kill_lost_trees(supervisor)
+                            node = settings.node_id
+                        await recover(executor, store, supervisor, node_id=node)
+                        if service.cluster is not None:
+                            executions.start_soon(service.cluster.run)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
                         daemon = Daemon(
@@ -214,6 +224,22 @@ def _adopt_shared_workspaces(settings: Settings) -> None:
             ", ".join(moved),
             ADMIN,
         )
+
+
+async def _prepared_store(settings: Settings) -> Store:
+    """The engine the settings name, its schema ready: PostgreSQL for a URL, else SQLite."""
+    if settings.store_url is None:
+        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+        return SQLiteStore(settings.store_path)
+    try:
+        from workbench.core.store.postgres import PostgresStore
+    except ImportError:
+        raise ConfigError(
+            "WORKBENCH_STORE_URL names PostgreSQL, but psycopg is not installed: "
+            "pip install 'workbench[postgres]'"
+        ) from None
+    await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
+    return PostgresStore(settings.store_url)
 
 
 async def _stop_executions(

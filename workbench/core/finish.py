@@ -69,7 +69,7 @@ async def finish(
         exit_code=outcome.exit_code,
         signal=outcome.signal,
         error=outcome.error,
-        exit_body=_exit_body(ending.directory, outcome),
+        exit_body=exit_body(ending.directory, outcome),
     )
     if sequence is None and not force:
         log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
@@ -92,7 +92,7 @@ async def _publish_artifacts(
     await ctx.journal.append(execution_id, events, artifacts=artifacts, created_at=now_ms())
 
 
-def _exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
+def exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
     """The exit saved with the terminal status when the execution is detached (decided in-tx)."""
 
     def body(row: ExecutionRow) -> dict[str, Any]:

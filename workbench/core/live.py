@@ -17,7 +17,7 @@ from workbench.core.follow import Inotify
 from workbench.core.images import Image
 from workbench.core.journal import Journal
 from workbench.core.settings import Settings
-from workbench.core.store import ExecutionRow
+from workbench.core.store import ExecutionRow, Watch
 from workbench.wire.status import ExecutionStatus as S
 
 
@@ -88,6 +88,8 @@ class Slots:
         self.caps: dict[str, int] = {}
         self.used: collections.Counter[str] = collections.Counter()
         self.queued_by: collections.Counter[str] = collections.Counter()
+        #: Bumped whenever a slot is given back (a node of a shared store then claims more).
+        self.freed = Watch()
 
     def set_cap(self, key: str, cap: int) -> None:
         """At most `cap` executions holding `key` run at once."""
@@ -124,6 +126,7 @@ class Slots:
         for key in live.keys:
             self.used[key] -= 1
         self._grant()
+        self.freed.bump()
 
     def room(self, keys: tuple[str, ...]) -> int:
         """How many more executions holding `keys` could start now."""

@@ -160,7 +160,7 @@ def execution_from_row(
         command=row.command,
         language=row.language,
         code=row.code,
-        cwd=row.cwd if row.kind != "batch" else None,
+        cwd=row.cwd if row.kind != "batch" and row.cwd else None,
         image=row.image if row.kind != "batch" else None,
         env=json.loads(row.env_json),
         secret_env_names=json.loads(row.secret_env_names_json) if row.secret_env_names_json else [],
@@ -169,6 +169,7 @@ def execution_from_row(
         row_version=row.row_version,
         rerun_of=row.rerun_of,
         batch_id=row.batch_id,
+        node_id=row.node_id,
         items=None
         if row.kind != "batch"
         else [

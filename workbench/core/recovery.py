@@ -48,13 +48,18 @@ def _child_info(row: ExecutionRow, directory: Path) -> sandbox.ChildInfo | None:
     return sandbox.read_proc_file(str(directory))
 
 
-async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervisor) -> None:
+async def recover(
+    executor: Executor, store: Store, supervisor: sandbox.Supervisor, *, node_id: str | None = None
+) -> None:
     """Submit every non-terminal execution of the store to the executor, adopted or queued.
 
     Adopted executions are journaled (an event saying so) before this returns, and they take
-    their concurrency slots before any queued execution is granted one.
+    their concurrency slots before any queued execution is granted one. `node_id`: the store is
+    shared, and only what this node claimed is its own (the rest is other nodes', or the queue's).
     """
     rows = await store.live_executions()
+    if node_id is not None:
+        rows = [row for row in rows if row.node_id == node_id]
     # A code context's executions are its own to take back, once it is (the contexts first).
     in_contexts = [row for row in rows if row.context_id is not None]
     rows = [row for row in rows if row.context_id is None]

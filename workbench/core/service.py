@@ -14,6 +14,7 @@ import trio
 
 from workbench.core import accept
 from workbench.core.batches import batch_rows
+from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.principals import ADMIN as ADMIN
@@ -61,6 +62,8 @@ class Service(Reads):
         self.executor = executor
         #: Set when the daemon begins to stop: long-polls return what they have.
         self.stopping = trio.Event()
+        #: This node's part in a shared store (None: the store is this daemon's alone).
+        self.cluster: Cluster | None = None
 
     # -- start -------------------------------------------------------------------------------
 
@@ -156,7 +159,16 @@ class Service(Reads):
             self.store.health.check_accepting()
             rows = build()
             head = rows[0][0]
-            accept.check_room(self.settings, self.executor.slots, principal, max(1, len(rows) - 1))
+            shared = None
+            room = self.executor.slots.room((principal.key,))
+            if self.cluster is not None and room < len(rows):
+                # The shared queue (what this node claimed is counted by its slots), less what
+                # this node has room for: that is about to be claimed, and does not wait.
+                slots = self.executor.slots
+                total, mine = await self.cluster.store.queue_depth(principal.name, self.settings.node_id)
+                total, mine = total + slots.queued, mine + slots.queued_by[principal.key]
+                shared = (max(0, total - room), max(0, mine - room))
+            accept.check_room(self.settings, self.executor.slots, principal, max(1, len(rows) - 1), shared)
         except (InvalidRequest, TooManyExecutions, Unavailable):
             # A retry of an accepted request replays it even if it could not be accepted now
             # (its cwd is gone, the queue is full, the daemon is stopping).
@@ -174,6 +186,9 @@ class Service(Reads):
                     await trio.to_thread.run_sync(accept.write_all_secrets, layout, secret)
                 except OSError as exc:
                     raise Unavailable(f"cannot keep the secretEnv values: {exc.strerror}") from None
+            # This node takes it at once when it has a free slot: it is live here before the
+            # answer goes out, and no claim has to be committed.
+            taken = self.cluster is not None and self.cluster.take_here(head)
             if head.kind == "batch":
                 created_row, created = await self.journal.create_batch(head, [row for row, _ in rows[1:]])
             else:
@@ -185,9 +200,13 @@ class Service(Reads):
         if not created:
             await trio.to_thread.run_sync(accept.drop_all_secrets, layout, secret)
             return await self._replay(created_row, request_hash, wait_ms)
-        self.executor.submit(created_row)
-        for row, _ in rows[1:]:
-            self.executor.submit(row)
+        if self.cluster is None:
+            self.executor.submit(created_row)
+            for row, _ in rows[1:]:
+                self.executor.submit(row)
+        elif taken:
+            self.cluster.submit_taken(created_row)
+        # else: in the shared queue, for whichever node has a free slot to claim it.
         if head.kind == "batch":
             found = await self.store.get_execution(head.id)
             assert found is not None
@@ -261,7 +280,9 @@ class Service(Reads):
         """Cancel: (True, record) once recorded; (False, record) when it had already ended."""
         found = await self._found(principal, execution_id, kind)
         was_terminal = found.row.status.terminal
-        if not was_terminal:
+        if not was_terminal and self.cluster is not None and execution_id not in self.executor.live:
+            await self.cluster.cancel(found.row, reason, grace_ms)
+        elif not was_terminal:
             await self.executor.cancel(execution_id, reason, grace_ms)
         execution = await self.get(principal, execution_id, kind)
         cancelled = not was_terminal and execution.status in (

@@ -11,6 +11,7 @@ import enum
 import ipaddress
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,12 @@ class ShutdownMode(enum.StrEnum):
     KILL = "kill"
     #: Leave them running; the next start adopts them.
     KEEP = "keep"
+
+
+def default_node_id() -> str:
+    """The host name, cut to a node id's characters."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname())[:63].strip("-.")
+    return name or "node"
 
 
 def default_data_dir() -> Path:
@@ -98,6 +105,14 @@ class Settings:
     session_ttl_ms: int = 12 * HOURS
     #: Origins (`scheme://host[:port]`, exactly) whose pages may call the API; none by default.
     cors_origins: tuple[str, ...] = ()
+    #: The shared PostgreSQL store (`postgresql://...`); None: the embedded SQLite in the data dir.
+    store_url: str | None = None
+    #: This daemon's name among the nodes of a shared store (default: the host name).
+    node_id: str = dataclasses.field(default_factory=lambda: default_node_id())
+    #: How other nodes reach this one (for artifacts); None: they cannot.
+    node_url: str | None = None
+    #: A node whose heartbeat is older than this is lost: its running executions end `node_lost`.
+    node_lease_ms: int = 15 * SECONDS
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -157,12 +172,20 @@ class Settings:
             raise ConfigError(f"WORKBENCH_DEFAULT_TIMEOUT_MS must be between 1 and {self.max_timeout_ms}")
         if self.token is not None and len(self.token) < 16:
             raise ConfigError("WORKBENCH_TOKEN must be at least 16 characters")
+        if not NODE_ID.fullmatch(self.node_id):
+            raise ConfigError("WORKBENCH_NODE_ID must be 1 to 63 letters, digits, '.', '_' or '-'")
+        if self.node_lease_ms < 300:
+            raise ConfigError("WORKBENCH_NODE_LEASE_MS must be at least 300")
         host, _port = split_bind(self.bind)
         if not self.allow_remote and not is_loopback(host):
             raise ConfigError(
                 f"refusing to bind {self.bind}: not a loopback address; pass --allow-remote to expose "
                 "the daemon (whoever reaches it can run commands as this user)"
             )
+
+
+#: What a node id may be (a start's `node` too).
+NODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 def split_bind(bind: str) -> tuple[str, int]:
@@ -235,6 +258,12 @@ def _origins(raw: str) -> tuple[str, ...]:
     return origins
 
 
+def _store_url(raw: str) -> str:
+    if not raw.startswith(("postgresql://", "postgres://")):
+        raise ValueError("expected a postgresql:// URL (without it the store is SQLite in the data dir)")
+    return raw
+
+
 def _choice(kind: type[enum.StrEnum]) -> Any:
     def parse(raw: str) -> enum.StrEnum:
         try:
@@ -269,6 +298,10 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
     "WORKBENCH_SESSION_TTL_MS": ("session_ttl_ms", _positive_int),
     "WORKBENCH_CORS_ORIGINS": ("cors_origins", _origins),
+    "WORKBENCH_STORE_URL": ("store_url", _store_url),
+    "WORKBENCH_NODE_ID": ("node_id", _text),
+    "WORKBENCH_NODE_URL": ("node_url", _url),
+    "WORKBENCH_NODE_LEASE_MS": ("node_lease_ms", _positive_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

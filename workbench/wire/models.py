@@ -150,6 +150,8 @@ class StartRequest(ExecutionSpec):
     """How long a foreground start waits for the end (default 30000)."""
     on_wait_timeout: OnWaitTimeout = "return"
     """Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run."""
+    node: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+    """Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot."""
 
     @field_validator("wait_timeout_ms", mode="before")
     @classmethod
@@ -272,7 +274,8 @@ class Execution(WireModel):
     language: str | None = None
     code: str | None = None
     cwd: str | None = None
-    """Its working directory (null for a batch)."""
+    """Its working directory (null for a batch, and while it waits in a shared queue without a
+    `cwd` of its own: the node that claims it runs it in the session's workspace there)."""
     image: str | None = None
     """Its image (null for a batch)."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -324,6 +327,8 @@ class Execution(WireModel):
     result: dict[str, str] | None = None
     """In a code context: `{"text/plain": "..."}`, the value of the code's final expression (as
     a notebook shows it), once completed; else null."""
+    node_id: str | None = None
+    """The node that runs it (null while it waits in a shared queue)."""
 
     @property
     def terminal(self) -> bool:

@@ -203,3 +203,66 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def probe(self) -> None:
         """Commit a write that changes nothing but needs room: returns once the store commits."""
+
+
+class NodeStore(abc.ABC):
+    """What a store shared by several daemons (nodes) offers besides `Store`'s operations.
+
+    Times of heartbeats are the database's clock, so that nodes' clocks need not agree. A node is
+    lost once its heartbeat is older than its own lease.
+    """
+
+    #: Told (on the trio thread) of each execution another node changed or ended; "" when
+    #: notifications may have been missed (any execution may have changed).
+    on_remote: Callable[[str], None] | None
+
+    @abc.abstractmethod
+    async def heartbeat(self, node_id: str, url: str | None, lease_ms: int) -> None:
+        """Say this node is alive (joining the nodes if it was not among them)."""
+
+    @abc.abstractmethod
+    async def live_nodes(self) -> dict[str, str | None]:
+        """The nodes whose heartbeat is within their lease, with their URLs."""
+
+    @abc.abstractmethod
+    async def queue_depth(self, principal: str, node_id: str) -> tuple[int, int]:
+        """How many executions are queued and not claimed by this node: in all, and of this
+        principal."""
+
+    @abc.abstractmethod
+    async def claim(self, node_id: str, limit: int, workspaces: str) -> list[ExecutionRow]:
+        """Take up to `limit` queued executions nobody runs, oldest first, for this node (those
+        pinned to another node are left); a batch comes with its items, which do not count.
+        One without a `cwd` gets its session's workspace under `workspaces` (this node's).
+
+        Rows locked by another node's claim are skipped, never waited for: nodes that claim at
+        once get different executions.
+        """
+
+    @abc.abstractmethod
+    async def claim_one(self, node_id: str, execution_id: str, workspaces: str) -> ExecutionRow | None:
+        """Take this execution for this node if it is queued and nobody runs it (else None)."""
+
+    @abc.abstractmethod
+    async def ask_cancel(self, execution_id: str, reason: str | None, grace_ms: int) -> bool:
+        """Note a cancel for the node that runs it (it reads it when told); False once ended."""
+
+    @abc.abstractmethod
+    async def release_lost_claims(self) -> int:
+        """Put back in the shared queue what lost nodes claimed and never started."""
+
+    @abc.abstractmethod
+    async def lost_executions(self) -> list[ExecutionRow]:
+        """The running executions of lost nodes (to be ended `node_lost` under the guard)."""
+
+    @abc.abstractmethod
+    async def taken_for_lost(self, node_id: str, since: int) -> list[ExecutionRow]:
+        """This node's executions that other nodes ended `node_lost` since `since` (ms)."""
+
+    @abc.abstractmethod
+    async def overdue_unclaimed(self, now: int) -> list[ExecutionRow]:
+        """Queued executions past their deadline that no living node will run."""
+
+
+class SharedStore(Store, NodeStore):
+    """A store that several daemons share (PostgreSQL)."""

@@ -129,6 +129,12 @@ class ExecutionRow:
     context_id: str | None = None
     result_json: str | None = None
     error_traceback: str | None = None
+    #: The node that runs it (None while queued in a shared store and not claimed yet).
+    node_id: str | None = None
+    #: The only node that may claim it (`node` in the start), if any.
+    node_pin: str | None = None
+    #: The grace of a cancel asked for on another node than the one running it.
+    cancel_grace_ms: int | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:

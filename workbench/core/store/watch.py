@@ -47,6 +47,8 @@ class Watches:
         self.exits = Watch()
         #: Woken after every commit that moved the changes feed (a start, a transition, progress).
         self.changes = Watch()
+        #: Woken when a shared queue may have work to claim (a shared store's nodes sleep on it).
+        self.queue = Watch()
 
     @contextlib.contextmanager
     def watch(self, execution_id: str) -> Iterator[Watch]:
@@ -72,6 +74,13 @@ class Watches:
 
     def notify_changes(self) -> None:
         self.changes.bump()
+
+    def is_watched(self, execution_id: str) -> bool:
+        return execution_id in self._by_id
+
+    def watched(self) -> list[str]:
+        """The executions someone waits on now."""
+        return list(self._by_id)
 
     def notify_exits(self) -> None:
         self.exits.bump()

@@ -1,0 +1,433 @@
+"""The PostgreSQL engine's SQL: plain functions of a connection, run inside its transactions.
+
+Every statement of the PostgreSQL engine is here (the schema is in `sql/postgres/`); they mirror
+`sqlite_queries` one for one. Column names that come from callers are checked against the
+schema's (`check_columns`) before they reach SQL text. Rows come back as dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from workbench.core.store.rows import (
+    ArtifactRow,
+    EventBuilder,
+    EventRow,
+    ExecutionRow,
+    ExitLease,
+    Found,
+    ItemEvent,
+    ItemRow,
+    ListFilter,
+    WithData,
+    check_columns,
+    render_body,
+)
+from workbench.wire.status import TERMINAL, ExecutionStatus
+
+#: Connections give tuples; rows of `executions` are read through `_dicts` as dicts.
+Conn = psycopg.Connection[Any]
+
+_TERMINAL_SQL = ", ".join(f"'{s.value}'" for s in sorted(TERMINAL))
+_INSERT_EVENT = (
+    "INSERT INTO events (execution_id, sequence, event_type, body, data) VALUES (%s, %s, %s, %s, %s)"
+)
+
+
+def _dicts(conn: Conn) -> psycopg.Cursor[dict[str, Any]]:
+    return conn.cursor(row_factory=dict_row)
+
+
+def _execution(found: dict[str, Any] | None) -> ExecutionRow | None:
+    return ExecutionRow.from_mapping(found) if found is not None else None
+
+
+def insert_execution(conn: Conn, row: ExecutionRow, first_event: EventBuilder) -> bool:
+    """Insert an execution and its first status event (sequence 1); False (nothing written) when
+    its idempotency key was taken meanwhile."""
+    values = row.columns()
+    values["last_sequence"] = 1
+    values["row_version"] = 1
+    values["change_seq"] = next_change(conn)
+    values["change_type"] = "created"
+    columns = ", ".join(values)
+    marks = ", ".join("%s" for _ in values)
+    # Two daemons may take the same key at once: the second one's insert waits for the first's
+    # transaction and then does nothing (the caller reads the winner).
+    cur = conn.execute(
+        f"INSERT INTO executions ({columns}) VALUES ({marks}) "
+        "ON CONFLICT (principal, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
+        tuple(values.values()),
+    )
+    if cur.rowcount != 1:
+        return False
+    conn.execute(_INSERT_EVENT, (row.id, 1, "status", first_event(1, row.status.value), None))
+    return True
+
+
+def insert_batch(
+    conn: Conn,
+    batch: ExecutionRow,
+    items: Sequence[ExecutionRow],
+    first_event: EventBuilder,
+    item_event: ItemEvent,
+) -> bool:
+    """Insert a batch, its items (each with its first status event) and, in the batch's journal
+    after its own first event, one `item` event per item: all in the caller's transaction. False
+    (nothing written) when the batch's idempotency key was taken meanwhile."""
+    if not insert_execution(conn, batch, first_event):
+        return False
+    if not items:
+        return True
+    # One statement each for the rows and the events: a batch has up to a thousand of each.
+    first_change = next_change(conn, len(items)) - len(items) + 1
+    values = [
+        item.columns()
+        | {"last_sequence": 1, "row_version": 1, "change_seq": first_change + i, "change_type": "created"}
+        for i, item in enumerate(items)
+    ]
+    columns = ", ".join(values[0])
+    marks = ", ".join("%s" for _ in values[0])
+    conn.cursor().executemany(
+        f"INSERT INTO executions ({columns}) VALUES ({marks})", [tuple(v.values()) for v in values]
+    )
+    conn.cursor().executemany(
+        _INSERT_EVENT, [(item.id, 1, "status", first_event(1, item.status.value), None) for item in items]
+    )
+    status = batch.status.value
+    conn.cursor().executemany(
+        _INSERT_EVENT,
+        [(batch.id, 2 + i, "item", item_event(item)(2 + i, status), None) for i, item in enumerate(items)],
+    )
+    conn.execute("UPDATE executions SET last_sequence = %s WHERE id = %s", (1 + len(items), batch.id))
+    return True
+
+
+def find_by_idempotency_key(conn: Conn, principal: str, key: str) -> ExecutionRow | None:
+    cur = _dicts(conn).execute(
+        "SELECT * FROM executions WHERE principal = %s AND idempotency_key = %s", (principal, key)
+    )
+    return _execution(cur.fetchone())
+
+
+def transition(
+    conn: Conn,
+    execution_id: str,
+    target: ExecutionStatus,
+    sources: Iterable[ExecutionStatus],
+    fields: Mapping[str, Any],
+    event: EventBuilder,
+) -> ExecutionRow | None:
+    """The guarded status update and its event, in the caller's transaction.
+
+    Returns the updated row (its `last_sequence` is the event's sequence), or None when the
+    execution was not in one of `sources` (nothing is written then).
+    """
+    check_columns(fields)
+    allowed = tuple(s.value for s in sources)
+    sets = "".join(f", {name} = %s" for name in fields)
+    change = "terminal" if target.terminal else "status"
+    cur = _dicts(conn).execute(
+        f"UPDATE executions SET status = %s, last_sequence = last_sequence + 1, "
+        f"row_version = row_version + 1, change_seq = %s, change_type = %s{sets} "
+        f"WHERE id = %s AND status IN ({', '.join('%s' for _ in allowed)}) RETURNING *",
+        (target.value, next_change(conn), change, *fields.values(), execution_id, *allowed),
+    )
+    row = _execution(cur.fetchone())
+    if row is None:
+        return None
+    conn.execute(
+        _INSERT_EVENT,
+        (execution_id, row.last_sequence, "status", event(row.last_sequence, target.value), None),
+    )
+    return row
+
+
+def append_events(
+    conn: Conn,
+    execution_id: str,
+    events: Sequence[tuple[str, EventBuilder]],
+    fields: Mapping[str, Any],
+) -> int | None:
+    """Append events (type, body-builder) to a live execution and update `fields` with them.
+
+    Returns the last sequence, or None when the execution is already terminal (nothing written:
+    the terminal status event stays the last event).
+    """
+    check_columns(fields)
+    sets = "".join(f", {name} = %s" for name in fields)
+    cur = conn.execute(
+        f"UPDATE executions SET last_sequence = last_sequence + %s, row_version = row_version + 1{sets} "
+        f"WHERE id = %s AND status NOT IN ({_TERMINAL_SQL}) RETURNING last_sequence, status",
+        (len(events), *fields.values(), execution_id),
+    )
+    found = cur.fetchone()
+    if found is None:
+        return None
+    last: int = found[0]
+    status: str = found[1]
+    first = last - len(events) + 1
+    rows = [
+        (execution_id, first + i, kind, build(first + i, status), _data(build))
+        for i, (kind, build) in enumerate(events)
+    ]
+    conn.cursor().executemany(_INSERT_EVENT, rows)
+    progress = [r[3] for r in rows if r[2] == "progress"]
+    if progress:
+        conn.execute(
+            "UPDATE executions SET change_seq = %s, change_type = 'progress', progress_json = %s "
+            "WHERE id = %s",
+            (next_change(conn), progress[-1], execution_id),
+        )
+    return last
+
+
+def next_change(conn: Conn, count: int = 1) -> int:
+    """Take `count` numbers of the changes feed (in the caller's transaction); the last one.
+
+    The counter row stays locked until the transaction ends, so numbers are committed in order.
+    """
+    found = conn.execute("UPDATE change_counter SET n = n + %s RETURNING n", (count,)).fetchone()
+    assert found is not None
+    return int(found[0])
+
+
+def change_head(conn: Conn) -> int:
+    """The number of the latest change committed."""
+    found = conn.execute("SELECT n FROM change_counter").fetchone()
+    assert found is not None
+    return int(found[0])
+
+
+def changes_after(conn: Conn, principal: str | None, after: int, limit: int) -> list[Found]:
+    """The executions whose latest change is after `after`, in the order of their changes."""
+    where, args = "change_seq > %s", list[Any]([after])
+    if principal is not None:
+        where += " AND principal = %s"
+        args.append(principal)
+    rows = (
+        _dicts(conn)
+        .execute(f"SELECT * FROM executions WHERE {where} ORDER BY change_seq LIMIT %s", (*args, limit))
+        .fetchall()
+    )
+    return [found_of(conn, ExecutionRow.from_mapping(r)) for r in rows]
+
+
+def _data(build: EventBuilder) -> bytes | None:
+    return build.data if isinstance(build, WithData) else None
+
+
+def set_detached(conn: Conn, execution_id: str) -> bool:
+    cur = conn.execute(
+        # Detaching again changes nothing: the version grows only when it was not detached.
+        f"UPDATE executions SET row_version = row_version + 1 - detached, detached = 1 "
+        f"WHERE id = %s AND status NOT IN ({_TERMINAL_SQL})",
+        (execution_id,),
+    )
+    return cur.rowcount == 1
+
+
+def get_execution(conn: Conn, execution_id: str) -> ExecutionRow | None:
+    return _execution(
+        _dicts(conn).execute("SELECT * FROM executions WHERE id = %s", (execution_id,)).fetchone()
+    )
+
+
+def get_found(conn: Conn, execution_id: str) -> Found | None:
+    row = get_execution(conn, execution_id)
+    return None if row is None else found_of(conn, row)
+
+
+def found_of(conn: Conn, row: ExecutionRow) -> Found:
+    """A row with its artifacts, and a batch's with its items."""
+    items = batch_items(conn, row.id) if row.kind == "batch" else None
+    return Found(row, list_artifacts(conn, row.id), items)
+
+
+def batch_items(conn: Conn, batch_id: str) -> list[ItemRow]:
+    """A batch's items in the order they were given (their ids grow in that order)."""
+    rows = conn.execute(
+        "SELECT id, kind, status, exit_code, cpu_user_ms, cpu_system_ms, peak_memory_bytes "
+        "FROM executions WHERE batch_id = %s ORDER BY id",
+        (batch_id,),
+    ).fetchall()
+    return [ItemRow(r[0], r[1], ExecutionStatus(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
+
+
+def list_executions(conn: Conn, where: ListFilter, before: str | None, limit: int) -> list[Found]:
+    """Newest first; `before` is the id of the last row of the previous page."""
+    clauses, args = [], []
+    for column, value in (
+        ("principal", where.principal),
+        ("status", where.status),
+        ("kind", where.kind),
+        ("session_id", where.session_id),
+        ("rerun_of", where.rerun_of),
+        ("batch_id", where.batch_id),
+        ("service", None if where.service is None else int(where.service)),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = %s")
+            args.append(value)
+    if where.text is not None:
+        clauses.append(
+            "strpos(lower(id || ' ' || coalesce(command, '') || ' ' || coalesce(code, '') || ' ' "
+            "|| coalesce(metadata_json, '')), lower(%s)) > 0"
+        )
+        args.append(where.text)
+    if before is not None:
+        clauses.append("id < %s")
+        args.append(before)
+    clause = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = (
+        _dicts(conn)
+        .execute(f"SELECT * FROM executions {clause} ORDER BY id DESC LIMIT %s", (*args, limit))
+        .fetchall()
+    )
+    return [found_of(conn, ExecutionRow.from_mapping(r)) for r in rows]
+
+
+def live_executions(conn: Conn) -> list[ExecutionRow]:
+    rows = (
+        _dicts(conn)
+        .execute(
+            "SELECT * FROM executions WHERE status IN ('queued', 'running', 'cancel_requested') ORDER BY id"
+        )
+        .fetchall()
+    )
+    return [ExecutionRow.from_mapping(r) for r in rows]
+
+
+def events_after(
+    conn: Conn,
+    execution_id: str,
+    after: int,
+    limit: int,
+    max_bytes: int | None = None,
+    stop_at: str | None = None,
+) -> list[EventRow]:
+    """The events after `after`, in order (see `Store.read_events` for the bounds)."""
+    cur = conn.execute(
+        "SELECT sequence, event_type, body, data FROM events WHERE execution_id = %s AND sequence > %s "
+        "ORDER BY sequence LIMIT %s",
+        (execution_id, after, limit),
+    )
+    out: list[EventRow] = []
+    size = 0
+    for row in cur:
+        body = render_body(row[2], row[3])
+        out.append(EventRow(row[0], row[1], body))
+        size += len(body)
+        if (max_bytes is not None and size >= max_bytes) or row[1] == stop_at:
+            break
+    return out
+
+
+def truncation_sequence(conn: Conn, execution_id: str) -> int | None:
+    found = conn.execute(
+        "SELECT sequence FROM events WHERE execution_id = %s AND event_type = 'output_truncated'",
+        (execution_id,),
+    ).fetchone()
+    return None if found is None else int(found[0])
+
+
+def list_artifacts(conn: Conn, execution_id: str) -> list[ArtifactRow]:
+    rows = conn.execute(
+        "SELECT name, size_bytes, sha256, content_type FROM artifacts WHERE execution_id = %s ORDER BY name",
+        (execution_id,),
+    ).fetchall()
+    return [ArtifactRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def insert_artifacts(conn: Conn, execution_id: str, artifacts: Sequence[ArtifactRow], now: int) -> None:
+    conn.cursor().executemany(
+        "INSERT INTO artifacts (execution_id, name, size_bytes, sha256, content_type, created_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (execution_id, name) DO UPDATE SET "
+        "size_bytes = excluded.size_bytes, sha256 = excluded.sha256, "
+        "content_type = excluded.content_type, created_at = excluded.created_at",
+        [(execution_id, a.name, a.size_bytes, a.sha256, a.content_type, now) for a in artifacts],
+    )
+
+
+def delete_execution(conn: Conn, execution_id: str) -> bool:
+    cur = conn.execute(
+        f"DELETE FROM executions WHERE id = %s AND status IN ({_TERMINAL_SQL})", (execution_id,)
+    )
+    return cur.rowcount == 1
+
+
+# -- exits feed ----------------------------------------------------------------------------------
+
+
+def insert_exit(
+    conn: Conn,
+    delivery_id: str,
+    execution_id: str,
+    principal: str,
+    body: Mapping[str, Any],
+    now: int,
+) -> None:
+    conn.execute(
+        "INSERT INTO exits (delivery_id, execution_id, principal, body, created_at) "
+        "VALUES (%s, %s, %s, %s, %s)",
+        (delivery_id, execution_id, principal, json.dumps(body, allow_nan=False), now),
+    )
+
+
+def lease_exits(conn: Conn, principal: str | None, now: int, lease_ms: int, limit: int) -> list[ExitLease]:
+    where = "acked_at IS NULL AND lease_until <= %s"
+    args: list[Any] = [now]
+    if principal is not None:
+        where += " AND principal = %s"
+        args.append(principal)
+    if lease_ms == 0:
+        # A look without a lease: nothing changes, and the attempt shown is the one a lease would be.
+        rows = conn.execute(
+            f"SELECT delivery_id, body, attempt + 1 FROM exits WHERE {where} ORDER BY delivery_id LIMIT %s",
+            (*args, limit),
+        ).fetchall()
+        return [ExitLease(r[0], r[1], r[2]) for r in rows]
+    rows = conn.execute(
+        f"UPDATE exits SET attempt = attempt + 1, lease_until = %s WHERE delivery_id IN "
+        f"(SELECT delivery_id FROM exits WHERE {where} ORDER BY delivery_id LIMIT %s "
+        # An exit leased by another daemon's open transaction is skipped, not waited for.
+        "FOR UPDATE SKIP LOCKED) "
+        "RETURNING delivery_id, body, attempt",
+        (now + lease_ms, *args, limit),
+    ).fetchall()
+    return sorted((ExitLease(r[0], r[1], r[2]) for r in rows), key=lambda e: e.delivery_id)
+
+
+def next_exit_lease_end(conn: Conn, principal: str | None) -> int | None:
+    where = "acked_at IS NULL"
+    args: list[Any] = []
+    if principal is not None:
+        where += " AND principal = %s"
+        args.append(principal)
+    found = conn.execute(f"SELECT min(lease_until) FROM exits WHERE {where}", args).fetchone()
+    return None if found is None or found[0] is None else int(found[0])
+
+
+def extend_exit_lease(conn: Conn, delivery_id: str, until: int) -> None:
+    conn.execute(
+        "UPDATE exits SET lease_until = %s WHERE delivery_id = %s AND acked_at IS NULL", (until, delivery_id)
+    )
+
+
+def ack_exit(conn: Conn, delivery_id: str, principal: str | None, now: int) -> bool:
+    where = "delivery_id = %s"
+    args: list[Any] = [delivery_id]
+    if principal is not None:
+        where += " AND principal = %s"
+        args.append(principal)
+    found = conn.execute(f"SELECT acked_at FROM exits WHERE {where}", args).fetchone()
+    if found is None:
+        return False
+    if found[0] is None:
+        conn.execute("UPDATE exits SET acked_at = %s WHERE delivery_id = %s", (now, delivery_id))
+    return True

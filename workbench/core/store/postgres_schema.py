@@ -1,0 +1,96 @@
+"""The PostgreSQL engine's schema: connections and numbered migrations.
+
+The schema version is the one row of `workbench_schema`; `sql/postgres/NNNN_name.sql` are the
+migrations, applied in order, each in one transaction, under an advisory lock: daemons that start
+together on one database migrate it once.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import resources
+from typing import Any
+
+import psycopg
+
+from workbench.wire.errors import ConfigError
+
+log = logging.getLogger("workbench.core.store")
+
+#: The advisory lock that migrations of this schema hold (any fixed number: "wb" + "schema").
+_MIGRATION_LOCK = 0x7762_5343
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """The numbered migration files, in order: (version, name, sql)."""
+    found = []
+    for entry in resources.files("workbench.core.store.sql.postgres").iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:4].isdigit():
+            found.append((int(name[:4]), name, entry.read_text(encoding="utf-8")))
+    found.sort()
+    versions = [v for v, _, _ in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise RuntimeError(f"migration files are not numbered 1..n: {versions}")
+    return found
+
+
+SCHEMA_VERSION = len(migrations())
+
+
+def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[Any]:
+    """A connection as the engine uses them (rows as tuples), with a bounded wait for the server."""
+    conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+    # A statement stuck behind a lock for long is a bug: fail it instead of hanging the writer.
+    conn.execute("SET lock_timeout = '30s'")
+    if not autocommit:
+        conn.commit()
+    return conn
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "(an unparsable store URL)"
+    info.pop("password", None)
+    return " ".join(f"{k}={v}" for k, v in info.items() if k in ("host", "port", "dbname", "user"))
+
+
+def prepare(url: str) -> None:
+    """Connect, check the schema's version, and migrate it to the current one.
+
+    Raises:
+        ConfigError: the server cannot be reached, or its schema is newer than this Workbench.
+    """
+    try:
+        conn = connect(url)
+    except psycopg.Error as exc:
+        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {exc}".strip()) from None
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS workbench_schema (version INTEGER NOT NULL)")
+            found = conn.execute("SELECT version FROM workbench_schema").fetchone()
+            if found is None:
+                conn.execute("INSERT INTO workbench_schema (version) VALUES (0)")
+                version = 0
+            else:
+                version = int(found[0])
+            if version > SCHEMA_VERSION:
+                raise ConfigError(
+                    f"the store at {redacted(url)} has schema version {version}, newer than this "
+                    f"Workbench ({SCHEMA_VERSION}); upgrade Workbench"
+                )
+            for number, name, sql in migrations():
+                if number <= version:
+                    continue
+                log.info("store: applying migration postgres/%s", name)
+                with conn.transaction():
+                    conn.execute(sql.encode())
+                    conn.execute("UPDATE workbench_schema SET version = %s", (number,))
+    except psycopg.Error as exc:
+        raise ConfigError(f"the store at {redacted(url)} cannot be migrated: {exc}") from None
+    finally:
+        conn.close()
