@@ -1,4 +1,4 @@
--- Schema version 6: nodes (API.md v2, "Many daemons, one journal"). The node that runs an
+-- Schema version 8: nodes (API.md v2, "Many daemons, one journal"). The node that runs an
 -- execution, the node a start was pinned to, and the grace of a cancel asked for on a node that
 -- does not run the execution (the owner reads it). SQLite serves one node: node_id is set at once.
 
