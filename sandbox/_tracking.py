@@ -19,7 +19,6 @@ from typing import Any, Protocol
 from . import _cgroups as cg
 from . import _procfs
 from ._files import read_status_file, write_status_file
-from ._terminal import Channel
 from ._model import (
     LIMIT_CPU,
     LIMIT_FILE_SIZE,
@@ -31,6 +30,7 @@ from ._model import (
     KnownChild,
     Limits,
 )
+from ._terminal import Channel
 
 
 class Host(Protocol):
