@@ -199,11 +199,9 @@ def _operation(op: Op) -> dict[str, Any]:
         }
     if op.raw_body is not None:
         media, description = op.raw_body
-        operation["requestBody"] = {
-            "required": True,
-            "description": description,
-            "content": {media: {"schema": {"type": "string", "contentMediaType": media}}},
-        }
+        body = operation.setdefault("requestBody", {"required": True, "content": {}})
+        body["description"] = description
+        body["content"][media] = {"schema": {"type": "string", "contentMediaType": media}}
     if op.public:
         operation["security"] = []
     return operation

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import sandbox
+from workbench.core import interactive
 from workbench.core.images import EXECUTION_PATH, Image, ImageLimits
 from workbench.core.layout import ExecutionDir, Layout
 from workbench.core.store import ExecutionRow
@@ -195,8 +196,10 @@ def spawn_spec(
         directory = ExecutionDir(Path(os.path.realpath(directory.path)))
     env = base_env(row.id, directory.progress)
     env.update(image.env)
-    env.update(json.loads(row.env_json))
+    requested = json.loads(row.env_json)
+    env.update(requested)
     env.update(read_secrets(row, layout.execution(row.id)))
+    interactive.spawn_env(row, env, requested)
     argv = argv_for(row, image, directory)
     if image.sandboxed:
         if image.bubblewrap is None:
@@ -214,6 +217,8 @@ def spawn_spec(
         limits=_limits(image.limits),
         containment=containment,
         tag=("WORKBENCH_EXECUTION_ID", row.id),
+        open_stdin=row.open_stdin and row.tty_json is None,
+        tty=interactive.tty_of(row),
     )
 
 

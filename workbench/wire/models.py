@@ -37,6 +37,7 @@ from workbench.wire.fields import check_session as _check_session
 from workbench.wire.fields import no_bool as _no_bool
 from workbench.wire.fields import no_nul as _no_nul
 from workbench.wire.fields import strict_bool as _strict_bool
+from workbench.wire.interactive import MAX_INPUT_BYTES, InteractiveFields, ShellFields, TtySize
 from workbench.wire.services import MAX_READY_TIMEOUT_MS, Readiness, ServiceFields
 from workbench.wire.status import ExecutionStatus
 
@@ -44,7 +45,18 @@ ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
 EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code", "batch")
 #: The kinds that run a process tree (a batch runs executions of these kinds).
 PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready"]
+EventType = Literal[
+    "status",
+    "output",
+    "output_truncated",
+    "progress",
+    "artifact",
+    "signal",
+    "item",
+    "ready",
+    "input",
+    "resize",
+]
 EVENT_TYPES: tuple[str, ...] = (
     "status",
     "output",
@@ -54,6 +66,8 @@ EVENT_TYPES: tuple[str, ...] = (
     "signal",
     "item",
     "ready",
+    "input",
+    "resize",
 )
 StreamName = Literal["stdout", "stderr"]
 
@@ -171,7 +185,7 @@ class ExecutionSpec(RequestModel):
         return value
 
 
-class StartRequest(ExecutionSpec):
+class StartRequest(ExecutionSpec, InteractiveFields):
     """What both execution kinds accept besides their own command or code."""
 
     background: bool = False
@@ -198,7 +212,7 @@ class StartRequest(ExecutionSpec):
         return _strict_bool(value)
 
 
-class StartBashRequest(StartRequest, ServiceFields):
+class StartBashRequest(StartRequest, ServiceFields, ShellFields):
     """`POST /v1/executions/workbench_bash`."""
 
     command: Command = Field(min_length=1)
@@ -262,6 +276,34 @@ class SignalRequest(RequestModel):
     signal: str = Field(pattern=f"^({'|'.join(SIGNAL_NAMES)})$")
     """The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
     or TSTP (`INT` is what Ctrl-C sends on a terminal)."""
+
+
+class InputRequest(RequestModel):
+    """`POST .../input` as JSON (raw bytes go as `application/octet-stream`, with `?eof=true`)."""
+
+    data: str = Field(default="", max_length=MAX_INPUT_BYTES)
+    """Text written to stdin as UTF-8 (at most 1048576 bytes)."""
+    eof: bool = False
+    """Then close stdin (on a terminal: send its end-of-file character, Ctrl-D)."""
+    record: bool = True
+    """false: journal only the byte count, not the bytes (a password)."""
+
+    @field_validator("eof", "record", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        return _strict_bool(value)
+
+
+class ResizeRequest(RequestModel):
+    """`POST .../resize`: the terminal's new size, in character cells."""
+
+    rows: int = Field(ge=1, le=1000)
+    cols: int = Field(ge=1, le=1000)
+
+    @field_validator("rows", "cols", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +446,15 @@ class Execution(WireModel):
     ready: bool | None = None
     """A service: whether it is ready (without a readiness check, once it runs); else null."""
     ready_at: Timestamp | None = None
+    open_stdin: bool = False
+    """Its stdin was kept open for `POST .../input` (`capabilities.interactive` says whether it
+    still takes input)."""
+    tty: bool = False
+    """It runs on a pseudo-terminal."""
+    tty_size: TtySize | None = None
+    """The terminal's current size (null without `tty`)."""
+    persist_shell: bool = False
+    """It carries its session's shell state (`persistShell`)."""
 
     @property
     def terminal(self) -> bool:
@@ -427,6 +478,13 @@ class Event(WireModel):
     error: ErrorInfo | None = None
     item: ItemStatus | None = None
     """An `item` event's: the item of a batch whose status changed, as it is now."""
+    input_bytes: int | None = None
+    """An `input` event's: how many bytes were written to stdin."""
+    input_delta: str | None = None
+    """An `input` event's: those bytes as UTF-8 text (U+FFFD for invalid bytes); null when the
+    input said `"record": false`."""
+    tty_size: TtySize | None = None
+    """A `resize` event's: the terminal's new size."""
 
 
 class ExecutionList(WireModel):
