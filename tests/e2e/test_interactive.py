@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import trio
 
 from tests.conftest import DaemonHandle
+
+PYTHON = os.path.realpath(sys.executable)  # a real interpreter, never a PATH shim
 
 
 async def _output(wb: DaemonHandle, execution_id: str) -> str:
@@ -20,7 +23,7 @@ async def _until_output(wb: DaemonHandle, execution_id: str, text: str) -> str:
     """Wait until the journal's output of `execution_id` holds `text` (what a reader sees)."""
     out = ""
     with trio.move_on_after(30):
-        while text not in (out := await _output(wb, execution_id)):
+        while text not in (out := await _output(wb, execution_id)):  # noqa: ASYNC110 - a test's look
             await trio.sleep(0.02)
     assert text in out, (await wb.client.get(f"/v1/executions/{execution_id}")).json()
     return out
@@ -44,7 +47,7 @@ async def _input(wb: DaemonHandle, execution_id: str, **body: Any) -> None:
 
 async def test_a_python_repl_keeps_its_state_between_inputs(wb: DaemonHandle) -> None:
     """Input reaches a running REPL through open stdin; each input is journaled; eof ends it."""
-    python = Path(sys.executable).resolve()
+    python = PYTHON
     started = await _start(wb, f"{python} -u -i -q", openStdin=True)
     execution_id = started["executionId"]
     assert started["openStdin"] is True and started["tty"] is False
@@ -70,7 +73,7 @@ async def test_a_python_repl_keeps_its_state_between_inputs(wb: DaemonHandle) ->
 
 async def test_read_prompts_answered_with_raw_bytes_and_unrecorded_input(wb: DaemonHandle) -> None:
     """Raw bytes as octet-stream; `record: false` keeps the bytes out of the journal."""
-    started = await _start(wb, "read -r name; read -r secret; echo \"hi $name ${#secret}\"", openStdin=True)
+    started = await _start(wb, 'read -r name; read -r secret; echo "hi $name ${#secret}"', openStdin=True)
     execution_id = started["executionId"]
     path = f"/v1/executions/{execution_id}/input"
     raw = await wb.client.post(path, content=b"ann\n", headers={"Content-Type": "application/octet-stream"})
