@@ -79,6 +79,9 @@ def run_bash(
     on_stdout: Output | None = None,
     on_stderr: Output | None = None,
     secret_env: Mapping[str, str] | None = None,
+    open_stdin: bool = False,
+    tty: bool | tuple[int, int] = False,
+    persist_shell: bool = False,
 ) -> Plan[Execution]:
     """Start `command` (run by bash) and return its record.
 
@@ -97,6 +100,11 @@ def run_bash(
     (its outcome goes to the exits feed) or `"cancel"` it. `on_stdout` and `on_stderr` are
     called with each piece of that stream's text as it is written (a foreground start then
     follows the event stream instead of waiting); they should not block.
+
+    `open_stdin=True` keeps its stdin open for `send_input` (instead of `stdin` text); `tty=True`
+    (or `(rows, cols)`) runs it on a terminal, whose output is the one stdout stream.
+    `persist_shell=True` starts it in the directory and with the exported variables the last
+    such command of its session left, as a terminal's shell would.
     """
     body = calls.start_body(
         background=background,
@@ -114,6 +122,9 @@ def run_bash(
         preview_format=preview_format,
         on_wait_timeout=on_wait_timeout,
         secret_env=secret_env,
+        open_stdin=open_stdin,
+        tty=tty,
+        persist_shell=persist_shell,
     )
     body = {"command": command, **body}
     output = _outputs(on_stdout, on_stderr)
@@ -144,6 +155,8 @@ def run_code(
     on_stdout: Output | None = None,
     on_stderr: Output | None = None,
     secret_env: Mapping[str, str] | None = None,
+    open_stdin: bool = False,
+    tty: bool | tuple[int, int] = False,
 ) -> Plan[Execution]:
     """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`."""
     body = calls.start_body(
@@ -162,6 +175,8 @@ def run_code(
         preview_format=preview_format,
         on_wait_timeout=on_wait_timeout,
         secret_env=secret_env,
+        open_stdin=open_stdin,
+        tty=tty,
     )
     body = {"language": language, "code": code, **body}
     output = _outputs(on_stdout, on_stderr)
