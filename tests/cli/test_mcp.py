@@ -25,6 +25,7 @@ pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (w
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 
+PYTHON = os.path.realpath(sys.executable)  # a real interpreter, never a PATH shim
 TOOLS = {"bash", "code", "execution", "input", "list", "exits"}
 
 
@@ -157,7 +158,7 @@ async def test_the_tools_against_a_daemon(wb: DaemonHandle, tmp_path: Path) -> N
 @pytest.mark.timeout(120)
 async def test_the_input_tool_answers_a_waiting_program(wb: DaemonHandle, tmp_path: Path) -> None:
     """bash with openStdin runs on past its wait; input types the answers, then the outcome."""
-    python = f"{os.path.realpath(sys.executable)} -u -i -q"
+    python = f"{PYTHON} -u -i -q"
     async with session(wb.url, tmp_path) as client:
         started = await call(client, "bash", command=python, openStdin=True, waitSeconds=0.2)
         assert data(started)["running"] is True
