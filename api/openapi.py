@@ -53,6 +53,7 @@ ERROR_MEANINGS = {
     "unknown_image": "no image by that name",
     "image_unavailable": "the image cannot run on this machine",
     "unsupported_language": "the image has no such language",
+    "input_backlog": "the process has not read the input sent before; nothing of this one was taken",
     "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached "
     "(`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
