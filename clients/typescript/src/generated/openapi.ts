@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a batch of executions, all or none */
+        post: operations["startBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions": {
         parameters: {
             query?: never;
@@ -174,6 +191,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{kind}/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerunWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{kind}/{executionId}/wait": {
         parameters: {
             query?: never;
@@ -236,6 +287,108 @@ export interface paths {
         put?: never;
         /** Cancel: kill the whole process tree */
         post: operations["cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write to the open stdin (or terminal) of a running execution */
+        post: operations["sendInputWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write to the open stdin (or terminal) of a running execution */
+        post: operations["sendInput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the size of a running execution's terminal */
+        post: operations["resizeWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the size of a running execution's terminal */
+        post: operations["resize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to a running tree (to its terminal's foreground process group on a tty) */
+        post: operations["signalWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to a running tree (to its terminal's foreground process group on a tty) */
+        post: operations["signal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -568,6 +721,103 @@ export interface components {
             artifacts: components["schemas"]["Artifact"][];
         };
         /**
+         * BatchItemRequest
+         * @description One item of `POST /v1/executions/batch`: a start body with its `kind`, without
+         *     `background` and `waitTimeoutMs` (the batch's own decide).
+         */
+        BatchItemRequest: {
+            /** @description The deadline, counted from acceptance, queueing included (default 3600000). */
+            timeoutMs?: number | null;
+            /** @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`). */
+            idleTimeoutMs?: number | null;
+            /** @description An absolute working directory that exists (default: the session's workspace). */
+            cwd?: string | null;
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
+                [key: string]: string;
+            };
+            /** @description Text fed to the process, then end of file (default: end of file at once). */
+            stdin?: string | null;
+            /** @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged. */
+            metadata?: unknown;
+            /** @description The image to run in (`GET /v1/images`). */
+            image?: string;
+            /** @description The session: its workspace is the default `cwd`. Not `.` or `..`. */
+            sessionId?: string;
+            /** @description Hand the outcome to the exits feed. */
+            detached?: boolean;
+            /** @description The most bytes of each stream's `preview` in the record (its head and tail beyond that). */
+            previewBytes?: number;
+            /** @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state). */
+            previewFormat?: components["schemas"]["PreviewFormat"];
+            /** @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`). */
+            kind: components["schemas"]["ExecutionKind"];
+            /** @description For `workbench_bash`: as in a bash start. */
+            command?: string | null;
+            /** @description For `workbench_code`: as in a code start. */
+            language?: string | null;
+            /** @description For `workbench_code`: as in a code start. */
+            code?: string | null;
+        };
+        /**
+         * BatchRequest
+         * @description `POST /v1/executions/batch`: many executions accepted as one, all or none.
+         */
+        BatchRequest: {
+            /** @description 1 to 1000 start bodies, each with its `kind`. */
+            items: components["schemas"]["BatchItemRequest"][];
+            /**
+             * @description At most this many of its items run at once (default: as many as the daemon runs at once).
+             * @default null
+             */
+            concurrency: number | null;
+            /**
+             * @description When an item ends without completing, cancel the rest; the batch ends `failed`.
+             * @default false
+             */
+            failFast: boolean;
+            /**
+             * @description As a start's: 202 at once, or wait up to `waitTimeoutMs` for the end and answer 201.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground batch start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description The batch's deadline from acceptance (default 3600000); no item runs past it.
+             * @default null
+             */
+            timeoutMs: number | null;
+            /**
+             * @description Any JSON, at most 16384 bytes encoded, kept with the batch's record.
+             * @default null
+             */
+            metadata: unknown;
+            /**
+             * @description The batch's own session (for listings); each item has its own.
+             * @default default
+             */
+            sessionId: string;
+            /**
+             * @description Hand the batch's outcome to the exits feed.
+             * @default false
+             */
+            detached: boolean;
+        };
+        /**
          * CancelRequest
          * @description `POST .../cancel`.
          */
@@ -588,11 +838,33 @@ export interface components {
             cancelled: boolean;
             execution: components["schemas"]["Execution"];
         };
-        /** Capabilities */
+        /**
+         * Capabilities
+         * @description What can be done with this execution now, computed per execution.
+         */
         Capabilities: {
+            /** @description `hard`: a cancel kills every process of its tree (every item's, for a batch). */
             cancellable: string;
+            /** @description Its events can be followed live (`.../events/stream`). */
             streamingSupport: boolean;
+            /** @description It can run without anyone waiting on it. */
             backgroundSupport: boolean;
+            /** @description `POST .../detach` would detach it now: false once it has ended or is detached already. */
+            detachable: boolean;
+            /**
+             * @description What it takes after its start: false (its input was fixed when it started: `stdin` text
+             *     or none), `"stdin"` (input is open) or `"tty"` (a terminal).
+             */
+            interactive: boolean | string;
+        };
+        /**
+         * Degraded
+         * @description The answer of `/healthz` (503) while the daemon refuses new work (a full disk) or cannot
+         *     supervise executions (its shim is being replaced).
+         */
+        Degraded: {
+            status: string;
+            reason: string;
         };
         /**
          * DetachResult
@@ -644,6 +916,17 @@ export interface components {
             exitCode: number | null;
             signal: string | null;
             error: components["schemas"]["ErrorInfo"] | null;
+            /** @description An `item` event's: the item of a batch whose status changed, as it is now. */
+            item: components["schemas"]["ItemStatus"] | null;
+            /** @description An `input` event's: how many bytes were written to stdin. */
+            inputBytes: number | null;
+            /**
+             * @description An `input` event's: those bytes as UTF-8 text (U+FFFD for invalid bytes); null when the
+             *     input said `"record": false`.
+             */
+            inputDelta: string | null;
+            /** @description A `resize` event's: the terminal's new size. */
+            ttySize: components["schemas"]["TtySize"] | null;
         };
         /** EventPage */
         EventPage: {
@@ -663,13 +946,32 @@ export interface components {
             command: string | null;
             language: string | null;
             code: string | null;
-            cwd: string;
-            image: string;
+            /** @description Its working directory (null for a batch). */
+            cwd: string | null;
+            /** @description Its image (null for a batch). */
+            image: string | null;
+            /** @description The request's own variables, echoed: secrets belong in `secretEnv`. */
             env: {
                 [key: string]: string;
             };
+            /** @description The names of its `secretEnv` variables (their values are never returned). */
+            secretEnvNames: string[];
             metadata: unknown;
             idempotencyKey: string | null;
+            /** @description Grows with every change of the record (`GET` sends it as the `ETag`). */
+            rowVersion: number;
+            /** @description The execution it re-runs (`POST .../rerun`). */
+            rerunOf: string | null;
+            /** @description The batch it is an item of. */
+            batchId: string | null;
+            /** @description A batch's items, in order (null for any other execution). */
+            items: components["schemas"]["ItemStatus"][] | null;
+            /** @description A batch's: at most this many of its items run at once. */
+            concurrency: number | null;
+            /** @description A batch's: the rest are cancelled once an item ends without completing. */
+            failFast: boolean | null;
+            /** @description What it used, once terminal (null before). */
+            usage: components["schemas"]["Usage"] | null;
             /** Format: date-time */
             createdAt: string;
             startedAt: string | null;
@@ -687,12 +989,25 @@ export interface components {
             lastSequence: number;
             detached: boolean;
             containment: components["schemas"]["Containment"] | null;
+            /** @description The head and tail of stdout and stderr; null in a listing without `?include=preview`. */
+            preview: components["schemas"]["Preview"] | null;
             service: boolean;
             readiness: components["schemas"]["Readiness-Output"] | null;
             readyTimeoutMs: number | null;
             /** @description A service: whether it is ready (without a readiness check, once it runs); else null. */
             ready: boolean | null;
             readyAt: string | null;
+            /**
+             * @description Its stdin was kept open for `POST .../input` (`capabilities.interactive` says whether it
+             *     still takes input).
+             */
+            openStdin: boolean;
+            /** @description It runs on a pseudo-terminal. */
+            tty: boolean;
+            /** @description The terminal's current size (null without `tty`). */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /** @description It carries its session's shell state (`persistShell`). */
+            persistShell: boolean;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -703,7 +1018,7 @@ export interface components {
          * @description where an execution is in its life
          * @enum {string}
          */
-        ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out";
+        ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out" | "partial_failed";
         /**
          * Exit
          * @description One delivery of the exits feed: the outcome of a detached execution.
@@ -719,6 +1034,7 @@ export interface components {
             metadata: unknown;
             stdoutTail: string;
             stderrTail: string;
+            usage: components["schemas"]["Usage"] | null;
             finishedAt: string | null;
             attempt: number;
         };
@@ -778,7 +1094,10 @@ export interface components {
             /** @description More entries than the most one listing holds (10000). */
             truncated: boolean;
         };
-        /** Health */
+        /**
+         * Health
+         * @description `GET /healthz` (200): the daemon takes work. See `Degraded` for the 503.
+         */
         Health: {
             status: string;
         };
@@ -805,6 +1124,37 @@ export interface components {
             images: components["schemas"]["Image"][];
         };
         /**
+         * InputRequest
+         * @description `POST .../input` as JSON (raw bytes go as `application/octet-stream`, with `?eof=true`).
+         */
+        InputRequest: {
+            /**
+             * @description Text written to stdin as UTF-8 (at most 1048576 bytes).
+             * @default
+             */
+            data: string;
+            /**
+             * @description Then close stdin (on a terminal: send its end-of-file character, Ctrl-D).
+             * @default false
+             */
+            eof: boolean;
+            /**
+             * @description false: journal only the byte count, not the bytes (a password).
+             * @default true
+             */
+            record: boolean;
+        };
+        /**
+         * ItemStatus
+         * @description One item of a batch, as the batch's record and its `item` events show it.
+         */
+        ItemStatus: {
+            executionId: string;
+            executionKind: components["schemas"]["ExecutionKind"];
+            status: components["schemas"]["ExecutionStatus"];
+            exitCode: number | null;
+        };
+        /**
          * MoveRequest
          * @description `POST .../files:move`.
          */
@@ -826,6 +1176,20 @@ export interface components {
             eventBytes: number;
             budgetBytes: number;
             truncated: boolean;
+        };
+        /**
+         * Preview
+         * @description The head and tail of each output stream (API.md, "Output in the record").
+         *
+         *     Each string is at most `previewBytes` bytes of UTF-8: the whole stream when it fits, else its
+         *     first quarter and last three quarters joined by one line `[... N bytes elided ...]`, where
+         *     `*ElidedBytes` is N, in the process's own bytes. Live while running, final at the end.
+         */
+        Preview: {
+            stdout: string;
+            stderr: string;
+            stdoutElidedBytes: number;
+            stderrElidedBytes: number;
         };
         /**
          * Readiness
@@ -850,6 +1214,94 @@ export interface components {
             logPattern: string | null;
         };
         /**
+         * RerunRequest
+         * @description `POST .../rerun`: the execution's spec again; each field given replaces the original's.
+         */
+        RerunRequest: {
+            /**
+             * @description As a start's.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description As a start's (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description A bash execution's command instead of the original's.
+             * @default null
+             */
+            command: string | null;
+            /**
+             * @description A code execution's code instead of the original's (its language stays).
+             * @default null
+             */
+            code: string | null;
+            /**
+             * @description Instead of the original's `timeoutMs`, counted from the rerun's acceptance.
+             * @default null
+             */
+            timeoutMs: number | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            idleTimeoutMs: number | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            cwd: string | null;
+            /**
+             * @description Instead of the original's (the whole object).
+             * @default null
+             */
+            env: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description The values of the original's `secretEnvNames` (never kept, so a rerun needs them again).
+             * @default null
+             */
+            secretEnv: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description Instead of the original's (which is kept, and fed again by default).
+             * @default null
+             */
+            stdin: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            metadata: unknown;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            sessionId: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            detached: boolean | null;
+        };
+        /**
+         * ResizeRequest
+         * @description `POST .../resize`: the terminal's new size, in character cells.
+         */
+        ResizeRequest: {
+            rows: number;
+            cols: number;
+        };
+        /**
          * Session
          * @description A session of the principal: its workspace and its live executions.
          */
@@ -868,10 +1320,35 @@ export interface components {
             sessions: components["schemas"]["Session"][];
         };
         /**
+         * SignalRequest
+         * @description `POST .../signal`.
+         */
+        SignalRequest: {
+            /**
+             * @description The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
+             *     or TSTP (`INT` is what Ctrl-C sends on a terminal).
+             */
+            signal: string;
+        };
+        /**
+         * SignalResult
+         * @description `POST .../signal`: the record once the signal is sent and journaled.
+         */
+        SignalResult: {
+            execution: components["schemas"]["Execution"];
+        };
+        /**
          * StartBashRequest
          * @description `POST /v1/executions/workbench_bash`.
          */
         StartBashRequest: {
+            /**
+             * @description Start in the working directory and with the exported variables that the last finished
+             *     `persistShell` execution of the same session and principal left (captured by its shell after
+             *     the command, also when it failed; not when it was killed), and leave its own for the next.
+             * @default false
+             */
+            persistShell: boolean;
             /**
              * @description Meant to stay up: no default deadline, and its background processes live on after the
              *     command's own process exits, until the tree is empty or it is cancelled.
@@ -890,15 +1367,23 @@ export interface components {
              */
             readyTimeoutMs: number | null;
             /**
-             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @description Keep stdin open (`POST .../input` writes to it, `eof` closes it) instead of `stdin` text then
+             *     end of file.
              * @default false
              */
-            background: boolean;
+            openStdin: boolean;
             /**
-             * @description How long a foreground start waits for the end (default 30000).
+             * @description Run the tree on a pseudo-terminal: stdin, stdout and stderr are the terminal, its output is
+             *     the one `stdout` stream, `TERM` is `xterm-256color` unless `env` says otherwise; input is
+             *     open as with `openStdin`.
+             * @default false
+             */
+            tty: boolean;
+            /**
+             * @description The terminal's size (default 24 rows, 80 columns); needs `tty`.
              * @default null
              */
-            waitTimeoutMs: number | null;
+            ttySize: components["schemas"]["TtySize"] | null;
             /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
@@ -914,8 +1399,18 @@ export interface components {
              * @default null
              */
             cwd: string | null;
-            /** @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. */
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
             env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
                 [key: string]: string;
             };
             /**
@@ -943,6 +1438,31 @@ export interface components {
              * @default false
              */
             detached: boolean;
+            /**
+             * @description The most bytes of each stream's `preview` in the record (its head and tail beyond that).
+             * @default 16384
+             */
+            previewBytes: number;
+            /**
+             * @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state).
+             * @default raw
+             */
+            previewFormat: components["schemas"]["PreviewFormat"];
+            /**
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
+             * @default return
+             */
+            onWaitTimeout: components["schemas"]["OnWaitTimeout"];
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
@@ -952,15 +1472,23 @@ export interface components {
          */
         StartCodeRequest: {
             /**
-             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @description Keep stdin open (`POST .../input` writes to it, `eof` closes it) instead of `stdin` text then
+             *     end of file.
              * @default false
              */
-            background: boolean;
+            openStdin: boolean;
             /**
-             * @description How long a foreground start waits for the end (default 30000).
+             * @description Run the tree on a pseudo-terminal: stdin, stdout and stderr are the terminal, its output is
+             *     the one `stdout` stream, `TERM` is `xterm-256color` unless `env` says otherwise; input is
+             *     open as with `openStdin`.
+             * @default false
+             */
+            tty: boolean;
+            /**
+             * @description The terminal's size (default 24 rows, 80 columns); needs `tty`.
              * @default null
              */
-            waitTimeoutMs: number | null;
+            ttySize: components["schemas"]["TtySize"] | null;
             /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
@@ -976,8 +1504,18 @@ export interface components {
              * @default null
              */
             cwd: string | null;
-            /** @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. */
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
             env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
                 [key: string]: string;
             };
             /**
@@ -1005,10 +1543,43 @@ export interface components {
              * @default false
              */
             detached: boolean;
+            /**
+             * @description The most bytes of each stream's `preview` in the record (its head and tail beyond that).
+             * @default 16384
+             */
+            previewBytes: number;
+            /**
+             * @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state).
+             * @default raw
+             */
+            previewFormat: components["schemas"]["PreviewFormat"];
+            /**
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
+             * @default return
+             */
+            onWaitTimeout: components["schemas"]["OnWaitTimeout"];
             /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
             /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
             code: string;
+        };
+        /**
+         * TtySize
+         * @description A terminal's size in character cells.
+         */
+        TtySize: {
+            rows: number;
+            cols: number;
         };
         /**
          * UploadResult
@@ -1022,6 +1593,21 @@ export interface components {
             symlinks: number;
             /** @description The bytes of the files written. */
             sizeBytes: number;
+        };
+        /**
+         * Usage
+         * @description What an ended execution used (null where this machine could not tell).
+         *
+         *     From the execution's cgroup where it had one (every process of its tree), else from the
+         *     resource usage of its reaped leader (which holds that of the children it waited for).
+         */
+        Usage: {
+            /** @description CPU time in user mode, in ms (a batch: the sum of its items'). */
+            cpuUserMs: number | null;
+            /** @description CPU time in the kernel, in ms (a batch: the sum of its items'). */
+            cpuSystemMs: number | null;
+            /** @description The most memory it held at once (a batch: the most of one item). */
+            peakMemoryBytes: number | null;
         };
         /**
          * WaitRequest
@@ -1048,12 +1634,12 @@ export interface components {
          * @description what an execution runs
          * @enum {string}
          */
-        ExecutionKind: "workbench_bash" | "workbench_code";
+        ExecutionKind: "workbench_bash" | "workbench_code" | "batch";
         /**
          * @description what a journal event records
          * @enum {string}
          */
-        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "ready";
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item" | "ready" | "input" | "resize";
         /**
          * @description an output stream (and the artifact that keeps it)
          * @enum {string}
@@ -1065,10 +1651,20 @@ export interface components {
          */
         Containment: "cgroup" | "pidns" | "pgroup";
         /**
+         * @description how the record's `preview` is made
+         * @enum {string}
+         */
+        PreviewFormat: "raw" | "plain";
+        /**
+         * @description what a foreground start does when its wait passes
+         * @enum {string}
+         */
+        OnWaitTimeout: "return" | "detach" | "cancel";
+        /**
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "quota_exceeded" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "input_backlog" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
         /**
          * @description what a wait waits for: the end, or a service's readiness
          * @enum {string}
@@ -1203,8 +1799,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `too_many_executions` (429): the queue is full */
+        /** @description `too_many_executions` (429): the queue is full, or the principal's `maxQueued` quota is reached (`details.quota` names which) */
         too_many_executions: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `input_backlog` (429): the process has not read the input sent before; nothing of this one was taken */
+        input_backlog: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1214,6 +1819,15 @@ export interface components {
         };
         /** @description `unavailable` (503): shutting down, or the store failed */
         unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `storage_full` (507): the disk holding the data dir is full: nothing new is written until space is freed */
+        storage_full: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1267,6 +1881,15 @@ export interface operations {
             };
             400: components["responses"]["bad_request"];
             413: components["responses"]["payload_too_large"];
+            /** @description degraded: `reason` says why (a full disk, the supervisor replaced) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Degraded"];
+                };
+            };
         };
     };
     openapi: {
@@ -1351,6 +1974,7 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     startCode: {
@@ -1413,6 +2037,70 @@ export interface operations {
             };
             429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    startBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     listExecutions: {
@@ -1428,6 +2116,12 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page */
                 cursor?: string;
+                /** @description only the reruns of this execution */
+                rerunOf?: string;
+                /** @description only the items of this batch */
+                batchId?: string;
+                /** @description `preview`: each record carries its `preview` (otherwise null) */
+                include?: "preview";
                 /** @description `true`: only services; `false`: only the others */
                 service?: boolean;
             };
@@ -1460,7 +2154,7 @@ export interface operations {
                 limit?: number;
                 /** @description long-poll for this long */
                 waitTimeoutMs?: number;
-                /** @description hide what is handed out for this long */
+                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
                 leaseMs?: number;
             };
             header?: never;
@@ -1483,6 +2177,7 @@ export interface operations {
             403: components["responses"]["forbidden"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     ackExit: {
@@ -1510,6 +2205,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     images: {
@@ -1540,7 +2236,10 @@ export interface operations {
     getExecutionWithKind: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags seen before (or `*`): `304` while the record is still that version */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
                 kind: components["schemas"]["ExecutionKind"];
@@ -1554,11 +2253,22 @@ export interface operations {
             /** @description the record */
             200: {
                 headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
+            };
+            /** @description `If-None-Match` names its current `ETag`: not modified */
+            304: {
+                headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
@@ -1596,12 +2306,16 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     getExecution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags seen before (or `*`): `304` while the record is still that version */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
@@ -1613,11 +2327,22 @@ export interface operations {
             /** @description the record */
             200: {
                 headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
+            };
+            /** @description `If-None-Match` names its current `ETag`: not modified */
+            304: {
+                headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
@@ -1653,6 +2378,223 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    rerunWithKind: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            507: components["responses"]["storage_full"];
+        };
+    };
+    rerun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            507: components["responses"]["storage_full"];
         };
     };
     waitWithKind: {
@@ -1768,6 +2710,7 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     cancel: {
@@ -1811,6 +2754,235 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    sendInputWithKind: {
+        parameters: {
+            query?: {
+                /** @description raw bytes only: then close stdin (JSON bodies say `eof`) */
+                eof?: boolean;
+                /** @description raw bytes only: `false` keeps the bytes out of the journal */
+                record?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON `InputRequest`, or the raw bytes to write */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InputRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description written (or waiting for the process to read it), and journaled as `input` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            429: components["responses"]["input_backlog"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    sendInput: {
+        parameters: {
+            query?: {
+                /** @description raw bytes only: then close stdin (JSON bodies say `eof`) */
+                eof?: boolean;
+                /** @description raw bytes only: `false` keeps the bytes out of the journal */
+                record?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON `InputRequest`, or the raw bytes to write */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InputRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description written (or waiting for the process to read it), and journaled as `input` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            429: components["responses"]["input_backlog"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    resizeWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResizeRequest"];
+            };
+        };
+        responses: {
+            /** @description resized (its foreground process group gets SIGWINCH), journaled as `resize` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    resize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResizeRequest"];
+            };
+        };
+        responses: {
+            /** @description resized (its foreground process group gets SIGWINCH), journaled as `resize` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    signalWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
         };
     };
     detachWithKind: {
@@ -1842,6 +3014,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     detach: {
@@ -1871,6 +3044,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
         };
     };
     eventsWithKind: {
@@ -1948,6 +3122,10 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -1979,6 +3157,13 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description a reconnect after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
@@ -1992,6 +3177,10 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -2020,6 +3209,13 @@ export interface operations {
                 content: {
                     "text/event-stream": string;
                 };
+            };
+            /** @description a reconnect after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
