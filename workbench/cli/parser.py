@@ -23,7 +23,7 @@ MODULES = {
     "run": "run", "code": "run", "rerun": "run", "wait": "waiting", "logs": "logs", "ls": "listing",
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
-    "batch": "batch", "cp": "files", "files": "files",
+    "batch": "batch", "cp": "files", "files": "files", "send": "interactive", "kill": "interactive",
 }  # fmt: skip
 
 

@@ -1,0 +1,58 @@
+"""`workbench send` and `workbench kill`: input and signals for a running execution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from tests.cli.conftest import Cli
+from tests.conftest import DaemonHandle
+
+
+async def _running(wb: DaemonHandle, command: str, **body: Any) -> str:
+    record = await wb.start(command, **body)
+    with trio.fail_after(30):
+        while record["status"] == "queued":
+            await trio.sleep(0.01)
+            record = (await wb.client.get(f"/v1/executions/{record['executionId']}")).json()
+    execution_id: str = record["executionId"]
+    return execution_id
+
+
+async def _stdout(wb: DaemonHandle, eid: str) -> str:
+    text: str = (await wb.client.get(f"/v1/executions/{eid}")).json()["preview"]["stdout"]
+    return text
+
+
+async def test_send_text_then_stdin_with_eof(cli: Cli, wb: DaemonHandle) -> None:
+    """TEXT gets a newline; `-` sends stdin's bytes as they are; --eof closes stdin."""
+    eid = await _running(
+        wb, 'read -r a; read -r b; cat > rest; echo "$a|$b|$(od -An -c rest | tr -s " ")"', openStdin=True
+    )
+    await cli.ok("send", eid, "one")
+    await cli.ok("send", eid, "two", "--no-record")
+    await cli.ok("send", eid, "-", "--eof", stdin=b"\x00x\n")
+    record = await wb.wait(eid)
+    assert record["status"] == "completed", record
+    assert record["preview"]["stdout"] == "one|two| \\0 x \\n\n"
+    inputs = [e for e in await wb.events(eid) if e["eventType"] == "input"]
+    assert [e["inputDelta"] for e in inputs] == ["one\n", None, "\x00x\n"]
+    late = await cli("send", eid, "three")
+    assert late.code != 0 and "conflict" in late.error
+
+
+async def test_kill_sends_a_signal_without_ending_the_tree(cli: Cli, wb: DaemonHandle) -> None:
+    eid = await _running(wb, "trap 'echo got-usr1' USR1; touch ready; while :; do sleep 0.05; done")
+    ready = wb.data_dir  # the workspace is under the data dir; wait for the trap to be set
+    with trio.fail_after(30):
+        while not list(ready.rglob("ready")):  # noqa: ASYNC110 - a file the process under test writes
+            await trio.sleep(0.02)
+    await cli.ok("kill", "-s", "USR1", eid)
+    with trio.fail_after(30):
+        while "got-usr1" not in await _stdout(wb, eid):  # noqa: ASYNC110 - a test's look at the record
+            await trio.sleep(0.02)
+    assert (await wb.client.get(f"/v1/executions/{eid}")).json()["status"] == "running"
+    bad = await cli("kill", "-s", "KILL", eid)
+    assert bad.code == 2 and "cancel" in bad.error
+    await cli.ok("cancel", "--now", eid)
