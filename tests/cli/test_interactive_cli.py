@@ -56,3 +56,51 @@ async def test_kill_sends_a_signal_without_ending_the_tree(cli: Cli, wb: DaemonH
     bad = await cli("kill", "-s", "KILL", eid)
     assert bad.code == 2 and "cancel" in bad.error
     await cli.ok("cancel", "--now", eid)
+
+
+async def test_run_it_under_a_real_terminal(cli: Cli, wb: DaemonHandle) -> None:
+    """`run -it` on a pty: raw keys reach the program, our size is its size, Ctrl-C interrupts its
+    foreground job (not the shell), and it exits like the execution."""
+    term = await cli.terminal(
+        "run", "-it", "--", "PS1='$ ' exec bash --norc --noprofile -i", rows=33, cols=99
+    )
+    try:
+        await term.expect(r"\$ ")
+        term.type(b"stty size\r")
+        await term.expect(r"33 99")
+        term.type(b"sleep 300; echo not-reached\r")
+        await term.expect(r"sleep 300")
+        await trio.sleep(0.5)  # the job is the foreground group
+        term.type(b"\x03")  # Ctrl-C, sent as a byte: the execution's terminal makes it SIGINT
+        term.type(b"echo alive-$((6*7))\r")
+        await term.expect(r"alive-42")
+        term.type(b"exit 5\r")
+        assert await term.finish() == 5
+        assert b"not-reached\r\n" not in bytes(term.screen).replace(b"echo not-reached", b"")
+    finally:
+        term.close()
+
+
+async def test_detach_then_attach_replays_and_goes_on(cli: Cli, wb: DaemonHandle) -> None:
+    """Ctrl-P Ctrl-Q leaves it running; `attach` replays its screen from the journal and goes live."""
+    term = await cli.terminal("run", "-it", "--", "echo first-line; read -r x; echo got-$x")
+    try:
+        await term.expect(r"first-line")
+        term.type(b"\x10\x11")
+        assert await term.finish() == 0
+        assert b"detached from" in term.screen
+    finally:
+        term.close()
+    records = (await wb.client.get("/v1/executions", params={"limit": 1})).json()["executions"]
+    eid = records[0]["executionId"]
+    assert records[0]["status"] == "running" and records[0]["tty"] is True
+    again = await cli.terminal("attach", eid)
+    try:
+        await again.expect(r"first-line")  # replayed from the journal
+        again.type(b"yes\r")
+        await again.expect(r"got-yes")
+        assert await again.finish() == 0
+    finally:
+        again.close()
+    ended = await cli("attach", eid)
+    assert ended.code == 2 and "has ended" in ended.error

@@ -193,6 +193,15 @@ def _add_interactive(command: Adder) -> None:
         send.add_argument("-n", "--no-newline", action="store_true", help="TEXT without the newline")
         send.add_argument("--eof", action="store_true", help="then close its stdin (Ctrl-D on a terminal)")
         send.add_argument("--no-record", action="store_true", help="keep the bytes out of its journal")
+    attach = command(
+        "attach",
+        "join a running interactive execution",
+        "Join a running execution started with -i or -t: replay its output from the journal (on a\n"
+        "terminal: its screen), then follow it live while our keys go to it (raw, Ctrl-C included;\n"
+        "Ctrl-P Ctrl-Q detaches and leaves it running). Exits like it once it ends.",
+    )
+    if attach is not None:
+        attach.add_argument("id", metavar="ID", help=ID_HELP)
     kill = command(
         "kill",
         "send a signal to a running execution",
