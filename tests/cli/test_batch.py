@@ -48,12 +48,14 @@ async def test_batch_of_start_bodies_with_json_and_background(
     empty = await cli("batch", "--bash", "-", stdin=b"\n# nothing\n")
     assert empty.code == 2 and "no item" in empty.error
     refused = await cli("batch", "--bash", "--concurrency", "0", "-", stdin=b"true\n")
-    assert refused.code == 1 and refused.error.startswith("workbench: invalid_request:")
+    assert refused.code == 2 and "--concurrency" in refused.error
+    too_many = await cli("batch", "--bash", "-", stdin=b"true\n" * 1001)
+    assert too_many.code == 125 and too_many.error.startswith("workbench: invalid_request:")
 
 
 async def test_ls_wide_and_show_tell_the_usage(cli: Cli, wb: DaemonHandle) -> None:
     record = await wb.run("head -c 3000000 /dev/zero | md5sum")
-    wide = await cli.ok("ls", "--wide")
+    wide = await cli.ok("ls", "--wide", "--no-trunc")
     header, row = wide.text.splitlines()[:2]
     assert header.split()[:8] == ["ID", "KIND", "STATUS", "EXIT", "AGE", "DURATION", "CPU", "PEAK"]
     assert row.split()[0] == record["executionId"] and row.split()[7] != "-"
@@ -73,7 +75,7 @@ async def test_secret_env_is_passed_and_never_shown(cli: Cli, wb: DaemonHandle) 
     assert any(line.split() == ["secret", "env:", "MY_SECRET"] for line in shown.text.splitlines())
     assert SECRET not in shown.text
     refused = await cli("rerun", record["executionId"])
-    assert refused.code == 1 and "MY_SECRET" in refused.error and SECRET not in refused.error
+    assert refused.code == 125 and "MY_SECRET" in refused.error and SECRET not in refused.error
     again = await cli("rerun", "--secret-env", f"MY_SECRET={SECRET}", record["executionId"])
     assert (again.code, again.out) == (0, b"ok\n")
     missing = await cli("run", "--secret-env", "NOT_SET_HERE_X", "--", "true")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workbench.core.store import sqlite_queries as q
 from workbench.core.store import sqlite_schema as schema
+from workbench.wire.errors import Unavailable
 
 
 def at_version_3(path: Path) -> None:
@@ -64,8 +65,6 @@ def test_version_3_rows_events_and_artifacts_survive_the_migration(tmp_path: Pat
 
 async def test_a_batch_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     """One transaction: an item that cannot be inserted leaves no batch, no item, no event."""
-    import sqlite3 as errors
-
     import pytest
 
     from tests.core.store.test_sqlite import row
@@ -85,7 +84,7 @@ async def test_a_batch_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
             row("ex_01JD0000000000000000000011", batch_id=batch.id),
             row("ex_01JD0000000000000000000009", batch_id=batch.id),  # an id that is taken
         ]
-        with pytest.raises(errors.IntegrityError):
+        with pytest.raises(Unavailable, match="UNIQUE"):
             await journal.create_batch(batch, items)
         assert await store.get_execution(batch.id) is None
         assert await store.get_execution(items[0].id) is None
