@@ -14,7 +14,7 @@ from pathlib import Path
 
 import trio
 
-from workbench.core import accept, interactive
+from workbench.core import accept, inputs
 from workbench.core.batches import batch_rows
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
@@ -457,16 +457,16 @@ class Service:
         eof: bool,
         record: bool,
     ) -> None:
-        """Write `data` to a running execution's open stdin or terminal; see `interactive.send_input`."""
+        """Write `data` to a running execution's open stdin or terminal; see `inputs.send_input`."""
         row = (await self._found(principal, execution_id, kind)).row
-        await interactive.send_input(self.executor, self.journal, row, data, eof=eof, record=record)
+        await inputs.send_input(self.executor, self.journal, row, data, eof=eof, record=record)
 
     async def resize(
         self, principal: Principal, execution_id: str, kind: str | None, rows: int, cols: int
     ) -> None:
-        """Set a running execution's terminal size; see `interactive.resize`."""
+        """Set a running execution's terminal size; see `inputs.resize`."""
         row = (await self._found(principal, execution_id, kind)).row
-        await interactive.resize(self.executor, self.journal, row, rows, cols)
+        await inputs.resize(self.executor, self.journal, row, rows, cols)
 
     async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:
         """Dispose of a terminal execution, its events, artifacts and files."""
