@@ -25,6 +25,7 @@ STATUS: dict[str, int] = {
     "image_unavailable": 422,
     "unsupported_language": 422,
     "too_many_executions": 429,
+    "input_backlog": 429,
     "unavailable": 503,
     "storage_full": 507,
     "quota_exceeded": 507,

@@ -55,6 +55,7 @@ ERROR_MEANINGS = {
     "unknown_image": "no image by that name",
     "image_unavailable": "the image cannot run on this machine",
     "unsupported_language": "the image has no such language",
+    "input_backlog": "the process has not read the input sent before; nothing of this one was taken",
     "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached "
     "(`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
@@ -223,11 +224,9 @@ def _operation(op: Op) -> dict[str, Any]:
         }
     if op.raw_body is not None:
         media, description = op.raw_body
-        operation["requestBody"] = {
-            "required": True,
-            "description": description,
-            "content": {media: {"schema": {"type": "string", "contentMediaType": media}}},
-        }
+        body = operation.setdefault("requestBody", {"required": True, "content": {}})
+        body["description"] = description
+        body["content"][media] = {"schema": {"type": "string", "contentMediaType": media}}
     if op.public:
         operation["security"] = []
     return operation

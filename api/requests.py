@@ -188,6 +188,16 @@ def check_query(allowed: Iterable[str] = ()) -> None:
             raise BadRequest(f"query parameter {name} is given more than once")
 
 
+def parse_flag(name: str, default: bool) -> bool:
+    """The boolean query parameter `name` (`true` or `false`), or `default`; BadRequest otherwise."""
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    if raw not in ("true", "false"):
+        raise BadRequest(f"{name} must be true or false, not {raw[:40]!r}")
+    return raw == "true"
+
+
 def parse_int(name: str, raw: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
     """`raw` as an integer in [minimum, maximum]; BadRequest naming `name` otherwise."""
     text = raw.strip()

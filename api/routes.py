@@ -24,6 +24,7 @@ from api.requests import (
     authenticate,
     check_query,
     parse_body,
+    parse_flag,
     parse_sequence,
 )
 from workbench.core.auth import EXECUTE, READ
@@ -32,13 +33,16 @@ from workbench.core.principals import Principal
 from workbench.core.ready import wait_ready
 from workbench.core.records import format_time
 from workbench.core.service import Started
-from workbench.wire.errors import BadRequest, NotFound
+from workbench.wire.errors import BadRequest, NotFound, PayloadTooLarge
+from workbench.wire.interactive import MAX_INPUT_BYTES
 from workbench.wire.models import (
     EVENT_TYPES,
     EXECUTION_ID,
     EXECUTION_KINDS,
     SESSION_ID,
     CancelRequest,
+    InputRequest,
+    ResizeRequest,
     SignalRequest,
     StartBashRequest,
     StartCodeRequest,
@@ -58,7 +62,7 @@ _CHUNK = 256 * 1024
 
 def register(app: QuartTrio, daemon: Daemon) -> None:
     """Add every route to `app`."""
-    for add in (_daemon, _starts, _listing, _reads, _actions):
+    for add in (_daemon, _starts, _listing, _reads, _actions, _interactive):
         add(app, daemon)
 
 
@@ -358,6 +362,42 @@ def _daemon(app: QuartTrio, daemon: Daemon) -> None:
 
         check_query()
         return json_response(document())
+
+
+def _interactive(app: QuartTrio, daemon: Daemon) -> None:
+    """Input to a running execution's open stdin or terminal, and its terminal's size."""
+    svc = daemon.service
+    on = partial(per_execution, app)
+
+    @on("/input", ["POST"], "sendInput")
+    async def send_input(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        if request.mimetype == "application/octet-stream":
+            check_query(("eof", "record"))
+            eof, record = parse_flag("eof", False), parse_flag("record", True)
+            await svc.get(principal, execution_id, kind)
+            data = await request.get_data(cache=False, as_text=False)
+            assert isinstance(data, bytes)
+            if len(data) > MAX_INPUT_BYTES:
+                raise PayloadTooLarge(f"one input is at most {MAX_INPUT_BYTES} bytes")
+        else:
+            check_query()
+            await svc.get(principal, execution_id, kind)
+            body = await parse_body(InputRequest)
+            data, eof, record = body.data.encode("utf-8"), body.eof, body.record
+            if len(data) > MAX_INPUT_BYTES:
+                raise PayloadTooLarge(f"one input is at most {MAX_INPUT_BYTES} bytes")
+        await svc.send_input(principal, execution_id, kind, data, eof=eof, record=record)
+        return Response("", status=204)
+
+    @on("/resize", ["POST"], "resize")
+    async def resize(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        await svc.get(principal, execution_id, kind)
+        body = await parse_body(ResizeRequest)
+        await svc.resize(principal, execution_id, kind, body.rows, body.cols)
+        return Response("", status=204)
 
 
 def idempotency_key() -> str | None:

@@ -16,6 +16,8 @@ Usage (the daemon side, in trio)::
         info = await sup.spawn(SpawnSpec(name, argv, env, cwd, dir, stdout_path, stderr_path))
         status = await sup.wait_exited(name)               # ExitStatus of the leader
         await sup.signal(name, signal.SIGKILL)             # the whole tree, hard
+        await sup.send_input(name, b"y\n", eof=False)      # open_stdin / tty specs only
+        await sup.resize(name, 50, 120)                    # tty specs only
         await sup.wait_empty(name)                         # nothing of the tree is alive
         await sup.release(name)                            # forget it, remove its cgroups
         sup.known()                                        # everything held, after a reconnect
@@ -53,6 +55,8 @@ from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, probe_bubblewrap, s
 from ._detect import Capabilities, detect
 from ._errors import (
     ContainmentUnavailable,
+    InputClosed,
+    InputFull,
     NotEmpty,
     SandboxError,
     ShimRefused,
@@ -75,6 +79,7 @@ from ._model import (
     validate_name,
 )
 from ._procfs import process_alive
+from ._terminal import MAX_PENDING_INPUT
 
 if TYPE_CHECKING:
     from ._client import Supervisor, open_supervisor
@@ -83,6 +88,7 @@ __all__ = [
     "LIMIT_CPU",
     "LIMIT_FILE_SIZE",
     "LIMIT_OOM",
+    "MAX_PENDING_INPUT",
     "PRIVATE_DIRS",
     "UNKNOWN_EXIT",
     "Bubblewrap",
@@ -91,6 +97,8 @@ __all__ = [
     "Containment",
     "ContainmentUnavailable",
     "ExitStatus",
+    "InputClosed",
+    "InputFull",
     "KnownChild",
     "Limits",
     "NotEmpty",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import os
@@ -162,13 +163,40 @@ class Supervisor:
         if not child.empty:
             raise SupervisorLost(self._lost)
 
-    async def signal(self, name: str, sig: int) -> None:
+    async def signal(self, name: str, sig: int, *, foreground: bool = False) -> None:
         """Send `sig` to every process of the tree; SIGKILL is the containment's hard kill.
 
         Killing returns at once; `wait_empty` says when the tree is dead. A tree that is
-        already empty is not an error.
+        already empty is not an error. `foreground`: to the foreground process group of its
+        terminal instead, as a key typed there would (the whole tree where it has none).
         """
-        await self._request({"op": "signal", "name": name, "signal": int(sig)})
+        message: dict[str, Any] = {"op": "signal", "name": name, "signal": int(sig)}
+        if foreground:
+            message["foreground"] = True
+        await self._request(message)
+
+    async def send_input(self, name: str, data: bytes, *, eof: bool = False) -> int:
+        """Write `data` to the stdin (or terminal) the shim holds for `name`, then an end of file
+        if `eof` (Ctrl-D on a terminal); returns how many bytes the tree has not read yet.
+
+        Never waits for the tree to read: the shim buffers up to `MAX_PENDING_INPUT` bytes.
+
+        Raises:
+            InputClosed: it has no open stdin (none asked for, closed, ended, or the shim that
+                held it died).
+            InputFull: `data` does not fit in that buffer now; none of it was taken.
+        """
+        message = {"op": "input", "name": name, "data": base64.b64encode(data).decode(), "eof": eof}
+        reply = await self._request(message, retry=False)
+        return int(reply["unread"])
+
+    async def resize(self, name: str, rows: int, cols: int) -> None:
+        """Set the size of the terminal of `name` (its foreground group gets SIGWINCH).
+
+        Raises:
+            InputClosed: it has no terminal (any more).
+        """
+        await self._request({"op": "resize", "name": name, "rows": rows, "cols": cols}, retry=False)
 
     async def release(self, name: str) -> None:
         """Forget an execution whose tree is empty, and remove its cgroups.

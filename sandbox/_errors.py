@@ -7,6 +7,8 @@
     │   └── ContainmentUnavailable   the requested containment does not work on this machine
     ├── UnknownExecution         no execution of that name is held by the shim
     ├── NotEmpty                 release() of a tree that still has live processes
+    ├── InputClosed              input to a tree whose stdin is not open (any more)
+    ├── InputFull                input beyond what the shim buffers for a tree that does not read
     ├── ShimRefused              the shim would not serve this client (busy, protocol version)
     └── SupervisorLost           the connection to the shim broke or was closed
 
@@ -44,6 +46,14 @@ class NotEmpty(SandboxError):
     """The execution's process tree still has live processes."""
 
 
+class InputClosed(SandboxError):
+    """The execution's stdin is not open: never opened, closed by an end of file, or ended."""
+
+
+class InputFull(SandboxError):
+    """The execution has not read the input already sent; nothing of this one was taken."""
+
+
 class ShimRefused(SandboxError):
     """The shim refused this connection."""
 
@@ -58,6 +68,8 @@ ERROR_TYPES: dict[str, type[SandboxError]] = {
     "containment_unavailable": ContainmentUnavailable,
     "unknown_execution": UnknownExecution,
     "not_empty": NotEmpty,
+    "input_closed": InputClosed,
+    "input_full": InputFull,
     "refused": ShimRefused,
     "error": SandboxError,
 }

@@ -9,10 +9,11 @@ import signal
 
 from . import _cgroups as cg
 from ._detect import Capabilities
-from ._errors import NotEmpty, SandboxError, SpawnError, UnknownExecution
+from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
 from ._files import PROC_FILE, write_json_atomic
 from ._launch import abort, apply_rlimits, launch, make_plan
 from ._model import ChildInfo, Containment, KnownChild, Limits, SpawnSpec
+from ._terminal import Channel
 from ._tracking import Host, Tracked, make_tracked
 
 
@@ -62,17 +63,37 @@ class Executions:
         pidns = containment is Containment.PIDNS or (
             containment is Containment.CGROUP and spec.pid_namespace and self.caps.pidns
         )
-        plan = make_plan(spec, containment, joins, use_rlimit_as, pidns)
+        channel = None
+        try:
+            if spec.open_stdin or spec.tty is not None:
+                channel = Channel(self.host, spec.name, spec.tty, spec.stdout_path)
+        except OSError as e:
+            _remove_cgroups(dirs)
+            raise SpawnError(f"cannot open the stdin or terminal of {spec.name!r}: {e.strerror}") from None
+        plan = make_plan(
+            spec,
+            containment,
+            joins,
+            use_rlimit_as,
+            pidns,
+            stdin_fd=channel.child_stdin if channel else None,
+            tty=spec.tty is not None,
+        )
         try:
             pid, started = launch(plan)
         except BaseException:
             _remove_cgroups(dirs)
+            if channel is not None:
+                channel.close()
             raise
+        if channel is not None:
+            channel.spawned()
         v2, v1_memory, v1_pids = dirs
         info = ChildInfo(
             spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag, pidns
         )
         tracked = make_tracked(self.host, info, spec.limits, adopted=False)
+        tracked.channel = channel
         try:
             apply_rlimits(pid, plan.rlimits)
             self._apply_limits(dirs, spec.limits)
@@ -86,6 +107,8 @@ class Executions:
                 os.killpg(pid, signal.SIGKILL)  # its fresh group; not reaped, so not reused
             abort(pid)
             _remove_cgroups(dirs)
+            if channel is not None:
+                channel.close()
             raise SpawnError(f"cannot set up the containment of {spec.name!r}: {why}") from None
         self.children[spec.name] = tracked
         self.leaders[pid] = tracked
@@ -103,11 +126,26 @@ class Executions:
         if tracked is not None:
             tracked.reaped(wait_status, usage)
 
-    def signal(self, name: str, sig: int) -> None:
-        """Send `sig` to the whole tree of `name` (SIGKILL: the containment's hard kill)."""
+    def signal(self, name: str, sig: int, foreground: bool = False) -> None:
+        """Send `sig` to the whole tree of `name` (SIGKILL: the containment's hard kill).
+
+        `foreground`: to the foreground process group of its terminal instead, where it has one
+        (as a key typed on it would); the whole tree where it has none.
+        """
         if sig not in signal.valid_signals():
             raise SandboxError(f"invalid signal {sig}")
-        self.get(name).signal(sig)
+        tracked = self.get(name)
+        channel = tracked.channel
+        if foreground and channel is not None and tracked.status is None and channel.signal_foreground(sig):
+            return
+        tracked.signal(sig)
+
+    def channel(self, name: str) -> Channel:
+        """The open input of `name`; raises UnknownExecution or InputClosed."""
+        tracked = self.get(name)
+        if tracked.channel is None or tracked.finished:
+            raise InputClosed(f"{name!r} has no open stdin (none was asked for, or it ended)")
+        return tracked.channel
 
     def release(self, name: str) -> None:
         """Forget a finished execution and remove its cgroups; raises NotEmpty otherwise."""

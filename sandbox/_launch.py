@@ -54,6 +54,10 @@ class LaunchPlan:
     rlimits: list[tuple[int, int, int]]
     pidns: bool
     user: tuple[int, int] | None = None
+    #: The leader's stdin (a pipe or a terminal the shim made), instead of `stdin_path`.
+    stdin_fd: int | None = None
+    #: The terminal that is also its stdout, stderr and controlling terminal.
+    tty_fd: int | None = None
 
 
 def make_plan(
@@ -62,6 +66,8 @@ def make_plan(
     cgroups: list[tuple[str, str]],
     use_rlimit_as: bool,
     pidns: bool = False,
+    stdin_fd: int | None = None,
+    tty: bool = False,
 ) -> LaunchPlan:
     """The launch plan of `spec`.
 
@@ -101,6 +107,8 @@ def make_plan(
         rlimits=rlimits,
         pidns=pidns or containment is Containment.PIDNS,
         user=spec.user,
+        stdin_fd=stdin_fd,
+        tty_fd=stdin_fd if tty else None,
     )
 
 
@@ -129,23 +137,35 @@ def launch(plan: LaunchPlan) -> tuple[int, int]:
         SpawnError: it could not start; nothing of it is left.
     """
     fds: list[int] = []
+    argv = plan.argv
     try:
-        # O_NONBLOCK: opening a FIFO without a writer must not hang the shim.
-        fds.append(_open("stdin", plan.stdin_path, os.O_RDONLY | os.O_NONBLOCK))
-        os.set_blocking(fds[0], True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-        fds.append(_open("stdout", plan.stdout_path, flags))
+        if plan.stdin_fd is None:
+            # O_NONBLOCK: opening a FIFO without a writer must not hang the shim.
+            fds.append(_open("stdin", plan.stdin_path, os.O_RDONLY | os.O_NONBLOCK))
+            os.set_blocking(fds[0], True)
+        if plan.tty_fd is None:
+            fds.append(_open("stdout", plan.stdout_path, flags))
+        # A terminal's output is copied to stdout by the shim; stderr stays an empty file.
         fds.append(_open("stderr", plan.stderr_path, flags))
+        stdin = plan.stdin_fd if plan.stdin_fd is not None else fds[0]
+        stdout = plan.tty_fd if plan.tty_fd is not None else fds[-2]
+        stderr = plan.tty_fd if plan.tty_fd is not None else fds[-1]
+        if plan.tty_fd is not None:
+            # A new session whose controlling terminal is its stdin, made by setsid(1) in the
+            # leader itself (it is not a group leader, so setsid(1) does not fork): Popen cannot
+            # make a controlling terminal without a preexec_fn.
+            argv = [_setsid(), "--ctty", *argv]
         with _inside(plan.cgroups), _new_pid_namespace(plan.pidns), _inherited_soft_limits(plan.rlimits):
             try:
                 process = subprocess.Popen(
-                    plan.argv,
-                    stdin=fds[0],
-                    stdout=fds[1],
-                    stderr=fds[2],
+                    argv,
+                    stdin=stdin,
+                    stdout=stdout,
+                    stderr=stderr,
                     cwd=plan.cwd,
                     env=plan.env,
-                    start_new_session=True,
+                    start_new_session=plan.tty_fd is None,
                     close_fds=True,
                     restore_signals=True,
                     # set*id in the (vfork) child, after its chdir: no preexec_fn needed.
@@ -170,6 +190,15 @@ def launch(plan: LaunchPlan) -> tuple[int, int]:
         abort(process.pid)
         raise SpawnError(f"the leader {process.pid} vanished before it could be identified")
     return process.pid, started
+
+
+@functools.cache
+def _setsid() -> str:
+    for directory in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+        path = os.path.join(directory, "setsid")
+        if os.access(path, os.X_OK):
+            return path
+    raise SpawnError("a terminal needs setsid(1) (util-linux), which this machine lacks")
 
 
 def apply_rlimits(pid: int, rlimits: list[tuple[int, int, int]]) -> None:

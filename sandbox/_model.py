@@ -100,6 +100,11 @@ class SpawnSpec:
     write its pid to any cgroup.procs) still dies with the leader, and the tree cannot signal
     the shim; the tree then ends when its leader does. `user` = (uid, gid): run the tree as
     that unprivileged user, with no supplementary groups (the shim runs as root).
+    `open_stdin`: stdin is a pipe whose write end the shim holds (see `Supervisor.send_input`),
+    instead of `stdin_path`. `tty` = (rows, cols): the tree runs on a pseudo-terminal whose master
+    the shim holds: it is the leader's stdin, stdout, stderr and controlling terminal, and what
+    the tree writes to it goes to `stdout_path` (`stderr_path` stays empty); input goes to it
+    like `open_stdin`'s.
     """
 
     name: str
@@ -115,9 +120,15 @@ class SpawnSpec:
     tag: tuple[str, str] | None = None
     pid_namespace: bool = False
     user: tuple[int, int] | None = None
+    open_stdin: bool = False
+    tty: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        if self.tty is not None:
+            object.__setattr__(self, "tty", (int(self.tty[0]), int(self.tty[1])))
+            if not all(1 <= n <= 65535 for n in self.tty):
+                raise ValueError(f"tty must be (rows, cols) of 1 to 65535, got {self.tty!r}")
         if self.user is not None:
             object.__setattr__(self, "user", (int(self.user[0]), int(self.user[1])))
             if min(self.user) <= 0:
@@ -156,6 +167,8 @@ class SpawnSpec:
             "tag": list(self.tag) if self.tag else None,
             "pidNamespace": self.pid_namespace,
             "user": list(self.user) if self.user else None,
+            "openStdin": self.open_stdin,
+            "tty": list(self.tty) if self.tty else None,
         }
 
     @classmethod
@@ -176,6 +189,8 @@ class SpawnSpec:
             tag=(str(tag[0]), str(tag[1])) if tag else None,
             pid_namespace=bool(data.get("pidNamespace", False)),
             user=(int(user[0]), int(user[1])) if (user := data.get("user")) else None,
+            open_stdin=bool(data.get("openStdin", False)),
+            tty=(int(tty[0]), int(tty[1])) if (tty := data.get("tty")) else None,
         )
 
 

@@ -11,6 +11,12 @@ Requests (client to shim) carry an ``id`` chosen by the client and an ``op``::
     {"id": 5, "op": "adopt", "info": ChildInfo}
         -> {"id": 5, "ok": true, "adopted": true, "child": KnownChild}
     {"id": 6, "op": "shutdown"}                                         -> {"id": 6, "ok": true}
+    {"id": 7, "op": "input", "name": "ex_1", "data": BASE64, "eof": false}
+        -> {"id": 7, "ok": true, "unread": N}     (bytes waiting for the tree to read them)
+    {"id": 8, "op": "resize", "name": "ex_1", "rows": 24, "cols": 80}   -> {"id": 8, "ok": true}
+
+``signal`` takes ``"foreground": true`` to reach the foreground process group of the
+execution's terminal instead of its whole tree (where it has a terminal).
 
 A failed request is answered ``{"id": N, "ok": false, "error": {"type": T, "message": M}}``
 (types: see ERROR_TYPES). The shim also pushes events, which have no id::

@@ -8,6 +8,7 @@ polls on a timer. Its only timeout is the idle deadline after which it exits.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import selectors
@@ -115,6 +116,10 @@ class Shim:
     def watch_fd(self, fd: int, callback: Callable[[], None]) -> None:
         """Call `callback()` when `fd` becomes readable."""
         self.sel.register(fd, selectors.EVENT_READ, lambda _mask: callback())
+
+    def watch_fd_writable(self, fd: int, callback: Callable[[], None]) -> None:
+        """Call `callback()` when `fd` is writable."""
+        self.sel.register(fd, selectors.EVENT_WRITE, lambda _mask: callback())
 
     def unwatch_fd(self, fd: int) -> None:
         """Stop watching `fd`."""
@@ -308,7 +313,17 @@ class Shim:
         return {"child": self.executions.spawn(spec).to_dict()}
 
     def _signal(self, message: dict[str, Any]) -> dict[str, Any]:
-        self.executions.signal(str(message["name"]), int(message["signal"]))
+        foreground = bool(message.get("foreground", False))
+        self.executions.signal(str(message["name"]), int(message["signal"]), foreground)
+        return {}
+
+    def _input(self, message: dict[str, Any]) -> dict[str, Any]:
+        data = base64.b64decode(str(message.get("data", "")), validate=True)
+        channel = self.executions.channel(str(message["name"]))
+        return {"unread": channel.write(data, bool(message.get("eof", False)))}
+
+    def _resize(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.executions.channel(str(message["name"])).resize(int(message["rows"]), int(message["cols"]))
         return {}
 
     def _release(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -331,6 +346,8 @@ class Shim:
     _handlers: ClassVar[dict[str, Callable[[Shim, dict[str, Any]], dict[str, Any]]]] = {
         "spawn": _spawn,
         "signal": _signal,
+        "input": _input,
+        "resize": _resize,
         "release": _release,
         "adopt": _adopt,
         "shutdown": _shutdown,

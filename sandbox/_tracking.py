@@ -30,6 +30,7 @@ from ._model import (
     KnownChild,
     Limits,
 )
+from ._terminal import Channel
 
 
 class Host(Protocol):
@@ -45,6 +46,9 @@ class Host(Protocol):
 
     def watch_fd(self, fd: int, callback: Callable[[], None]) -> None:
         """Call `callback()` when `fd` is readable."""
+
+    def watch_fd_writable(self, fd: int, callback: Callable[[], None]) -> None:
+        """Call `callback()` when `fd` is writable."""
 
     def unwatch_fd(self, fd: int) -> None:
         """Stop watching `fd`."""
@@ -96,6 +100,8 @@ class Tracked:
         self.empty = False
         self.exit_announced = False
         self.leader_fd: int | None = None  # pidfd of an adopted leader (not our child)
+        #: Its open stdin or terminal (started by this shim with one), closed once it is empty.
+        self.channel: Channel | None = None
         self.memory: tuple[str, str] | None = None
         if info.memory_cgroup:
             self.memory = (cg.V1, info.memory_cgroup)
@@ -172,6 +178,11 @@ class Tracked:
         """Send the exited event (with the current emptiness)."""
         assert self.status is not None
         self.exit_announced = True
+        if self.channel is not None:
+            # The client reads the spool file to its end on this event: copy what is there first.
+            self.channel.drain()
+            if self.empty:
+                self.channel.close()
         self.host.emit(
             {"event": "exited", "name": self.name, "status": self.status.to_dict(), "empty": self.empty}
         )
@@ -182,6 +193,8 @@ class Tracked:
             return
         self.empty = True
         if self.exit_announced:
+            if self.channel is not None:
+                self.channel.close()
             self.host.emit({"event": "empty", "name": self.name})
         else:
             self.announce_exit()
@@ -211,6 +224,8 @@ class Tracked:
     def close(self) -> None:
         """Stop watching (before the shim forgets it or exits)."""
         self._close_leader_fd()
+        if self.channel is not None:
+            self.channel.close()
 
     def remove_cgroups(self) -> list[str]:
         """Remove the execution's cgroups; returns those that could not be removed."""

@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
             "Forbidden",
             "IdempotencyKeyReused",
             "ImageUnavailable",
+            "InputBacklog",
             "InvalidRequest",
             "NotFound",
             "PayloadTooLarge",
@@ -105,6 +106,7 @@ if TYPE_CHECKING:
     from workbench.wire.errors import Forbidden as Forbidden
     from workbench.wire.errors import IdempotencyKeyReused as IdempotencyKeyReused
     from workbench.wire.errors import ImageUnavailable as ImageUnavailable
+    from workbench.wire.errors import InputBacklog as InputBacklog
     from workbench.wire.errors import InvalidRequest as InvalidRequest
     from workbench.wire.errors import NotFound as NotFound
     from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge

@@ -232,6 +232,7 @@ async def test_each_enum_is_one_named_schema(wb: DaemonHandle) -> None:
     assert set(schemas) >= ENUMS
     assert schemas["ExecutionKind"]["enum"] == list(EXECUTION_KINDS)
     events = ["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready"]
+    events += ["input", "resize"]
     assert schemas["EventType"]["enum"] == events
     assert schemas["ErrorCode"]["enum"] == list(STATUS)
     for where, schema in walk(doc):

@@ -5,6 +5,7 @@ wait, cancel and logs, the exits feed, and bad arguments (a tool error; the serv
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,7 +25,8 @@ pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (w
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 
-TOOLS = {"bash", "code", "execution", "list", "exits", "read_file", "write_file", "list_files"}
+PYTHON = os.path.realpath(sys.executable)  # a real interpreter, never a PATH shim
+TOOLS = {"bash", "code", "execution", "input", "list", "exits", "read_file", "write_file", "list_files"}
 
 
 @asynccontextmanager
@@ -78,6 +80,7 @@ async def test_the_tools_against_a_daemon(wb: DaemonHandle, tmp_path: Path) -> N
             "service",
             "readiness",
             "readyTimeoutSeconds",
+            "openStdin",
         } == set(bash.input_schema["properties"])
 
         # Foreground: the exit code, the status and the output, as text and as structured content.
@@ -153,6 +156,22 @@ async def test_the_tools_against_a_daemon(wb: DaemonHandle, tmp_path: Path) -> N
         listing = await call(client, "list", status="completed", limit=3)
         assert [row["status"] for row in data(listing)["executions"]] == ["completed"] * 3
         assert data(listing)["executions"][0]["executionId"] in text(listing)
+
+
+@pytest.mark.timeout(120)
+async def test_the_input_tool_answers_a_waiting_program(wb: DaemonHandle, tmp_path: Path) -> None:
+    """bash with openStdin runs on past its wait; input types the answers, then the outcome."""
+    python = f"{PYTHON} -u -i -q"
+    async with session(wb.url, tmp_path) as client:
+        started = await call(client, "bash", command=python, openStdin=True, waitSeconds=0.2)
+        assert data(started)["running"] is True
+        eid = data(started)["executionId"]
+        first = await call(client, "input", executionId=eid, text="x = 6\n", waitSeconds=0)
+        assert not first.is_error and data(first)["running"] is True
+        last = await call(client, "input", executionId=eid, text="print(x * 7)\n", eof=True, waitSeconds=30)
+        assert data(last)["status"] == "completed" and "42" in data(last)["stdout"]
+        late = await call(client, "input", executionId=eid, text="1\n")
+        assert late.is_error and "conflict" in text(late)
 
 
 @pytest.mark.timeout(120)

@@ -18,7 +18,7 @@ PUBLIC = [
     "Conflict", "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionKind",
     "ExecutionList", "ExecutionStatus", "Exit", "ExitList", "Forbidden", "Health",
     "IdempotencyKeyReused", "Image", "ImageIsolation", "ImageList", "ImageUnavailable",
-    "InvalidRequest", "ItemStatus", "LiveEvent", "NotFound", "OnWaitTimeout", "OutputInfo",
+    "InputBacklog", "InvalidRequest", "ItemStatus", "LiveEvent", "NotFound", "OnWaitTimeout", "OutputInfo",
     "PayloadTooLarge", "PreconditionFailed", "Preview", "PreviewFormat", "QuotaExceeded", "StatusName",
     "StorageFull", "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
     "UnsupportedLanguage", "Usage", "WaitResult", "WorkbenchError",

@@ -194,6 +194,9 @@ class _Host:
     def watch_fd(self, fd: int, callback: object) -> None:
         raise AssertionError("not expected")
 
+    def watch_fd_writable(self, fd: int, callback: object) -> None:
+        raise AssertionError("not expected")
+
     def unwatch_fd(self, fd: int) -> None:
         raise AssertionError("not expected")
 

@@ -126,6 +126,7 @@ class Http:
         ok: tuple[int, ...] = (200,),
         wait_s: float = 0.0,
         resend: bool = True,
+        content: bytes | None = None,
     ) -> Reply:
         """Send one request; raises the API's error (any status outside `ok`) or Unavailable.
 
@@ -139,6 +140,9 @@ class Http:
         if body is not None:
             data = json.dumps(body).encode()
             all_headers["Content-Type"] = "application/json"
+        elif content is not None:
+            data = content
+            all_headers["Content-Type"] = "application/octet-stream"
         if headers:
             all_headers.update(headers)
         for attempt in (1, 2):
@@ -164,6 +168,10 @@ class Http:
                 self._raise(response.status, response.headers, payload)
             return Reply(response.status, response.headers, payload)
         raise AssertionError("unreachable")
+
+    def request_bytes(self, method: str, path: str, content: bytes, **kw: Any) -> Reply:
+        """`request` with a body of raw bytes (`application/octet-stream`), never resent."""
+        return self.request(method, path, None, content=content, resend=False, **kw)
 
     def json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
         reply = self.request(method, path, body, **kw)

@@ -24,6 +24,7 @@ MODULES = {
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
     "batch": "batch", "cp": "files", "files": "files", "ui": "commands", "context": "contexts",
+    "send": "interactive", "kill": "interactive", "attach": "attach",
 }  # fmt: skip
 
 
@@ -193,6 +194,16 @@ def _add_starting(command: Adder) -> None:
     )
     if run is not None:
         run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command")
+        run.add_argument(
+            "-i", "--interactive", action="store_true", help="keep its stdin open and send ours to it, live"
+        )
+        run.add_argument(
+            "-t",
+            "--tty",
+            action="store_true",
+            help="run it on a terminal of our window's size (with -i and our terminal: raw keys, "
+            "Ctrl-P Ctrl-Q detaches)",
+        )
         _add_service_options(run)
     code = command(
         "code",

@@ -177,6 +177,47 @@ def add_acting(command: Adder, as_json: Parser) -> None:
     )
     if detach is not None:
         detach.add_argument("id", metavar="ID", help=ID_HELP)
+    _add_interactive(command)
+
+
+def _add_interactive(command: Adder) -> None:
+    send = command(
+        "send",
+        "type input into a running execution",
+        "Write TEXT and a newline (as typed, then Enter) to the open stdin or terminal of a running\n"
+        "execution started with `run -i` or `-t`; or, with -, all of stdin, bytes as they are.",
+    )
+    if send is not None:
+        send.add_argument("id", metavar="ID", help=ID_HELP)
+        send.add_argument("text", metavar="TEXT|-", help="the text, or - to read the input from stdin")
+        send.add_argument("-n", "--no-newline", action="store_true", help="TEXT without the newline")
+        send.add_argument("--eof", action="store_true", help="then close its stdin (Ctrl-D on a terminal)")
+        send.add_argument("--no-record", action="store_true", help="keep the bytes out of its journal")
+    attach = command(
+        "attach",
+        "join a running interactive execution",
+        "Join a running execution started with -i or -t: replay its output from the journal (on a\n"
+        "terminal: its screen), then follow it live while our keys go to it (raw, Ctrl-C included;\n"
+        "Ctrl-P Ctrl-Q detaches and leaves it running). Exits like it once it ends.",
+    )
+    if attach is not None:
+        attach.add_argument("id", metavar="ID", help=ID_HELP)
+    kill = command(
+        "kill",
+        "send a signal to a running execution",
+        "Send a signal to a running execution without ending it: on a terminal to its foreground\n"
+        "process group (as Ctrl-C does with INT), else to every process of its tree.\n"
+        "`workbench cancel` is what ends a tree.",
+    )
+    if kill is not None:
+        kill.add_argument("id", metavar="ID", help=ID_HELP)
+        kill.add_argument(
+            "-s",
+            "--signal",
+            default="TERM",
+            metavar="SIGNAL",
+            help="HUP, INT, QUIT, TERM (default), USR1, USR2, WINCH, CONT, STOP or TSTP",
+        )
 
 
 def _add_rm(command: Adder) -> None:

@@ -116,7 +116,25 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
         import shlex  # only here: the one-word command is the common, fast case
 
         command = shlex.join(words)
+    if args.interactive or args.tty:
+        args.no_stdin, args.stdin = True, None  # ours goes to it live, not at the start
+        body = {"command": command, **start_options(http, args), **_interactive_fields(args)}
+        if not (args.background or args.detach):
+            from workbench.cli.attach import run_interactive
+
+            return run_interactive(http, body, getattr(args, "idempotency_key", None))
+        return launch(http, args, "workbench_bash", body)
     return launch(http, args, "workbench_bash", {"command": command, **start_options(http, args)})
+
+
+def _interactive_fields(args: argparse.Namespace) -> dict[str, Any]:
+    if not args.tty:
+        return {"openStdin": True}
+    fields: dict[str, Any] = {"tty": True}
+    if os.isatty(1):
+        size = os.get_terminal_size(1)
+        fields["ttySize"] = {"rows": min(size.lines, 1000) or 24, "cols": min(size.columns, 1000) or 80}
+    return fields
 
 
 def cmd_code(http: Http, args: argparse.Namespace) -> int:

@@ -99,6 +99,10 @@ def _expect(*statuses: int) -> Callable[[Callable[[httpx.Response], T]], Callabl
     return decorate
 
 
+#: The response check of a call: raises the API's error unless the status is one of `statuses`.
+expect = _expect
+
+
 def unreachable(url: str, exc: Exception) -> Unavailable:
     """The error raised when the daemon cannot be reached or stops answering."""
     reason = str(exc) or type(exc).__name__
@@ -125,6 +129,9 @@ def start_body(
     preview_format: str | None = None,
     on_wait_timeout: str = "return",
     secret_env: Mapping[str, str] | None = None,
+    open_stdin: bool = False,
+    tty: bool | tuple[int, int] = False,
+    persist_shell: bool = False,
 ) -> dict[str, Any]:
     """The common fields of a start body, camelCase, leaving out what the daemon defaults.
 
@@ -158,6 +165,14 @@ def start_body(
     body.update({k: v for k, v in optional.items() if v is not None})
     if detached:
         body["detached"] = True
+    if open_stdin:
+        body["openStdin"] = True
+    if tty is not False:
+        body["tty"] = True
+        if isinstance(tty, tuple):
+            body["ttySize"] = {"rows": tty[0], "cols": tty[1]}
+    if persist_shell:
+        body["persistShell"] = True
     return body
 
 

@@ -66,6 +66,9 @@ def run_bash(
     ready_port: int | None = None,
     ready_log: str | None = None,
     ready_timeout: float | None = None,
+    open_stdin: bool = False,
+    tty: bool | tuple[int, int] = False,
+    persist_shell: bool = False,
 ) -> Plan[Execution]:
     """Start `command` (run by bash) and return its record.
 
@@ -90,6 +93,11 @@ def run_bash(
     its output matches the regular expression `ready_log`, or (with neither) once it runs;
     `ready_timeout` seconds (default 60) to get there, else it is killed. Unless `background`,
     this returns once it is ready (`record.ready`) or has ended, within `wait_timeout`.
+
+    `open_stdin=True` keeps its stdin open for `send_input` (instead of `stdin` text); `tty=True`
+    (or `(rows, cols)`) runs it on a terminal, whose output is the one stdout stream.
+    `persist_shell=True` starts it in the directory and with the exported variables the last
+    such command of its session left, as a terminal's shell would.
     """
     service_body = calls.service_fields(service, ready_port, ready_log, ready_timeout)
     body = calls.start_body(
@@ -108,6 +116,9 @@ def run_bash(
         preview_format=preview_format,
         on_wait_timeout=on_wait_timeout,
         secret_env=secret_env,
+        open_stdin=open_stdin,
+        tty=tty,
+        persist_shell=persist_shell,
     )
     body = {"command": command, **body}
     output = _outputs(on_stdout, on_stderr)
@@ -141,6 +152,8 @@ def run_code(
     on_stderr: Output | None = None,
     secret_env: Mapping[str, str] | None = None,
     context_id: str | None = None,
+    open_stdin: bool = False,
+    tty: bool | tuple[int, int] = False,
 ) -> Plan[Execution]:
     """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`.
 
@@ -162,6 +175,8 @@ def run_code(
         preview_format=preview_format,
         on_wait_timeout=on_wait_timeout,
         secret_env=secret_env,
+        open_stdin=open_stdin,
+        tty=tty,
     )
     body = {"language": language, "code": code, **body}
     if context_id is not None:

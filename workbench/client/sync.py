@@ -28,7 +28,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
-from workbench.client import methods, reading
+from workbench.client import interactive, methods, reading
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
 from workbench.client.calls import ExecutionRef
@@ -134,6 +134,9 @@ class Client(Base):
     cancel = _returning(methods.cancel)
     detach = _returning(methods.detach)
     delete = _returning(methods.delete)
+    send_input = _returning(interactive.send_input)
+    resize = _returning(interactive.resize)
+    signal = _returning(interactive.signal)
 
     def files(self, session_id: str = "default") -> Files:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pydantic
 
-from workbench.core import launch, services
+from workbench.core import interactive, launch, services
 from workbench.core.images import Image
 from workbench.core.layout import Layout
 from workbench.core.live import Slots
@@ -43,6 +43,9 @@ _LATER_FIELDS: dict[str, Any] = {
     "previewFormat": "raw",
     "onWaitTimeout": "return",
     "secretEnv": {},
+    "openStdin": False,
+    "tty": False,
+    "persistShell": False,
 }
 _NONE = object()
 
@@ -147,6 +150,7 @@ def new_row(
         preview_bytes=req.preview_bytes,
         preview_format=req.preview_format,
         **service_fields,
+        **interactive.row_fields(req),
     )
     # With a shared store, a start that names its cwd (a directory of this host) or has secrets
     # runs here; one that does not runs in the session's workspace of the node that claims it,
@@ -259,6 +263,7 @@ def rerun_spec(original: ExecutionRow, req: RerunRequest) -> StartBashRequest | 
         body["readyTimeoutMs"] = original.ready_timeout_ms
         if req.timeout_ms is None and original.timeout_ms == 0:
             del body["timeoutMs"]
+    body |= interactive.rerun_fields(original)
     if req.wait_timeout_ms is not None:
         body["waitTimeoutMs"] = req.wait_timeout_ms
     body = {k: v for k, v in body.items() if v is not None}

@@ -127,12 +127,13 @@ class Executor:
         await live.cancel_handled.wait()
 
     async def signal(self, execution_id: str, number: int) -> bool:
-        """Send signal `number` to every process of a running tree; False when none is running."""
+        """Send signal `number` to every process of a running tree, or to the foreground process
+        group of its terminal when it runs on one; False when none is running."""
         live = self.live.get(execution_id)
         if live is None or live.status is not S.RUNNING or live.stop is not None or live.child is None:
             return False
         try:
-            await self.supervisor.signal(live.child, number)
+            await self.supervisor.signal(live.child, number, foreground=live.row.tty_json is not None)
         except sandbox.SandboxError:
             return False  # it ended meanwhile
         return True

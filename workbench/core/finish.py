@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import trio
+
+from workbench.core import shells
 from workbench.core.capture import Capture
 from workbench.core.layout import STREAMS, ExecutionDir
 from workbench.core.live import Live, Outcome, RunContext
@@ -58,6 +61,9 @@ async def finish(
         kept = set(capture.result.kept)
         if kept:
             await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept)
+    if live.row.persist_shell and outcome.exit_code is not None and status in (S.COMPLETED, S.FAILED):
+        # Before the terminal status: whoever learns of the end and starts the next finds it.
+        await trio.to_thread.run_sync(shells.keep, ctx.settings.layout, live.row)
     # Made now, while the spool files are there: tidying up removes those not kept.
     preview = await execution_preview(ending.directory, live.row, final=True)
     fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}

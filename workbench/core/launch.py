@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import sandbox
+from workbench.core import interactive, shells
 from workbench.core.images import EXECUTION_PATH, Image, ImageLimits
 from workbench.core.layout import ExecutionDir, Layout
 from workbench.core.store import ExecutionRow
@@ -139,6 +140,8 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
         _write(_code_file(row, image, directory), row.code.encode("utf-8"))
     if image.sandboxed:
         os.close(os.open(directory.progress, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        if row.persist_shell:  # bound in, so it must exist
+            os.close(os.open(shells.state_file(directory), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -195,18 +198,29 @@ def spawn_spec(
         directory = ExecutionDir(Path(os.path.realpath(directory.path)))
     env = base_env(row.id, directory.progress)
     env.update(image.env)
-    env.update(json.loads(row.env_json))
+    cwd = row.cwd
+    persist = row.persist_shell and row.kind == "workbench_bash"
+    if persist:
+        workspace = layout.workspace(row.principal, row.session_id)
+        if row.cwd == resolve_cwd(image, workspace, None):  # no other cwd asked for
+            allowed = os.path.realpath(workspace) if image.sandboxed else None
+            cwd, env = shells.starting_point(layout, row, env, allowed)
+    requested = json.loads(row.env_json)
+    env.update(requested)
     env.update(read_secrets(row, layout.execution(row.id)))
+    interactive.spawn_env(row, env, requested)
     argv = argv_for(row, image, directory)
+    if persist:
+        argv = (*argv[:-1], shells.wrap(argv[-1], shells.state_file(directory)))
     if image.sandboxed:
         if image.bubblewrap is None:
             raise sandbox.SpawnError(f"image {image.name!r} is unavailable: {image.unavailable_reason}")
-        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, layout, hide), argv)
+        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, layout, hide, cwd), argv)
     return sandbox.SpawnSpec(
         name=row.id,
         argv=argv,
         env=env,
-        cwd=row.cwd,
+        cwd=cwd,
         dir=str(directory.path),
         stdout_path=str(directory.stdout),
         stderr_path=str(directory.stderr),
@@ -214,11 +228,13 @@ def spawn_spec(
         limits=_limits(image.limits),
         containment=containment,
         tag=("WORKBENCH_EXECUTION_ID", row.id),
+        open_stdin=row.open_stdin and row.tty_json is None,
+        tty=interactive.tty_of(row),
     )
 
 
 def sandbox_layout(
-    row: ExecutionRow, image: Image, layout: Layout, hide: Sequence[Path] = ()
+    row: ExecutionRow, image: Image, layout: Layout, hide: Sequence[Path] = (), cwd: str | None = None
 ) -> sandbox.SandboxLayout:
     """What a sandboxed execution sees of the host besides the read-only root.
 
@@ -231,7 +247,7 @@ def sandbox_layout(
     """
     directory = ExecutionDir(Path(os.path.realpath(layout.execution(row.id).path)))
     workspace = os.path.realpath(layout.workspace(row.principal, row.session_id))
-    cwd = row.cwd
+    cwd = cwd or row.cwd
     if os.path.realpath(cwd) != cwd or not _inside(cwd, workspace):
         raise sandbox.SpawnError(f"the working directory {cwd} is no longer inside the workspace {workspace}")
     readable: tuple[str, ...] = ()
@@ -242,9 +258,12 @@ def sandbox_layout(
     if not _inside(root, hidden[0]):
         hidden.append(root)
     hidden += [os.path.realpath(path) for path in hide]
+    writable: tuple[str, ...] = (workspace, str(directory.progress))
+    if row.persist_shell:
+        writable += (str(shells.state_file(directory)),)
     return sandbox.SandboxLayout(
         cwd=cwd,
-        writable=(workspace, str(directory.progress)),
+        writable=writable,
         readable=readable,
         hidden=tuple(hidden),
         network=image.network,

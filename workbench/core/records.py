@@ -10,6 +10,7 @@ from typing import Any
 
 from workbench.core.preview import stored_preview
 from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found, ItemRow, WithData
+from workbench.wire.interactive import TtySize
 from workbench.wire.models import (
     Artifact,
     Capabilities,
@@ -21,6 +22,7 @@ from workbench.wire.models import (
     Usage,
 )
 from workbench.wire.services import Readiness
+from workbench.wire.status import ExecutionStatus
 
 
 def now_ms() -> int:
@@ -49,6 +51,9 @@ def event_builder(
     signal: str | None = None,
     error: dict[str, str] | None = None,
     item: dict[str, Any] | None = None,
+    input_bytes: int | None = None,
+    input_delta: str | None = None,
+    tty_size: dict[str, int] | None = None,
 ) -> EventBuilder:
     """A function that renders the event's JSON once the store has given it a sequence and status."""
     at = timestamp if timestamp is not None else now_ms()
@@ -66,6 +71,9 @@ def event_builder(
             exit_code=exit_code,
             signal=signal,
             error=error,
+            input_bytes=input_bytes,
+            input_delta=input_delta,
+            tty_size=tty_size,
         )
         return WithData(rest, data)
 
@@ -85,6 +93,9 @@ def event_builder(
                 "signal": signal,
                 "error": error,
                 "item": item,
+                "inputBytes": input_bytes,
+                "inputDelta": input_delta,
+                "ttySize": tty_size,
             },
             ensure_ascii=False,
             allow_nan=False,  # a journal of JSON never holds Infinity or NaN
@@ -109,9 +120,16 @@ def _item_json(execution_id: str, kind: str, status: str, exit_code: int | None)
 
 def capabilities(row: ExecutionRow) -> Capabilities:
     """What can be done with this execution now (`Capabilities`)."""
-    # Input is fixed at the start (stdin text, or none) for every kind this daemon runs: nothing
-    # is interactive. Detaching is possible until it ends, and means something only once.
-    return Capabilities(detachable=not row.status.terminal and not row.detached, interactive=False)
+    # Detaching is possible until it ends, and means something only once. Input is taken while
+    # it runs: on its terminal (an end of file there is a Ctrl-D, not a close), or on its open
+    # stdin until an end of file closed it.
+    interactive: bool | str = False
+    if row.status is ExecutionStatus.RUNNING:
+        if row.tty_json is not None:
+            interactive = "tty"
+        elif row.open_stdin and not row.stdin_closed:
+            interactive = "stdin"
+    return Capabilities(detachable=not row.status.terminal and not row.detached, interactive=interactive)
 
 
 def usage_of(row: ExecutionRow) -> Usage | None:
@@ -212,6 +230,10 @@ def execution_from_row(
         ready_at=format_time(row.ready_at),
         context_id=row.context_id,
         result=json.loads(row.result_json) if row.result_json else None,
+        open_stdin=row.open_stdin,
+        tty=row.tty_json is not None,
+        tty_size=TtySize.model_validate_json(row.tty_json) if row.tty_json else None,
+        persist_shell=row.persist_shell,
     )
 
 

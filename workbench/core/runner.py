@@ -141,6 +141,8 @@ class Run:
                 "started_at": now_ms(),
                 "containment": self.child.containment.value,
                 "child_json": json.dumps(self.child.to_dict()),
+                # A persistent shell starts where the last one of its session left off.
+                **({"cwd": spec.cwd} if self.row.persist_shell else {}),
             },
         )
         self.live.status = S.RUNNING

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import trio
 
-from workbench.core import accept
+from workbench.core import accept, inputs
 from workbench.core.batches import batch_rows
 from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
@@ -307,6 +307,27 @@ class Service(Reads):
             raise Conflict(f"execution {execution_id} is {status}: only a running execution takes a signal")
         await self.journal.append(execution_id, [("signal", event_builder("signal", signal=full))])
         return await self.get(principal, execution_id, kind)
+
+    async def send_input(
+        self,
+        principal: Principal,
+        execution_id: str,
+        kind: str | None,
+        data: bytes,
+        *,
+        eof: bool,
+        record: bool,
+    ) -> None:
+        """Write `data` to a running execution's open stdin or terminal; see `inputs.send_input`."""
+        row = (await self._found(principal, execution_id, kind)).row
+        await inputs.send_input(self.executor, self.journal, row, data, eof=eof, record=record)
+
+    async def resize(
+        self, principal: Principal, execution_id: str, kind: str | None, rows: int, cols: int
+    ) -> None:
+        """Set a running execution's terminal size; see `inputs.resize`."""
+        row = (await self._found(principal, execution_id, kind)).row
+        await inputs.resize(self.executor, self.journal, row, rows, cols)
 
     async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:
         """Dispose of a terminal execution, its events, artifacts and files."""

@@ -13,7 +13,18 @@ ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
 EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code", "batch")
 #: The kinds that run a process tree (a batch runs executions of these kinds).
 PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready"]
+EventType = Literal[
+    "status",
+    "output",
+    "output_truncated",
+    "progress",
+    "artifact",
+    "signal",
+    "item",
+    "ready",
+    "input",
+    "resize",
+]
 EVENT_TYPES: tuple[str, ...] = (
     "status",
     "output",
@@ -23,6 +34,8 @@ EVENT_TYPES: tuple[str, ...] = (
     "signal",
     "item",
     "ready",
+    "input",
+    "resize",
 )
 StreamName = Literal["stdout", "stderr"]
 

@@ -135,6 +135,12 @@ class QuotaExceeded(WorkbenchError):
     code = "quota_exceeded"
 
 
+class InputBacklog(WorkbenchError):
+    """The execution has not read the input sent before; nothing of this input was taken."""
+
+    code = "input_backlog"
+
+
 class Unavailable(WorkbenchError):
     """The daemon cannot take this request now."""
 
@@ -167,6 +173,7 @@ BY_CODE: dict[str, type[WorkbenchError]] = {
         UnsupportedLanguage,
         TooManyExecutions,
         QuotaExceeded,
+        InputBacklog,
         Unavailable,
         StorageFull,
     )

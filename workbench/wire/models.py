@@ -48,6 +48,7 @@ from workbench.wire.fields import check_session as _check_session
 from workbench.wire.fields import no_bool as _no_bool
 from workbench.wire.fields import no_nul as _no_nul
 from workbench.wire.fields import strict_bool as _strict_bool
+from workbench.wire.interactive import MAX_INPUT_BYTES, InteractiveFields, ShellFields, TtySize
 from workbench.wire.parts import Artifact as Artifact
 from workbench.wire.parts import Capabilities as Capabilities
 from workbench.wire.parts import ErrorInfo as ErrorInfo
@@ -141,7 +142,7 @@ class ExecutionSpec(RequestModel):
         return value
 
 
-class StartRequest(ExecutionSpec):
+class StartRequest(ExecutionSpec, InteractiveFields):
     """What both execution kinds accept besides their own command or code."""
 
     background: bool = False
@@ -170,7 +171,7 @@ class StartRequest(ExecutionSpec):
         return _strict_bool(value)
 
 
-class StartBashRequest(StartRequest, ServiceFields):
+class StartBashRequest(StartRequest, ServiceFields, ShellFields):
     """`POST /v1/executions/workbench_bash`."""
 
     command: Command = Field(min_length=1)
@@ -259,6 +260,34 @@ class SignalRequest(RequestModel):
     or TSTP (`INT` is what Ctrl-C sends on a terminal)."""
 
 
+class InputRequest(RequestModel):
+    """`POST .../input` as JSON (raw bytes go as `application/octet-stream`, with `?eof=true`)."""
+
+    data: str = Field(default="", max_length=MAX_INPUT_BYTES)
+    """Text written to stdin as UTF-8 (at most 1048576 bytes)."""
+    eof: bool = False
+    """Then close stdin (on a terminal: send its end-of-file character, Ctrl-D)."""
+    record: bool = True
+    """false: journal only the byte count, not the bytes (a password)."""
+
+    @field_validator("eof", "record", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        return _strict_bool(value)
+
+
+class ResizeRequest(RequestModel):
+    """`POST .../resize`: the terminal's new size, in character cells."""
+
+    rows: int = Field(ge=1, le=1000)
+    cols: int = Field(ge=1, le=1000)
+
+    @field_validator("rows", "cols", mode="before")
+    @classmethod
+    def _integers(cls, value: Any) -> Any:
+        return _no_bool(value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Responses
 
@@ -329,6 +358,15 @@ class Execution(WireModel):
     a notebook shows it), once completed; else null."""
     node_id: str | None = None
     """The node that runs it (null while it waits in a shared queue)."""
+    open_stdin: bool = False
+    """Its stdin was kept open for `POST .../input` (`capabilities.interactive` says whether it
+    still takes input)."""
+    tty: bool = False
+    """It runs on a pseudo-terminal."""
+    tty_size: TtySize | None = None
+    """The terminal's current size (null without `tty`)."""
+    persist_shell: bool = False
+    """It carries its session's shell state (`persistShell`)."""
 
     @property
     def terminal(self) -> bool:
@@ -352,6 +390,13 @@ class Event(WireModel):
     error: ErrorInfo | None = None
     item: ItemStatus | None = None
     """An `item` event's: the item of a batch whose status changed, as it is now."""
+    input_bytes: int | None = None
+    """An `input` event's: how many bytes were written to stdin."""
+    input_delta: str | None = None
+    """An `input` event's: those bytes as UTF-8 text (U+FFFD for invalid bytes); null when the
+    input said `"record": false`."""
+    tty_size: TtySize | None = None
+    """A `resize` event's: the terminal's new size."""
 
 
 class ExecutionList(WireModel):

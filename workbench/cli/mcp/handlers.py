@@ -13,6 +13,7 @@ from workbench.cli.mcp.tools import (
     CodeArguments,
     ExecutionArguments,
     ExitsArguments,
+    InputArguments,
     ListArguments,
 )
 from workbench.client.aio import AsyncClient
@@ -134,6 +135,7 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
         cwd=args.cwd,
         session_id=args.session_id,
         image=args.image,
+        open_stdin=args.open_stdin,
         preview_format="plain",
         # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
         detached=args.background,
@@ -152,12 +154,18 @@ async def code(client: AsyncClient, args: CodeArguments) -> Answer:
         cwd=args.cwd,
         session_id=args.session_id,
         image=args.image,
+        open_stdin=args.open_stdin,
         preview_format="plain",
         # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
         detached=args.background,
         on_wait_timeout="return" if args.background else "detach",
     )
     return outcome(execution, None if args.background else args.wait_seconds)
+
+
+async def send_input(client: AsyncClient, args: InputArguments) -> Answer:
+    await client.send_input(args.execution_id, args.text, eof=args.eof)
+    return outcome(await client.wait(args.execution_id, timeout=args.wait_seconds), args.wait_seconds)
 
 
 async def execution(client: AsyncClient, args: ExecutionArguments) -> Answer:

@@ -35,6 +35,7 @@ HANDLERS: dict[str, Handler] = {
     "bash": handlers.bash,
     "code": handlers.code,
     "execution": handlers.execution,
+    "input": handlers.send_input,
     "list": handlers.listing,
     "exits": handlers.exits,
     "read_file": files.read_file,

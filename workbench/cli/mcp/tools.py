@@ -60,6 +60,12 @@ class _Starting(Arguments):
     image: str | None = Field(
         default=None, description="What it runs in: `host` (default) or `sandbox` (no network, private /tmp)."
     )
+    open_stdin: bool = Field(
+        default=False,
+        description="Keep its stdin open for a program that asks questions or reads commands (a REPL, "
+        "a prompt): answer it with the input tool. Use a small waitSeconds so the call returns while "
+        "it waits for input.",
+    )
 
 
 class BashArguments(_Starting):
@@ -149,6 +155,18 @@ class ExecutionArguments(Arguments):
     )
 
 
+class InputArguments(Arguments):
+    execution_id: str = Field(description="The id of a running execution started with openStdin.")
+    text: str = Field(default="", max_length=1_048_576, description="What to type, newlines included.")
+    eof: bool = Field(default=False, description="Then close its stdin (end of input).")
+    wait_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=MAX_WAIT_S,
+        description="How long to wait for it to end before answering with its output so far (default 1).",
+    )
+
+
 class ListArguments(Arguments):
     status: StatusName | None = Field(default=None, description="Only executions in this status.")
     limit: int = Field(default=20, ge=1, le=200, description="At most this many, newest first.")
@@ -183,6 +201,12 @@ TOOLS: dict[str, tuple[type[Arguments], str]] = {
         "Follow a run started by bash or code, by its executionId: `get` its status and output, "
         "`wait` for its end, `cancel` it (its whole process tree), or read its `logs` page by "
         "page (afterSequence, or a byte offset into one stream).",
+    ),
+    "input": (
+        InputArguments,
+        "Type text into a running execution started with openStdin (a REPL, a prompt waiting for "
+        "an answer), optionally ending its input, then get its status and output so far, as the "
+        "execution tool's get does. Each input is kept in its journal.",
     ),
     "list": (
         ListArguments,

@@ -47,7 +47,19 @@ def render_body(body: str, data: bytes | None) -> str:
     return body.replace(DELTA_PLACEHOLDER, '"outputDelta": ' + delta, 1)
 
 
-_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached", "fail_fast", "service"})
+_BOOLEANS = frozenset(
+    {
+        "truncated",
+        "stdout_invalid",
+        "stderr_invalid",
+        "detached",
+        "fail_fast",
+        "service",
+        "open_stdin",
+        "stdin_closed",
+        "persist_shell",
+    }
+)
 #: The deadline of an execution without one (a service started without `timeoutMs`), stored with
 #: `timeout_ms` 0: the last millisecond of the year 9999, which no clock reaches.
 NO_DEADLINE_MS = 253_402_300_799_999
@@ -135,6 +147,12 @@ class ExecutionRow:
     node_pin: str | None = None
     #: The grace of a cancel asked for on another node than the one running it.
     cancel_grace_ms: int | None = None
+    #: Interactive (see `workbench.core.interactive`): stdin kept open; the terminal's size as
+    #: JSON when it runs on one; whether an end of file closed its stdin; a persistent shell.
+    open_stdin: bool = False
+    tty_json: str | None = None
+    stdin_closed: bool = False
+    persist_shell: bool = False
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:

@@ -293,6 +293,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{kind}/{executionId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write to the open stdin (or terminal) of a running execution */
+        post: operations["sendInputWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write to the open stdin (or terminal) of a running execution */
+        post: operations["sendInput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the size of a running execution's terminal */
+        post: operations["resizeWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the size of a running execution's terminal */
+        post: operations["resize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{kind}/{executionId}/signal": {
         parameters: {
             query?: never;
@@ -302,7 +370,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signal to every process of a running tree */
+        /** Send a signal to a running tree (to its terminal's foreground process group on a tty) */
         post: operations["signalWithKind"];
         delete?: never;
         options?: never;
@@ -319,7 +387,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a signal to every process of a running tree */
+        /** Send a signal to a running tree (to its terminal's foreground process group on a tty) */
         post: operations["signal"];
         delete?: never;
         options?: never;
@@ -850,6 +918,15 @@ export interface components {
             error: components["schemas"]["ErrorInfo"] | null;
             /** @description An `item` event's: the item of a batch whose status changed, as it is now. */
             item: components["schemas"]["ItemStatus"] | null;
+            /** @description An `input` event's: how many bytes were written to stdin. */
+            inputBytes: number | null;
+            /**
+             * @description An `input` event's: those bytes as UTF-8 text (U+FFFD for invalid bytes); null when the
+             *     input said `"record": false`.
+             */
+            inputDelta: string | null;
+            /** @description A `resize` event's: the terminal's new size. */
+            ttySize: components["schemas"]["TtySize"] | null;
         };
         /** EventPage */
         EventPage: {
@@ -869,10 +946,7 @@ export interface components {
             command: string | null;
             language: string | null;
             code: string | null;
-            /**
-             * @description Its working directory (null for a batch, and while it waits in a shared queue without a
-             *     `cwd` of its own: the node that claims it runs it in the session's workspace there).
-             */
+            /** @description Its working directory (null for a batch). */
             cwd: string | null;
             /** @description Its image (null for a batch). */
             image: string | null;
@@ -923,8 +997,17 @@ export interface components {
             /** @description A service: whether it is ready (without a readiness check, once it runs); else null. */
             ready: boolean | null;
             readyAt: string | null;
-            /** @description The node that runs it (null while it waits in a shared queue). */
-            nodeId: string | null;
+            /**
+             * @description Its stdin was kept open for `POST .../input` (`capabilities.interactive` says whether it
+             *     still takes input).
+             */
+            openStdin: boolean;
+            /** @description It runs on a pseudo-terminal. */
+            tty: boolean;
+            /** @description The terminal's current size (null without `tty`). */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /** @description It carries its session's shell state (`persistShell`). */
+            persistShell: boolean;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -1039,6 +1122,27 @@ export interface components {
         /** ImageList */
         ImageList: {
             images: components["schemas"]["Image"][];
+        };
+        /**
+         * InputRequest
+         * @description `POST .../input` as JSON (raw bytes go as `application/octet-stream`, with `?eof=true`).
+         */
+        InputRequest: {
+            /**
+             * @description Text written to stdin as UTF-8 (at most 1048576 bytes).
+             * @default
+             */
+            data: string;
+            /**
+             * @description Then close stdin (on a terminal: send its end-of-file character, Ctrl-D).
+             * @default false
+             */
+            eof: boolean;
+            /**
+             * @description false: journal only the byte count, not the bytes (a password).
+             * @default true
+             */
+            record: boolean;
         };
         /**
          * ItemStatus
@@ -1190,6 +1294,14 @@ export interface components {
             detached: boolean | null;
         };
         /**
+         * ResizeRequest
+         * @description `POST .../resize`: the terminal's new size, in character cells.
+         */
+        ResizeRequest: {
+            rows: number;
+            cols: number;
+        };
+        /**
          * Session
          * @description A session of the principal: its workspace and its live executions.
          */
@@ -1231,6 +1343,13 @@ export interface components {
          */
         StartBashRequest: {
             /**
+             * @description Start in the working directory and with the exported variables that the last finished
+             *     `persistShell` execution of the same session and principal left (captured by its shell after
+             *     the command, also when it failed; not when it was killed), and leave its own for the next.
+             * @default false
+             */
+            persistShell: boolean;
+            /**
              * @description Meant to stay up: no default deadline, and its background processes live on after the
              *     command's own process exits, until the tree is empty or it is cancelled.
              * @default false
@@ -1248,6 +1367,24 @@ export interface components {
              */
             readyTimeoutMs: number | null;
             /**
+             * @description Keep stdin open (`POST .../input` writes to it, `eof` closes it) instead of `stdin` text then
+             *     end of file.
+             * @default false
+             */
+            openStdin: boolean;
+            /**
+             * @description Run the tree on a pseudo-terminal: stdin, stdout and stderr are the terminal, its output is
+             *     the one `stdout` stream, `TERM` is `xterm-256color` unless `env` says otherwise; input is
+             *     open as with `openStdin`.
+             * @default false
+             */
+            tty: boolean;
+            /**
+             * @description The terminal's size (default 24 rows, 80 columns); needs `tty`.
+             * @default null
+             */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
@@ -1326,11 +1463,6 @@ export interface components {
              * @default return
              */
             onWaitTimeout: components["schemas"]["OnWaitTimeout"];
-            /**
-             * @description Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot.
-             * @default null
-             */
-            node: string | null;
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
@@ -1340,6 +1472,24 @@ export interface components {
          */
         StartCodeRequest: {
             /**
+             * @description Keep stdin open (`POST .../input` writes to it, `eof` closes it) instead of `stdin` text then
+             *     end of file.
+             * @default false
+             */
+            openStdin: boolean;
+            /**
+             * @description Run the tree on a pseudo-terminal: stdin, stdout and stderr are the terminal, its output is
+             *     the one `stdout` stream, `TERM` is `xterm-256color` unless `env` says otherwise; input is
+             *     open as with `openStdin`.
+             * @default false
+             */
+            tty: boolean;
+            /**
+             * @description The terminal's size (default 24 rows, 80 columns); needs `tty`.
+             * @default null
+             */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
@@ -1418,15 +1568,18 @@ export interface components {
              * @default return
              */
             onWaitTimeout: components["schemas"]["OnWaitTimeout"];
-            /**
-             * @description Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot.
-             * @default null
-             */
-            node: string | null;
             /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
             /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
             code: string;
+        };
+        /**
+         * TtySize
+         * @description A terminal's size in character cells.
+         */
+        TtySize: {
+            rows: number;
+            cols: number;
         };
         /**
          * UploadResult
@@ -1486,7 +1639,7 @@ export interface components {
          * @description what a journal event records
          * @enum {string}
          */
-        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item" | "ready";
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item" | "ready" | "input" | "resize";
         /**
          * @description an output stream (and the artifact that keeps it)
          * @enum {string}
@@ -1511,7 +1664,7 @@ export interface components {
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "input_backlog" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
         /**
          * @description what a wait waits for: the end, or a service's readiness
          * @enum {string}
@@ -1648,6 +1801,15 @@ export interface components {
         };
         /** @description `too_many_executions` (429): the queue is full, or the principal's `maxQueued` quota is reached (`details.quota` names which) */
         too_many_executions: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `input_backlog` (429): the process has not read the input sent before; nothing of this one was taken */
+        input_backlog: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2589,6 +2751,162 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    sendInputWithKind: {
+        parameters: {
+            query?: {
+                /** @description raw bytes only: then close stdin (JSON bodies say `eof`) */
+                eof?: boolean;
+                /** @description raw bytes only: `false` keeps the bytes out of the journal */
+                record?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON `InputRequest`, or the raw bytes to write */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InputRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description written (or waiting for the process to read it), and journaled as `input` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            429: components["responses"]["input_backlog"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    sendInput: {
+        parameters: {
+            query?: {
+                /** @description raw bytes only: then close stdin (JSON bodies say `eof`) */
+                eof?: boolean;
+                /** @description raw bytes only: `false` keeps the bytes out of the journal */
+                record?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON `InputRequest`, or the raw bytes to write */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InputRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description written (or waiting for the process to read it), and journaled as `input` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            429: components["responses"]["input_backlog"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    resizeWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResizeRequest"];
+            };
+        };
+        responses: {
+            /** @description resized (its foreground process group gets SIGWINCH), journaled as `resize` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    resize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResizeRequest"];
+            };
+        };
+        responses: {
+            /** @description resized (its foreground process group gets SIGWINCH), journaled as `resize` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];

@@ -1,5 +1,5 @@
--- Schema version 3: the changes feed (API.md v2, "Browsers": `GET /v1/events/stream`) and code
--- contexts, as SQLite's migrations 6 and 7 add them.
+-- Schema version 3: the changes feed (API.md v2, "Browsers": `GET /v1/events/stream`), code
+-- contexts and interactive executions, as SQLite's migrations 6, 7 and 9 add them.
 -- Each execution carries the number of its latest change (created, status, progress, terminal),
 -- drawn from one counter row that only grows: its row lock orders the commits that take numbers,
 -- so a reader resuming with `change_seq > N` never misses a change committed after it read (a
@@ -18,3 +18,10 @@ INSERT INTO change_counter (n) VALUES (0);
 ALTER TABLE executions ADD COLUMN context_id TEXT;
 ALTER TABLE executions ADD COLUMN result_json TEXT;
 ALTER TABLE executions ADD COLUMN error_traceback TEXT;
+
+-- Interactive executions (SQLite's migration 9): stdin kept open, the terminal's size when it
+-- runs on one, whether an end of file closed its stdin, a persistent shell.
+ALTER TABLE executions ADD COLUMN open_stdin SMALLINT NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN tty_json TEXT;
+ALTER TABLE executions ADD COLUMN stdin_closed SMALLINT NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN persist_shell SMALLINT NOT NULL DEFAULT 0;

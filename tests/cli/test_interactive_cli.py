@@ -1,0 +1,106 @@
+"""`workbench send` and `workbench kill`: input and signals for a running execution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from tests.cli.conftest import Cli
+from tests.conftest import DaemonHandle
+
+
+async def _running(wb: DaemonHandle, command: str, **body: Any) -> str:
+    record = await wb.start(command, **body)
+    with trio.fail_after(30):
+        while record["status"] == "queued":
+            await trio.sleep(0.01)
+            record = (await wb.client.get(f"/v1/executions/{record['executionId']}")).json()
+    execution_id: str = record["executionId"]
+    return execution_id
+
+
+async def _stdout(wb: DaemonHandle, eid: str) -> str:
+    text: str = (await wb.client.get(f"/v1/executions/{eid}")).json()["preview"]["stdout"]
+    return text
+
+
+async def test_send_text_then_stdin_with_eof(cli: Cli, wb: DaemonHandle) -> None:
+    """TEXT gets a newline; `-` sends stdin's bytes as they are; --eof closes stdin."""
+    eid = await _running(
+        wb, 'read -r a; read -r b; cat > rest; echo "$a|$b|$(od -An -c rest | tr -s " ")"', openStdin=True
+    )
+    await cli.ok("send", eid, "one")
+    await cli.ok("send", eid, "two", "--no-record")
+    await cli.ok("send", eid, "-", "--eof", stdin=b"\x00x\n")
+    record = await wb.wait(eid)
+    assert record["status"] == "completed", record
+    assert record["preview"]["stdout"] == "one|two| \\0 x \\n\n"
+    inputs = [e for e in await wb.events(eid) if e["eventType"] == "input"]
+    assert [e["inputDelta"] for e in inputs] == ["one\n", None, "\x00x\n"]
+    late = await cli("send", eid, "three")
+    assert late.code != 0 and "conflict" in late.error
+
+
+async def test_kill_sends_a_signal_without_ending_the_tree(cli: Cli, wb: DaemonHandle) -> None:
+    eid = await _running(wb, "trap 'echo got-usr1' USR1; touch ready; while :; do sleep 0.05; done")
+    ready = wb.data_dir  # the workspace is under the data dir; wait for the trap to be set
+    with trio.fail_after(30):
+        while not list(ready.rglob("ready")):  # noqa: ASYNC110 - a file the process under test writes
+            await trio.sleep(0.02)
+    await cli.ok("kill", "-s", "USR1", eid)
+    with trio.fail_after(30):
+        while "got-usr1" not in await _stdout(wb, eid):  # noqa: ASYNC110 - a test's look at the record
+            await trio.sleep(0.02)
+    assert (await wb.client.get(f"/v1/executions/{eid}")).json()["status"] == "running"
+    bad = await cli("kill", "-s", "KILL", eid)
+    assert bad.code == 2 and "cancel" in bad.error
+    await cli.ok("cancel", "--now", eid)
+
+
+async def test_run_it_under_a_real_terminal(cli: Cli, wb: DaemonHandle) -> None:
+    """`run -it` on a pty: raw keys reach the program, our size is its size, Ctrl-C interrupts its
+    foreground job (not the shell), and it exits like the execution."""
+    term = await cli.terminal(
+        "run", "-it", "--", "PS1='$ ' exec bash --norc --noprofile -i", rows=33, cols=99
+    )
+    try:
+        await term.expect(r"\$ ")
+        term.type(b"stty size\r")
+        await term.expect(r"33 99")
+        term.type(b"sleep 300; echo not-reached\r")
+        await term.expect(r"sleep 300")
+        await trio.sleep(0.5)  # the job is the foreground group
+        term.type(b"\x03")  # Ctrl-C, sent as a byte: the execution's terminal makes it SIGINT
+        term.type(b"echo alive-$((6*7))\r")
+        await term.expect(r"alive-42")
+        term.type(b"exit 5\r")
+        assert await term.finish() == 5
+        assert b"not-reached\r\n" not in bytes(term.screen).replace(b"echo not-reached", b"")
+    finally:
+        term.close()
+
+
+async def test_detach_then_attach_replays_and_goes_on(cli: Cli, wb: DaemonHandle) -> None:
+    """Ctrl-P Ctrl-Q leaves it running; `attach` replays its screen from the journal and goes live."""
+    term = await cli.terminal("run", "-it", "--", "echo first-line; read -r x; echo got-$x")
+    try:
+        await term.expect(r"first-line")
+        term.type(b"\x10\x11")
+        assert await term.finish() == 0
+        assert b"detached from" in term.screen
+    finally:
+        term.close()
+    records = (await wb.client.get("/v1/executions", params={"limit": 1})).json()["executions"]
+    eid = records[0]["executionId"]
+    assert records[0]["status"] == "running" and records[0]["tty"] is True
+    again = await cli.terminal("attach", eid)
+    try:
+        await again.expect(r"first-line")  # replayed from the journal
+        again.type(b"yes\r")
+        await again.expect(r"got-yes")
+        assert await again.finish() == 0
+    finally:
+        again.close()
+    ended = await cli("attach", eid)
+    assert ended.code == 2 and "has ended" in ended.error

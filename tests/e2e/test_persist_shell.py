@@ -1,0 +1,59 @@
+"""persistShell: cwd and exported variables carry over between bash executions of one session and
+principal, captured after the command even when it fails, not when it is killed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import DaemonHandle
+
+
+async def test_cd_then_export_then_pwd_and_echo(wb: DaemonHandle) -> None:
+    """Three executions: `cd sub`, `export A=1`, then `pwd; echo $A` prints both."""
+    first = await wb.run("mkdir -p sub && cd sub", persistShell=True, sessionId="s1")
+    assert first["status"] == "completed" and first["persistShell"] is True
+    second = await wb.run("export A=1", persistShell=True, sessionId="s1")
+    assert second["cwd"].endswith("/s1/sub"), second["cwd"]
+    third = await wb.run("pwd; echo $A", persistShell=True, sessionId="s1")
+    assert third["preview"]["stdout"] == f"{second['cwd']}\n1\n"
+    # Not carried: another session, or an execution without persistShell.
+    other = await wb.run("pwd; echo ${A:-unset}", persistShell=True, sessionId="s2")
+    assert other["preview"]["stdout"].endswith("/s2\nunset\n")
+    plain = await wb.run("echo ${A:-unset}", sessionId="s1")
+    assert plain["preview"]["stdout"] == "unset\n"
+
+
+async def test_state_is_kept_when_the_command_fails_not_when_killed(wb: DaemonHandle, tmp_path: Path) -> None:
+    """A failing command still leaves its state; a cancelled one leaves none; unset variables go."""
+    failed = await wb.run(f"cd {tmp_path}; export B=2 C=3; false", persistShell=True)
+    assert (failed["status"], failed["exitCode"]) == ("failed", 1)
+    killed = await wb.start("cd /; export B=killed; sleep 300", persistShell=True)
+    await wb.client.post(f"/v1/executions/{killed['executionId']}/cancel", json={})
+    assert (await wb.wait(killed["executionId"]))["status"] == "cancelled"
+    exited = await wb.run("unset C; exit 3", persistShell=True)
+    assert exited["exitCode"] == 3
+    after = await wb.run('pwd; echo "$B ${C:-gone}"', persistShell=True, env={"D": "4"})
+    assert after["preview"]["stdout"] == f"{tmp_path}\n2 gone\n"
+    assert after["cwd"] == str(tmp_path)
+
+
+async def test_secret_env_is_never_carried(wb: DaemonHandle) -> None:
+    """Promise 9: a secretEnv value does not reach the kept state nor the next execution."""
+    await wb.run("export OPEN=1", persistShell=True, secretEnv={"TOKEN_X": "s3cret"})
+    after = await wb.run('echo "${OPEN}-${TOKEN_X:-none}"', persistShell=True)
+    assert after["preview"]["stdout"] == "1-none\n"
+    kept = list((wb.data_dir / "shells").rglob("*.state"))
+    assert kept and all(b"s3cret" not in path.read_bytes() for path in kept)
+
+
+async def test_persist_shell_is_for_bash_and_strict(wb: DaemonHandle) -> None:
+    for body in (
+        {"command": "true", "persistShell": 1},
+        {"command": "true", "persistShell": "true"},
+    ):
+        response = await wb.client.post("/v1/executions/workbench_bash", json=body)
+        assert response.status_code == 422, response.text
+    code = await wb.client.post(
+        "/v1/executions/workbench_code", json={"language": "bash", "code": "true", "persistShell": True}
+    )
+    assert code.status_code == 422

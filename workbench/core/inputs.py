@@ -1,0 +1,91 @@
+"""Input and resizes of running interactive executions (see `docs/api.md`, "Interactive executions").
+
+The shim holds each open stdin and terminal (`sandbox.Supervisor.send_input`), so they outlive a
+daemon crash; the daemon checks what may be sent, sends it, and journals it as an `input` or
+`resize` event.
+"""
+
+from __future__ import annotations
+
+import json
+
+import sandbox
+from workbench.core.executor import Executor
+from workbench.core.journal import Journal
+from workbench.core.records import event_builder
+from workbench.core.store import ExecutionRow
+from workbench.wire.errors import Conflict, InputBacklog
+from workbench.wire.status import ExecutionStatus
+
+
+async def send_input(
+    executor: Executor, journal: Journal, row: ExecutionRow, data: bytes, *, eof: bool, record: bool
+) -> None:
+    """Write `data` to the stdin (or terminal) of a running execution, and journal it.
+
+    Raises:
+        Conflict: it was not started with open stdin or a terminal, it is not running, or its
+            stdin was closed (by an end of file, or with the shim that held it).
+        InputBacklog: it has not read what was sent before; nothing of `data` was taken.
+    """
+    tty = row.tty_json is not None
+    if not row.open_stdin:
+        raise Conflict(
+            f"execution {row.id} was started without openStdin or tty: its input was fixed at the start"
+        )
+    name = _running_child(executor, row, "input")
+    if row.stdin_closed and not tty:
+        raise Conflict(f"the stdin of execution {row.id} was closed by an end of file")
+    try:
+        await executor.supervisor.send_input(name, data, eof=eof)
+    except sandbox.InputFull as exc:
+        raise InputBacklog(
+            f"execution {row.id} has not read its earlier input yet ({exc.message}); nothing of this "
+            "input was taken: send it again later",
+            details={"maxPendingBytes": sandbox.MAX_PENDING_INPUT},
+        ) from None
+    except sandbox.InputClosed:
+        await journal.append(row.id, [], fields={"stdin_closed": True})
+        raise Conflict(f"the stdin of execution {row.id} is closed (its process tree has ended)") from None
+    except sandbox.SandboxError as exc:
+        raise Conflict(f"execution {row.id} takes no input now: {exc.message}") from None
+    delta = data.decode("utf-8", errors="replace") if record else None
+    event = event_builder(
+        "input", input_bytes=len(data), input_delta=delta, message="end of file" if eof else None
+    )
+    fields = {"stdin_closed": True} if eof and not tty else {}
+    await journal.append(row.id, [("input", event)], fields=fields)
+
+
+async def resize(executor: Executor, journal: Journal, row: ExecutionRow, rows: int, cols: int) -> None:
+    """Set the size of a running execution's terminal, and journal it as a `resize` event.
+
+    Raises:
+        Conflict: it does not run on a terminal, or is not running.
+    """
+    if row.tty_json is None:
+        raise Conflict(f"execution {row.id} does not run on a terminal (start it with tty: true)")
+    name = _running_child(executor, row, "a resize")
+    try:
+        await executor.supervisor.resize(name, rows, cols)
+    except sandbox.SandboxError as exc:
+        raise Conflict(f"execution {row.id} cannot be resized now: {exc.message}") from None
+    size = {"rows": rows, "cols": cols}
+    await journal.append(
+        row.id, [("resize", event_builder("resize", tty_size=size))], fields={"tty_json": json.dumps(size)}
+    )
+
+
+def _running_child(executor: Executor, row: ExecutionRow, what: str) -> str:
+    live = executor.live.get(row.id)
+    if (
+        live is None
+        or live.status is not ExecutionStatus.RUNNING
+        or live.stop is not None
+        or live.child is None
+    ):
+        status = live.status.value if live is not None else row.status.value
+        if live is not None and live.stop is not None:
+            status = "being stopped"
+        raise Conflict(f"execution {row.id} is {status}: only a running execution takes {what}")
+    return live.child

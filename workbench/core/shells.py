@@ -1,0 +1,147 @@
+"""A shell that remembers: `persistShell` carries a session's working directory and exported
+variables from one bash execution to the next, as a terminal's shell does between commands.
+
+The image's shell runs the command after an EXIT trap that writes `$PWD` and its environment
+to the execution's `shell-state` file, in the same shell, after the command, also when it failed
+(a trap is not run when the shell is killed, and a state left by a cancelled, timed-out or
+killed execution is not taken). When such an execution ends with an exit code, `keep` makes that
+state the session's: `<data>/shells/<principal>/<session>.state`. The next `persistShell` start
+of that session and principal starts in that directory (while it still is one, and on a
+sandboxed image inside the workspace) with exactly those variables, under its request's `env`.
+Variables the daemon sets per execution, the terminal's, and the execution's `secretEnv` are
+never kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.core.layout import ExecutionDir, Layout
+from workbench.core.store import ExecutionRow
+from workbench.wire.fields import ENV_NAME
+
+STATE_FILE = "shell-state"
+#: A state bigger than this is not kept (an environment is far smaller).
+MAX_STATE_BYTES = 1 << 20
+#: Set by the shell or the daemon for each execution anew: never carried over.
+NOT_CARRIED = frozenset(
+    {
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "_",
+        "TERM",
+        "COLUMNS",
+        "LINES",
+        "WORKBENCH_EXECUTION_ID",
+        "WORKBENCH_PROGRESS",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ShellState:
+    """What a finished execution's shell left: its working directory and exported variables."""
+
+    cwd: str
+    env: dict[str, str]
+
+
+def state_file(directory: ExecutionDir) -> Path:
+    """Where the shell of the execution in `directory` writes its state."""
+    return directory.path / STATE_FILE
+
+
+def session_file(layout: Layout, principal: str, session_id: str) -> Path:
+    """Where the state of a principal's session is kept (beside, never inside, its workspace)."""
+    workspace = layout.workspace(principal, session_id)  # checks both names
+    return layout.data_dir / "shells" / workspace.parent.name / f"{workspace.name}.state"
+
+
+def wrap(command: str, state_path: Path) -> str:
+    """The script the image's shell runs for a `persistShell` execution of `command`."""
+    target = shlex.quote(str(state_path))
+    save = f'{{ printf "%s\\0" "$PWD"; command -p env -0; }} > {target} 2>/dev/null'
+    return f"trap '__workbench_status=$?; {_single(save)}; exit $__workbench_status' EXIT\n{command}"
+
+
+def _single(text: str) -> str:
+    # Inside a single-quoted trap action.
+    return text.replace("'", "'\\''")
+
+
+def load(path: Path) -> ShellState | None:
+    """The state kept at `path`, or None (none yet, or unreadable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ShellState(str(data["cwd"]), {str(k): str(v) for k, v in data["env"].items()})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def parse(raw: bytes, secret_names: set[str]) -> ShellState | None:
+    """The state a shell wrote (`$PWD` NUL, then `NAME=value` NUL each), or None if malformed."""
+    if len(raw) > MAX_STATE_BYTES or not raw.endswith(b"\0"):
+        return None
+    cwd, *entries = raw[:-1].decode("utf-8", errors="surrogateescape").split("\0")
+    if not cwd.startswith("/"):
+        return None
+    env: dict[str, str] = {}
+    for entry in entries:
+        name, sep, value = entry.partition("=")
+        if not sep or not ENV_NAME.fullmatch(name) or name in NOT_CARRIED or name in secret_names:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            continue  # not text: cannot be passed on as a variable of the wire's env
+        env[name] = value
+    return ShellState(cwd, env)
+
+
+def keep(layout: Layout, row: ExecutionRow) -> None:
+    """Make what the shell of `row` (ended with an exit code) left its session's state. Blocking."""
+    try:
+        raw = state_file(layout.execution(row.id)).read_bytes()
+    except OSError:
+        return
+    secrets = set(json.loads(row.secret_env_names_json or "[]"))
+    state = parse(raw, secrets)
+    if state is None:
+        return
+    target = session_file(layout, row.principal, row.session_id)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{row.id}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, json.dumps({"cwd": state.cwd, "env": state.env}).encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+
+
+def starting_point(
+    layout: Layout, row: ExecutionRow, env: dict[str, str], allowed: str | None
+) -> tuple[str, dict[str, str]]:
+    """(cwd, env) of a `persistShell` start: the session's kept state over `env` where there is one.
+
+    `env` is the image's environment with the daemon's own variables; with a kept state, those of
+    its variables that are not carried come from `env` and the rest exactly from the state.
+    `allowed`: the directory the cwd must lie in (a sandboxed image's workspace), or None.
+    """
+    state = load(session_file(layout, row.principal, row.session_id))
+    if state is None:
+        return row.cwd, env
+    carried = {**state.env, **{k: v for k, v in env.items() if k in NOT_CARRIED}}
+    cwd = row.cwd
+    if os.path.isdir(state.cwd) and os.access(state.cwd, os.X_OK):
+        real = os.path.realpath(state.cwd)
+        if allowed is None:
+            cwd = state.cwd
+        elif real == allowed or real.startswith(allowed.rstrip("/") + "/"):
+            cwd = real
+    return cwd, carried
