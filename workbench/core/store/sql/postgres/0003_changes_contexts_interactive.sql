@@ -21,7 +21,7 @@ ALTER TABLE executions ADD COLUMN error_traceback TEXT;
 
 -- Interactive executions (SQLite's migration 9): stdin kept open, the terminal's size when it
 -- runs on one, whether an end of file closed its stdin, a persistent shell.
-ALTER TABLE executions ADD COLUMN open_stdin SMALLINT NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN open_stdin INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE executions ADD COLUMN tty_json TEXT;
-ALTER TABLE executions ADD COLUMN stdin_closed SMALLINT NOT NULL DEFAULT 0;
-ALTER TABLE executions ADD COLUMN persist_shell SMALLINT NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN stdin_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN persist_shell INTEGER NOT NULL DEFAULT 0;
