@@ -22,10 +22,10 @@ from quart_trio.wrappers.request import TrioRequest
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import PathConverter
 
+from api.download import parse_range
 from api.errors import error_response, from_exception, json_response
 from api.files_operations import LIST_DEPTH, WATCH_TIMEOUT
 from api.requests import authenticate, check_query, parse_body
-from api.routes import _parse_range
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.files import Opened
@@ -262,7 +262,7 @@ def _file_response(opened: Opened, if_none_match: str | None) -> Response:
     start, end, status = 0, size - 1, 200
     header = request.headers.get("Range")
     if header:
-        parsed = _parse_range(header, size)
+        parsed = parse_range(header, size)
         if parsed is None:
             os.close(fd)
             headers["Content-Range"] = f"bytes */{size}"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -13,7 +12,8 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import sse
-from api.errors import error_response, json_response
+from api.download import file_response, image_json
+from api.errors import json_response
 from api.requests import (
     EVENTS_AFTER,
     EVENTS_LIMIT,
@@ -265,7 +265,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         check_query()
         path, size, content_type = await svc.artifact_file(principal, execution_id, kind, name)
-        return await _file_response(path, size, content_type, name)
+        return await file_response(path, size, content_type, name)
 
 
 def _actions(app: QuartTrio, daemon: Daemon) -> None:
@@ -353,7 +353,7 @@ def _daemon(app: QuartTrio, daemon: Daemon) -> None:
     async def images() -> Response:
         authenticate(daemon, READ)
         check_query()
-        return json_response({"images": [_image_json(i) for i in daemon.images.values()]})
+        return json_response({"images": [image_json(i) for i in daemon.images.values()]})
 
     @app.get("/openapi.json")
     async def openapi() -> Response:
@@ -431,82 +431,3 @@ def parse_types(raw: str | None) -> frozenset[str] | None:
             + (f"; not {unknown[0]!r}" if unknown else "")
         )
     return types
-
-
-def _image_json(image: Any) -> dict[str, Any]:
-    return {
-        "name": image.name,
-        "description": image.description,
-        "languages": image.available_languages,
-        "isolation": {
-            "filesystem": image.filesystem,
-            "network": image.network,
-            "pidNamespace": image.filesystem == "sandbox",
-        },
-        "available": image.available,
-        "unavailableReason": image.unavailable_reason,
-    }
-
-
-async def _file_response(path: os.PathLike[str] | str, size: int, content_type: str, name: str) -> Response:
-    """The file's bytes; a single `Range: bytes=a-b` gets 206 (416 when it cannot be met)."""
-    start, end = 0, size - 1
-    status = 200
-    headers = {
-        "Accept-Ranges": "bytes",
-        "Content-Disposition": f'attachment; filename="{name}"',
-    }
-    header = request.headers.get("Range")
-    if header:
-        parsed = _parse_range(header, size)
-        if parsed is None:
-            headers["Content-Range"] = f"bytes */{size}"
-            message = f"the Range {header[:100]!r} cannot be satisfied: the artifact has {size} bytes"
-            return error_response("range_not_satisfiable", message, headers=headers)
-        start, end = parsed
-        status = 206
-        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-    length = max(0, end - start + 1)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise NotFound(f"artifact {name} is gone") from None
-
-    async def body() -> AsyncIterator[bytes]:
-        try:
-            offset, remaining = start, length
-            while remaining > 0:
-                chunk = await trio.to_thread.run_sync(os.pread, fd, min(_CHUNK, remaining), offset)
-                if not chunk:
-                    break
-                offset += len(chunk)
-                remaining -= len(chunk)
-                yield chunk
-        finally:
-            os.close(fd)
-
-    headers["Content-Length"] = str(length)
-    response = Response(body(), status=status, content_type=content_type, headers=headers)
-    response.timeout = None
-    return response
-
-
-def _parse_range(header: str, size: int) -> tuple[int, int] | None:
-    """`bytes=a-b`, `bytes=a-` or `bytes=-n` → (first, last) inclusive; None if unsatisfiable."""
-    unit, _, spec = header.partition("=")
-    if unit.strip() != "bytes" or "," in spec:
-        return None
-    first, _, last = spec.strip().partition("-")
-    try:
-        if first == "":
-            n = int(last)
-            if n <= 0:
-                return None
-            return max(0, size - n), size - 1
-        a = int(first)
-        b = int(last) if last else size - 1
-    except ValueError:
-        return None
-    if a < 0 or a >= size or b < a:
-        return None
-    return a, min(b, size - 1)

@@ -70,34 +70,21 @@ def run_bash(
     tty: bool | tuple[int, int] = False,
     persist_shell: bool = False,
 ) -> Plan[Execution]:
-    """Start `command` (run by bash) and return its record.
+    """Start `command` (run by bash) and return its record (docs/python.md tells each option).
 
-    With `background=True` the record comes back at once (`queued` or `running`). Otherwise
-    this waits for the end: for `wait_timeout` seconds if given (the record may then not be
-    terminal yet), else as long as it runs. `timeout` is the execution's deadline in seconds
-    (from acceptance), `idle_timeout` ends it when it prints nothing for that long. The same
-    `idempotency_key` never runs a command twice. `secret_env` is passed like `env` but never
-    returned or stored: the record lists only its names.
+    With `background=True` the record comes back at once; otherwise this waits for the end, at
+    most `wait_timeout` seconds if given (then `on_wait_timeout`: `"return"` the record, `"detach"`
+    or `"cancel"` the run). `timeout` is its deadline from acceptance, `idle_timeout` ends it after
+    that long without output; one `idempotency_key` never runs twice; `secret_env` is like `env`
+    but never returned or stored. `cwd` defaults to the session's workspace. The record's `preview`
+    holds the head and tail of its output (`preview_bytes`, `preview_format="plain"`).
+    `on_stdout`/`on_stderr` get each piece of text as it is written (they should not block).
 
-    `cwd` is an absolute directory; by default the session's workspace
-    (`<data dir>/workspaces/<principal>/<session>`, kept from one command to the next).
-    The record's `preview` holds the head and tail of its output (`preview_bytes` each, default
-    16384; `preview_format="plain"` as a terminal shows it). When `wait_timeout` passes first,
-    `on_wait_timeout` says what then: `"return"` the record (the run goes on), `"detach"` it
-    (its outcome goes to the exits feed) or `"cancel"` it. `on_stdout` and `on_stderr` are
-    called with each piece of that stream's text as it is written (a foreground start then
-    follows the event stream instead of waiting); they should not block.
-
-    `service=True` starts a service: meant to stay up (no default deadline; its background
-    processes outlive the command), ready once its tree listens on `ready_port`, once a line of
-    its output matches the regular expression `ready_log`, or (with neither) once it runs;
-    `ready_timeout` seconds (default 60) to get there, else it is killed. Unless `background`,
-    this returns once it is ready (`record.ready`) or has ended, within `wait_timeout`.
-
-    `open_stdin=True` keeps its stdin open for `send_input` (instead of `stdin` text); `tty=True`
-    (or `(rows, cols)`) runs it on a terminal, whose output is the one stdout stream.
-    `persist_shell=True` starts it in the directory and with the exported variables the last
-    such command of its session left, as a terminal's shell would.
+    `service=True`: it stays up, ready once its tree listens on `ready_port`, a line matches
+    `ready_log`, or it runs; killed if not ready within `ready_timeout` (60 s); unless
+    `background`, this returns once it is ready or ended. `open_stdin=True` keeps stdin open for
+    `send_input`; `tty=True` (or `(rows, cols)`) runs it on a terminal; `persist_shell=True`
+    carries its session's shell directory and exported variables from one command to the next.
     """
     service_body = calls.service_fields(service, ready_port, ready_log, ready_timeout)
     body = calls.start_body(

@@ -178,12 +178,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
                         face.workspaces.live = lambda: [live.row for live in executor.live.values()]
-                        node = None
-                        if isinstance(store, SharedStore):
-                            service.cluster = cluster = Cluster(store, executor)
-                            await cluster.join()
-                            await cluster.kill_lost_trees(supervisor)
-                            node = settings.node_id
+                        node = await _join_cluster(settings, store, service, executor, supervisor)
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
@@ -213,6 +208,19 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
+
+
+async def _join_cluster(
+    settings: Settings, store: Store, service: Service, executor: Executor, supervisor: sandbox.Supervisor
+) -> str | None:
+    """On a shared store: join its nodes, kill the trees of ours that were declared lost, and
+    return this node's id (recovery takes back only its own executions); else None."""
+    if not isinstance(store, SharedStore):
+        return None
+    service.cluster = cluster = Cluster(store, executor)
+    await cluster.join()
+    await cluster.kill_lost_trees(supervisor)
+    return settings.node_id
 
 
 def _adopt_shared_workspaces(settings: Settings) -> None:

@@ -12,6 +12,12 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 # The base classes and names (`base`), the field types, bounds and checks (`fields`) and the
 # record's parts (`parts`) live apart; they are names of this module too.
+from workbench.wire.actions import SIGNAL_NAMES as SIGNAL_NAMES
+from workbench.wire.actions import CancelRequest as CancelRequest
+from workbench.wire.actions import InputRequest as InputRequest
+from workbench.wire.actions import ResizeRequest as ResizeRequest
+from workbench.wire.actions import SignalRequest as SignalRequest
+from workbench.wire.actions import WaitRequest as WaitRequest
 from workbench.wire.base import EVENT_TYPES as EVENT_TYPES
 from workbench.wire.base import EXECUTION_KINDS as EXECUTION_KINDS
 from workbench.wire.base import PROCESS_KINDS as PROCESS_KINDS
@@ -48,7 +54,7 @@ from workbench.wire.fields import check_session as _check_session
 from workbench.wire.fields import no_bool as _no_bool
 from workbench.wire.fields import no_nul as _no_nul
 from workbench.wire.fields import strict_bool as _strict_bool
-from workbench.wire.interactive import MAX_INPUT_BYTES, InteractiveFields, ShellFields, TtySize
+from workbench.wire.interactive import InteractiveFields, ShellFields, TtySize
 from workbench.wire.parts import Artifact as Artifact
 from workbench.wire.parts import Capabilities as Capabilities
 from workbench.wire.parts import ErrorInfo as ErrorInfo
@@ -218,74 +224,6 @@ class StartCodeRequest(StartRequest):
         if given:
             raise ValueError(f"{', '.join(given)} cannot be given with contextId: the context's own apply")
         return self
-
-
-class WaitRequest(RequestModel):
-    """`POST .../wait`."""
-
-    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
-    """How long to wait for the end (default 30000)."""
-    until: Literal["end", "ready"] = "end"
-    """`end`: until it is terminal; `ready`: until it is ready (a service) or terminal."""
-
-    @field_validator("wait_timeout_ms", mode="before")
-    @classmethod
-    def _integers(cls, value: Any) -> Any:
-        return _no_bool(value)
-
-
-class CancelRequest(RequestModel):
-    """`POST .../cancel`."""
-
-    reason: str | None = Field(default=None, max_length=MAX_CANCEL_REASON)
-    """Kept in the record as `cancelReason`."""
-    grace_ms: int = Field(default=0, ge=0, le=600_000)
-    """Send SIGTERM first and wait up to this long before SIGKILL (default 0: SIGKILL at once)."""
-
-    @field_validator("grace_ms", mode="before")
-    @classmethod
-    def _integers(cls, value: Any) -> Any:
-        return _no_bool(value)
-
-
-#: The signals `POST .../signal` sends, without their `SIG` prefix.
-SIGNAL_NAMES = ("HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "WINCH", "CONT", "STOP", "TSTP")
-
-
-class SignalRequest(RequestModel):
-    """`POST .../signal`."""
-
-    signal: str = Field(pattern=f"^({'|'.join(SIGNAL_NAMES)})$")
-    """The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
-    or TSTP (`INT` is what Ctrl-C sends on a terminal)."""
-
-
-class InputRequest(RequestModel):
-    """`POST .../input` as JSON (raw bytes go as `application/octet-stream`, with `?eof=true`)."""
-
-    data: str = Field(default="", max_length=MAX_INPUT_BYTES)
-    """Text written to stdin as UTF-8 (at most 1048576 bytes)."""
-    eof: bool = False
-    """Then close stdin (on a terminal: send its end-of-file character, Ctrl-D)."""
-    record: bool = True
-    """false: journal only the byte count, not the bytes (a password)."""
-
-    @field_validator("eof", "record", mode="before")
-    @classmethod
-    def _booleans(cls, value: Any) -> Any:
-        return _strict_bool(value)
-
-
-class ResizeRequest(RequestModel):
-    """`POST .../resize`: the terminal's new size, in character cells."""
-
-    rows: int = Field(ge=1, le=1000)
-    cols: int = Field(ge=1, le=1000)
-
-    @field_validator("rows", "cols", mode="before")
-    @classmethod
-    def _integers(cls, value: Any) -> Any:
-        return _no_bool(value)
 
 
 # ---------------------------------------------------------------------------------------------
