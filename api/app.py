@@ -15,6 +15,7 @@ from quart import Response, g, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
+from api import files_routes
 from api.errors import error_response, from_exception
 from api.requests import read_body, too_large
 from workbench.core.daemon import Daemon
@@ -37,6 +38,7 @@ def route_template(rule: str) -> str:
 def create_app(daemon: Daemon) -> QuartTrio:
     """The HTTP face of `daemon`."""
     app = QuartTrio("workbench")
+    app.request_class = files_routes.request_class(daemon.settings.max_file_bytes)
     app.config["MAX_CONTENT_LENGTH"] = daemon.settings.max_body_bytes
     app.config["BODY_TIMEOUT"] = 60
     app.config["RESPONSE_TIMEOUT"] = None
@@ -49,7 +51,8 @@ def create_app(daemon: Daemon) -> QuartTrio:
     async def _guard() -> None:
         g.started = time.perf_counter()
         g.principal = None
-        await read_body(daemon.settings.max_body_bytes)
+        if not files_routes.file_body(request.method, request.path):  # streamed by its handler
+            await read_body(daemon.settings.max_body_bytes)
 
     @app.after_request
     async def _log(response: Response) -> Response:
@@ -97,5 +100,6 @@ def create_app(daemon: Daemon) -> QuartTrio:
     from api import browser, routes
 
     routes.register(app, daemon)
+    files_routes.register(app, daemon)
     browser.register(app, daemon)
     return app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.operations import ANY, PER_EXECUTION, WITH_BODY, Op, operations, with_and_without_kind
+from api.operations import ANY, PER_EXECUTION, WITH_BODY, Op, with_and_without_kind
 from api.requests import EVENTS_AFTER
 from workbench.wire.browser import Login, LoginLink, LoginRequest, StreamToken
 
@@ -15,8 +15,9 @@ at least every 15 seconds."""
 
 
 def browser_operations() -> list[Op]:
-    """The routes of `api.browser`; the per-execution `stream-token` comes with `per_execution()`."""
+    """The routes of `api.browser`, and the per-execution `stream-token` of `api.routes`."""
     return [
+        *with_and_without_kind(stream_token_operation()),
         Op(
             "get",
             "/",
@@ -90,8 +91,3 @@ def stream_token_operation() -> Op:
         ok={200: (StreamToken, "use it as `?streamToken=` on this execution's stream only")},
         errors=PER_EXECUTION,
     )
-
-
-def all_operations() -> list[Op]:
-    """Every operation of the API: those of `api.routes` and those of `api.browser`."""
-    return [*operations(), *browser_operations(), *with_and_without_kind(stream_token_operation())]

@@ -16,6 +16,7 @@ STATUS: dict[str, int] = {
     "forbidden": 403,
     "not_found": 404,
     "conflict": 409,
+    "precondition_failed": 412,
     "payload_too_large": 413,
     "range_not_satisfiable": 416,
     "invalid_request": 422,
@@ -26,6 +27,7 @@ STATUS: dict[str, int] = {
     "too_many_executions": 429,
     "unavailable": 503,
     "storage_full": 507,
+    "quota_exceeded": 507,
     "internal": 500,
 }
 

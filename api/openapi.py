@@ -17,10 +17,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from api.browser_ops import all_operations
+from api.browser_ops import browser_operations
 from api.errors import STATUS
-from api.operations import PATH_PARAMETERS, SCHEMA, Op, ref
+from api.files_operations import file_operations
+from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
 from workbench.wire.browser import Change, ChangeType
+from workbench.wire.files import FileEvent, FileEventType, FileType
 from workbench.wire.models import (
     ErrorResponse,
     Event,
@@ -40,17 +42,21 @@ ERROR_MEANINGS = {
     "a bad header",
     "unauthorized": "missing or wrong bearer token",
     "forbidden": "the token lacks the scope for this route",
-    "not_found": "unknown execution, kind, artifact, exit or route (or a wrong method), or an execution "
-    "of another principal",
-    "conflict": "the request conflicts with the current state: deleting an execution that has not ended",
-    "payload_too_large": "body over the limit (1 MiB)",
+    "not_found": "unknown execution, kind, artifact, exit, session, file or route (or a wrong method), "
+    "or an execution or session of another principal",
+    "conflict": "the request conflicts with the current state: deleting an execution that has not ended, "
+    "a directory where a file goes",
+    "payload_too_large": "body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`)",
+    "precondition_failed": "`If-Match` or `If-None-Match` does not hold for the file as it is now",
+    "quota_exceeded": "the write would take the session's workspace past its quota",
     "range_not_satisfiable": "the `Range` cannot be met (`Content-Range: bytes */SIZE`)",
     "invalid_request": "the body fails validation (`details` lists the fields)",
     "idempotency_key_reused": "the Idempotency-Key was first used with a different body",
     "unknown_image": "no image by that name",
     "image_unavailable": "the image cannot run on this machine",
     "unsupported_language": "the image has no such language",
-    "too_many_executions": "the queue is full",
+    "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached "
+    "(`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
     "internal": "a bug: see the daemon's log",
     "storage_full": "the disk holding the data dir is full: nothing new is written until space is freed",
@@ -70,6 +76,9 @@ ENUMS: dict[str, tuple[list[str], str]] = {
     ),
     "ChangeType": (list(typing.get_args(ChangeType)), "what changed, in the changes stream"),
     "ErrorCode": (list(STATUS), "the code of an error response; its HTTP status is fixed per code"),
+    "WaitUntil": (["end", "ready"], "what a wait waits for: the end, or a service's readiness"),
+    "FileType": (list(typing.get_args(FileType)), "what a path of a workspace is"),
+    "FileEventType": (list(typing.get_args(FileEventType)), "what changed under a watched path"),
 }
 #: Fields typed as plain strings in Python whose values are one of an enum.
 FIELD_ENUMS = {("ErrorBody", "code"): "ErrorCode", ("Execution", "containment"): "Containment"}
@@ -84,6 +93,7 @@ def _schemas(ops: list[Op]) -> dict[str, Any]:
             if model is not None:
                 wanted[(model, "serialization")] = None
     wanted[(Event, "serialization")] = None
+    wanted[(FileEvent, "serialization")] = None
     wanted[(Change, "serialization")] = None  # the data of `GET /v1/events/stream`
     _, top = models_json_schema(list(wanted), by_alias=True, ref_template=SCHEMA)
     schemas: dict[str, Any] = dict(top.get("$defs", {}))
@@ -189,7 +199,10 @@ def _operation(op: Op) -> dict[str, Any]:
             body = {"type": "object"}
         elif media == "text/event-stream":
             body = SSE_EVENT
-        responses[str(status)] = {"description": description, "content": {media: {"schema": body}}}
+        if str(status) in responses:  # the same status answers JSON or these bytes
+            responses[str(status)].setdefault("content", {})[media] = {"schema": body}
+        else:
+            responses[str(status)] = {"description": description, "content": {media: {"schema": body}}}
     responses.update(_error_responses(op.errors))
     operation: dict[str, Any] = {
         "operationId": op.operation_id,
@@ -203,6 +216,13 @@ def _operation(op: Op) -> dict[str, Any]:
             "required": not op.body_optional,
             "content": {"application/json": {"schema": ref(op.body.__name__)}},
         }
+    if op.raw_body is not None:
+        media, description = op.raw_body
+        operation["requestBody"] = {
+            "required": True,
+            "description": description,
+            "content": {media: {"schema": {"type": "string", "contentMediaType": media}}},
+        }
     if op.public:
         operation["security"] = []
     return operation
@@ -211,7 +231,7 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = all_operations()
+    ops = [*operations(), *file_operations(), *browser_operations()]
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)

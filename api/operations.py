@@ -26,11 +26,14 @@ from workbench.wire.models import (
     ExitList,
     Health,
     ImageList,
+    SignalRequest,
+    SignalResult,
     StartBashRequest,
     StartCodeRequest,
     WaitRequest,
     WaitResult,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 
 SCHEMA = "#/components/schemas/{model}"
 #: A parameter or header: (name, schema, description).
@@ -86,6 +89,8 @@ class Op:
     public: bool = False
     #: A response that is not JSON: (status → (media type, description)).
     raw: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: A request body that is not JSON: (media type, description).
+    raw_body: tuple[str, str] | None = None
 
 
 SSE_DESCRIPTION = """Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
@@ -107,17 +112,42 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
         {"type": "string"},
         "the delivery id of an exit (`dl_` + 26 characters); any other is 404",
     ),
+    "sessionId": (
+        {"type": "string"},
+        f"the session (`{SESSION_ID.pattern}`, not `.` or `..`); any other, or another principal's, is 404",
+    ),
+    "path": (
+        {"type": "string"},
+        "a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422",
+    ),
 }
 
 
-def _start(kind: str, operation_id: str, summary: str, body: type[BaseModel]) -> Op:
+IDEMPOTENCY_KEY: Param = (
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255},
+    "printable characters; the first request with a key creates the execution, a later one "
+    "with the same body returns the same record (200, `Idempotent-Replayed: true`)",
+)
+ETAG: Param = ("ETag", {"type": "string"}, "the record's `rowVersion`, quoted")
+
+
+def _start(
+    path: str,
+    operation_id: str,
+    summary: str,
+    body: type[BaseModel],
+    *,
+    errors: tuple[str, ...] = START_ERRORS,
+) -> Op:
     replayed = (("Idempotent-Replayed", {"type": "string", "enum": ["true"]}, "the answer is a replay"),)
     return Op(
         "post",
-        f"/v1/executions/{kind}",
+        path,
         operation_id,
         summary,
         body,
+        body_optional=body is RerunRequest,
         ok={
             200: (Execution, "replayed by its Idempotency-Key (header `Idempotent-Replayed: true`)"),
             201: (
@@ -126,37 +156,33 @@ def _start(kind: str, operation_id: str, summary: str, body: type[BaseModel]) ->
             ),
             202: (Execution, "accepted in the background (`queued` or `running`)"),
         },
-        errors=START_ERRORS,
-        headers=(
-            (
-                "Idempotency-Key",
-                {"type": "string", "minLength": 1, "maxLength": 255},
-                "printable characters; the first request with a key creates the execution, a later one "
-                "with the same body returns the same record (200, `Idempotent-Replayed: true`)",
-            ),
-        ),
+        errors=errors,
+        headers=(IDEMPOTENCY_KEY,),
         response_headers={200: replayed},
     )
 
 
-def _per_execution() -> list[Op]:
-    """The routes under `/v1/executions/{kind}/{executionId}`, with paths relative to it."""
+def _reading_one() -> list[Op]:
+    """Reading one execution: the routes under `/v1/executions/{kind}/{executionId}`, relative to it."""
     return [
         Op(
             "get",
             "",
             "getExecution",
             "Read one execution",
-            ok={200: (Execution, "the record")},
+            ok={
+                200: (Execution, "the record"),
+                304: (None, "`If-None-Match` names its current `ETag`: not modified"),
+            },
             errors=PER_EXECUTION,
-        ),
-        Op(
-            "delete",
-            "",
-            "deleteExecution",
-            "Dispose of a terminal execution and its files",
-            ok={204: (None, "gone")},
-            errors=(*PER_EXECUTION, "conflict", *WRITES),
+            headers=(
+                (
+                    "If-None-Match",
+                    {"type": "string"},
+                    "ETags seen before (or `*`): `304` while the record is still that version",
+                ),
+            ),
+            response_headers={200: (ETAG,), 304: (ETAG,)},
         ),
         Op(
             "post",
@@ -167,27 +193,6 @@ def _per_execution() -> list[Op]:
             body_optional=True,
             ok={200: (WaitResult, "terminal, or the wait timed out (`waitTimedOut`)")},
             errors=(*PER_EXECUTION, *WITH_BODY),
-        ),
-        Op(
-            "post",
-            "/cancel",
-            "cancel",
-            "Cancel: kill the whole process tree",
-            CancelRequest,
-            body_optional=True,
-            ok={
-                202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
-                200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
-            },
-            errors=(*PER_EXECUTION, *WITH_BODY, *WRITES),
-        ),
-        Op(
-            "post",
-            "/detach",
-            "detach",
-            "Hand the outcome to the exits feed",
-            ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
-            errors=(*PER_EXECUTION, *WRITES),
         ),
         Op(
             "get",
@@ -201,15 +206,33 @@ def _per_execution() -> list[Op]:
                 (EVENTS_LIMIT.name, EVENTS_LIMIT.schema(), "page size"),
             ),
         ),
+        *_streams_and_artifacts(),
+    ]
+
+
+def _streams_and_artifacts() -> list[Op]:
+    """The event stream and the artifacts of one execution, with paths relative to it."""
+    return [
         Op(
             "get",
             "/events/stream",
             "eventsStream",
             "Follow the events (server-sent events)",
+            ok={204: (None, "a reconnect after the terminal event: nothing more will come")},
             errors=PER_EXECUTION,
             query=(
                 (EVENTS_AFTER.name, EVENTS_AFTER.schema(), "the last sequence already seen"),
                 ("streamToken", {"type": "string"}, "instead of a token: a stream token of this execution"),
+                (
+                    "sessionId",
+                    {"type": "string", "pattern": f"^{SESSION_ID.pattern}$"},
+                    "the session the execution must be of (another is 404)",
+                ),
+                (
+                    "types",
+                    {"type": "string"},
+                    "event types separated by commas: only those are sent (sequences stay the journal's)",
+                ),
             ),
             headers=(
                 (
@@ -218,7 +241,6 @@ def _per_execution() -> list[Op]:
                     "the last `id:` seen; wins over `after`",
                 ),
             ),
-            ok={204: (None, "resumed after the terminal event: nothing more will come")},
             raw={200: ("text/event-stream", SSE_DESCRIPTION)},
         ),
         Op(
@@ -244,21 +266,65 @@ def _per_execution() -> list[Op]:
     ]
 
 
-def with_and_without_kind(op: Op) -> list[Op]:
-    """A per-execution operation (path relative to the execution's) at both of its paths."""
+def _acting_on_one() -> list[Op]:
+    """Acting on one execution (rerun, delete, cancel, signal, detach), with paths relative to it."""
     return [
-        replace(
-            op,
-            path="/v1/executions/{kind}/{executionId}" + op.path,
-            operation_id=op.operation_id + "WithKind",
+        _start(
+            "/rerun",
+            "rerun",
+            "Start a new execution with the same spec (stdin included)",
+            RerunRequest,
+            errors=(*PER_EXECUTION, *START_ERRORS),
         ),
-        replace(op, path="/v1/executions/{executionId}" + op.path),
+        Op(
+            "delete",
+            "",
+            "deleteExecution",
+            "Dispose of a terminal execution and its files",
+            ok={204: (None, "gone")},
+            errors=(*PER_EXECUTION, "conflict", *WRITES),
+        ),
+        Op(
+            "post",
+            "/cancel",
+            "cancel",
+            "Cancel: kill the whole process tree",
+            CancelRequest,
+            body_optional=True,
+            ok={
+                202: (CancelResult, "cancel recorded (`cancel_requested` or `cancelled`)"),
+                200: (CancelResult, "already terminal: the outcome stands (`cancelled: false`)"),
+            },
+            errors=(*PER_EXECUTION, *WITH_BODY, *WRITES),
+        ),
+        Op(
+            "post",
+            "/signal",
+            "signal",
+            "Send a signal to every process of a running tree",
+            SignalRequest,
+            ok={202: (SignalResult, "sent, and journaled as a `signal` event")},
+            errors=(*PER_EXECUTION, *WITH_BODY, "conflict"),
+        ),
+        Op(
+            "post",
+            "/detach",
+            "detach",
+            "Hand the outcome to the exits feed",
+            ok={200: (DetachResult, "`detached: true`, or false with the record if it had already ended")},
+            errors=(*PER_EXECUTION, *WRITES),
+        ),
     ]
 
 
-def operations() -> list[Op]:
-    """The operations of `api.routes`, per-execution ones with and without their `{kind}/` segment."""
-    ops = [
+def _per_execution() -> list[Op]:
+    """The routes under `/v1/executions/{kind}/{executionId}`, with paths relative to it."""
+    return [*_reading_one(), *_acting_on_one()]
+
+
+def _daemon_ops() -> list[Op]:
+    """The daemon's own routes: health, the OpenAPI document, the exits feed, images."""
+    return [
         Op(
             "get",
             "/healthz",
@@ -280,40 +346,6 @@ def operations() -> list[Op]:
             public=True,
             raw={200: ("application/json", "the OpenAPI 3.1 document")},
         ),
-        _start("workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
-        _start("workbench_code", "startCode", "Start a code execution", StartCodeRequest),
-        Op(
-            "get",
-            "/v1/executions",
-            "listExecutions",
-            "List executions, newest first",
-            ok={200: (ExecutionList, "a page; pass `nextCursor` as `cursor` for the next")},
-            query=(
-                ("status", ref("ExecutionStatus"), "only this status"),
-                ("kind", ref("ExecutionKind"), "only this kind"),
-                (
-                    "sessionId",
-                    {"type": "string", "pattern": f"^{SESSION_ID.pattern}$"},
-                    "only this session's",
-                ),
-                (LIST_LIMIT.name, LIST_LIMIT.schema(), "page size"),
-                (
-                    "cursor",
-                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
-                    "`nextCursor` of the previous page",
-                ),
-                (
-                    "q",
-                    {"type": "string", "minLength": 1, "maxLength": 200},
-                    "text in the id, command, code or metadata",
-                ),
-                (
-                    "include",
-                    {"type": "string", "const": "preview"},
-                    "`preview`: each record carries its `preview` (otherwise null)",
-                ),
-            ),
-        ),
         Op(
             "get",
             "/v1/exits",
@@ -324,7 +356,11 @@ def operations() -> list[Op]:
             query=(
                 (EXITS_LIMIT.name, EXITS_LIMIT.schema(), "at most this many"),
                 (EXITS_WAIT.name, EXITS_WAIT.schema(), "long-poll for this long"),
-                (EXITS_LEASE.name, EXITS_LEASE.schema(), "hide what is handed out for this long"),
+                (
+                    EXITS_LEASE.name,
+                    EXITS_LEASE.schema(),
+                    "hide what is handed out for this long (0: a look, hiding nothing)",
+                ),
             ),
         ),
         Op(
@@ -343,6 +379,77 @@ def operations() -> list[Op]:
             ok={200: (ImageList, "every image, available or not")},
         ),
     ]
+
+
+def _starting_and_listing() -> list[Op]:
+    """The starts (of a kind, of a batch) and the listing."""
+    return [
+        _start("/v1/executions/workbench_bash", "startBash", "Start a bash execution", StartBashRequest),
+        _start("/v1/executions/workbench_code", "startCode", "Start a code execution", StartCodeRequest),
+        _start(
+            "/v1/executions/batch", "startBatch", "Start a batch of executions, all or none", BatchRequest
+        ),
+        Op(
+            "get",
+            "/v1/executions",
+            "listExecutions",
+            "List executions, newest first",
+            ok={200: (ExecutionList, "a page; pass `nextCursor` as `cursor` for the next")},
+            query=(
+                ("status", ref("ExecutionStatus"), "only this status"),
+                ("kind", ref("ExecutionKind"), "only this kind"),
+                (
+                    "sessionId",
+                    {"type": "string", "pattern": f"^{SESSION_ID.pattern}$"},
+                    "only this session's",
+                ),
+                (
+                    "q",
+                    {"type": "string", "minLength": 1, "maxLength": 200},
+                    "text in the id, command, code or metadata",
+                ),
+                (LIST_LIMIT.name, LIST_LIMIT.schema(), "page size"),
+                (
+                    "cursor",
+                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
+                    "`nextCursor` of the previous page",
+                ),
+                (
+                    "rerunOf",
+                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
+                    "only the reruns of this execution",
+                ),
+                (
+                    "batchId",
+                    {"type": "string", "pattern": f"^{EXECUTION_ID.pattern}$"},
+                    "only the items of this batch",
+                ),
+                (
+                    "include",
+                    {"type": "string", "const": "preview"},
+                    "`preview`: each record carries its `preview` (otherwise null)",
+                ),
+                ("service", {"type": "boolean"}, "`true`: only services; `false`: only the others"),
+            ),
+        ),
+    ]
+
+
+def with_and_without_kind(op: Op) -> list[Op]:
+    """A per-execution operation (path relative to the execution's) at both of its paths."""
+    return [
+        replace(
+            op,
+            path="/v1/executions/{kind}/{executionId}" + op.path,
+            operation_id=op.operation_id + "WithKind",
+        ),
+        replace(op, path="/v1/executions/{executionId}" + op.path),
+    ]
+
+
+def operations() -> list[Op]:
+    """The operations of `api.routes`, per-execution ones with and without their `{kind}/` segment."""
+    ops = [*_daemon_ops(), *_starting_and_listing()]
     for op in _per_execution():
         ops.extend(with_and_without_kind(op))
     return ops

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import trio
@@ -27,21 +28,29 @@ from api.requests import (
 )
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
+from workbench.core.principals import Principal
+from workbench.core.ready import wait_ready
 from workbench.core.records import format_time
+from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
+    EVENT_TYPES,
     EXECUTION_ID,
     EXECUTION_KINDS,
     SESSION_ID,
     CancelRequest,
+    SignalRequest,
     StartBashRequest,
     StartCodeRequest,
     StartRequest,
     WaitRequest,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 from workbench.wire.status import ExecutionStatus
 
-KINDS = "<any(workbench_bash, workbench_code):kind>"
+#: The kinds a start route takes, and those of per-execution routes (a batch's too).
+START_KINDS = "<any(workbench_bash, workbench_code):kind>"
+KINDS = "<any(workbench_bash, workbench_code, batch):kind>"
 STATUSES = frozenset(s.value for s in ExecutionStatus)
 DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 _CHUNK = 256 * 1024
@@ -49,37 +58,36 @@ _CHUNK = 256 * 1024
 
 def register(app: QuartTrio, daemon: Daemon) -> None:
     """Add every route to `app`."""
+    for add in (_daemon, _starts, _listing, _reads, _actions):
+        add(app, daemon)
+
+
+def per_execution(
+    app: QuartTrio, suffix: str, methods: list[str], name: str
+) -> Callable[[Callable[..., Awaitable[Response]]], None]:
+    """Register a handler at `/v1/executions/{kind}/{id}<suffix>` and `/v1/executions/{id}<suffix>`."""
+
+    def decorate(handler: Callable[..., Awaitable[Response]]) -> None:
+        async def with_kind(kind: str, execution_id: str, **kw: Any) -> Response:
+            return await handler(kind, execution_id, **kw)
+
+        async def without_kind(execution_id: str, **kw: Any) -> Response:
+            return await handler(None, execution_id, **kw)
+
+        app.add_url_rule(
+            f"/v1/executions/{KINDS}/<execution_id>{suffix}", f"{name}_kind", with_kind, methods=methods
+        )
+        app.add_url_rule(f"/v1/executions/<execution_id>{suffix}", name, without_kind, methods=methods)
+
+    return decorate
+
+
+def _starts(app: QuartTrio, daemon: Daemon) -> None:
+    """Starts: a kind's, a batch's, a rerun's."""
     svc = daemon.service
-    settings = daemon.settings
+    on = partial(per_execution, app)
 
-    def per_execution(
-        suffix: str, methods: list[str], name: str
-    ) -> Callable[[Callable[..., Awaitable[Response]]], None]:
-        """Register a handler at `/v1/executions/{kind}/{id}<suffix>` and `/v1/executions/{id}<suffix>`."""
-
-        def decorate(handler: Callable[..., Awaitable[Response]]) -> None:
-            async def with_kind(kind: str, execution_id: str, **kw: Any) -> Response:
-                return await handler(kind, execution_id, **kw)
-
-            async def without_kind(execution_id: str, **kw: Any) -> Response:
-                return await handler(None, execution_id, **kw)
-
-            app.add_url_rule(
-                f"/v1/executions/{KINDS}/<execution_id>{suffix}", f"{name}_kind", with_kind, methods=methods
-            )
-            app.add_url_rule(f"/v1/executions/<execution_id>{suffix}", name, without_kind, methods=methods)
-
-        return decorate
-
-    @app.get("/healthz")
-    async def healthz() -> Response:
-        check_query()
-        problem = daemon.health()
-        if problem is not None:
-            return json_response({"status": "degraded", "reason": problem}, 503)
-        return json_response({"status": "ok"})
-
-    @app.post(f"/v1/executions/{KINDS}")
+    @app.post(f"/v1/executions/{START_KINDS}")
     async def start(kind: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
         check_query()
@@ -94,54 +102,108 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         status = 200 if started.replayed else (202 if body.background else 201)
         return json_response(execution.wire(), status, headers)
 
+    async def answer_started(principal: Principal, started: Started, background: bool) -> Response:
+        """A start's answer: at once (background), or once terminal or `waitTimeoutMs` passed."""
+        execution = started.execution
+        if started.wait_ms is not None and not execution.terminal:
+            final = None
+            # A new batch was read back after its items were submitted: it may have moved since.
+            fresh = not started.replayed and execution.execution_kind != "batch"
+            with trio.move_on_after(started.wait_ms / 1000):
+                final = await svc.wait_terminal(execution.execution_id, fresh=fresh)
+            execution = final or await svc.get(principal, execution.execution_id)
+        headers = {"Idempotent-Replayed": "true"} if started.replayed else None
+        status = 200 if started.replayed else (202 if background else 201)
+        return json_response(execution.wire(), status, headers)
+
+    @app.post("/v1/executions/batch")
+    async def start_batch() -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        body = await parse_body(BatchRequest)
+        started = await svc.start_batch(principal, body, idempotency_key())
+        return await answer_started(principal, started, body.background)
+
+    @on("/rerun", ["POST"], "rerun")
+    async def rerun(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        body = await parse_body(RerunRequest, allow_empty=True)
+        started = await svc.rerun(principal, execution_id, kind, body, idempotency_key())
+        return await answer_started(principal, started, body.background)
+
+
+def _listing(app: QuartTrio, daemon: Daemon) -> None:
+    """`GET /v1/executions`."""
+    svc = daemon.service
+
     @app.get("/v1/executions")
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
-        args = request.args
-        check_query(("status", "kind", "sessionId", "limit", "cursor", "include", "q"))
-        status, kind = args.get("status"), args.get("kind")
-        session_id, cursor = args.get("sessionId"), args.get("cursor")
-        # Like every other query parameter, a bad value is 400 (not 422: no body is involved).
-        if status is not None and status not in STATUSES:
-            raise BadRequest(f"query parameter status must be one of {', '.join(ExecutionStatus)}")
-        if kind is not None and kind not in EXECUTION_KINDS:
-            raise BadRequest(f"query parameter kind must be one of {', '.join(EXECUTION_KINDS)}")
-        if session_id is not None and not SESSION_ID.fullmatch(session_id):
-            raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
-        if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
-            raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
-        text = args.get("q")
-        if text is not None and not 1 <= len(text) <= 200:
-            raise BadRequest("query parameter q must be 1 to 200 characters")
-        include = args.get("include")
-        if include is not None and include != "preview":
-            raise BadRequest("query parameter include must be preview")
-        page, next_cursor = await svc.list(
-            principal,
-            status=status,
-            kind=kind,
-            session_id=session_id,
-            limit=LIST_LIMIT.read(),
-            cursor=cursor,
-            preview=include == "preview",
-            text=text,
-        )
+        page, next_cursor = await svc.list(principal, **_list_filters(), limit=LIST_LIMIT.read())
         return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
 
-    @per_execution("", ["GET"], "get_execution")
+
+def _list_filters() -> dict[str, Any]:
+    """The listing's query (but its limit), checked: like every other query parameter, a bad
+    value is 400 (not 422: no body is involved)."""
+    args = request.args
+    check_query(
+        ("status", "kind", "sessionId", "limit", "cursor", "rerunOf", "batchId", "include", "service", "q")
+    )
+    status, kind = args.get("status"), args.get("kind")
+    service = args.get("service")
+    if service is not None and service not in ("true", "false"):
+        raise BadRequest("query parameter service must be true or false")
+    session_id, cursor = args.get("sessionId"), args.get("cursor")
+    if status is not None and status not in STATUSES:
+        raise BadRequest(f"query parameter status must be one of {', '.join(ExecutionStatus)}")
+    if kind is not None and kind not in EXECUTION_KINDS:
+        raise BadRequest(f"query parameter kind must be one of {', '.join(EXECUTION_KINDS)}")
+    if session_id is not None and not SESSION_ID.fullmatch(session_id):
+        raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
+    if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
+        raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
+    include = args.get("include")
+    if include is not None and include != "preview":
+        raise BadRequest("query parameter include must be preview")
+    text = args.get("q")
+    if text is not None and not 1 <= len(text) <= 200:
+        raise BadRequest("query parameter q must be 1 to 200 characters")
+    rerun_of, batch_id = args.get("rerunOf"), args.get("batchId")
+    for name, value in (("rerunOf", rerun_of), ("batchId", batch_id)):
+        if value is not None and not EXECUTION_ID.fullmatch(value):
+            raise BadRequest(f"query parameter {name} must be an execution id")
+    return {
+        "status": status,
+        "kind": kind,
+        "session_id": session_id,
+        "cursor": cursor,
+        "preview": include == "preview",
+        "rerun_of": rerun_of,
+        "batch_id": batch_id,
+        "service": None if service is None else service == "true",
+        "text": text,
+    }
+
+
+def _reads(app: QuartTrio, daemon: Daemon) -> None:
+    """Reading executions: the listing, a record, waits, events, streams and artifacts."""
+    svc = daemon.service
+    settings = daemon.settings
+    on = partial(per_execution, app)
+
+    @on("", ["GET"], "get_execution")
     async def get_execution(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        return json_response((await svc.get(principal, execution_id, kind)).wire())
+        execution = await svc.get(principal, execution_id, kind)
+        etag = f'"{execution.row_version}"'
+        if etag_matches(request.headers.get("If-None-Match"), etag):
+            return Response("", status=304, headers={"ETag": etag})
+        return json_response(execution.wire(), headers={"ETag": etag})
 
-    @per_execution("", ["DELETE"], "delete_execution")
-    async def delete_execution(kind: str | None, execution_id: str) -> Response:
-        principal = authenticate(daemon, EXECUTE)
-        check_query()
-        await svc.delete(principal, execution_id, kind)
-        return Response("", status=204)
-
-    @per_execution("/wait", ["POST"], "wait")
+    @on("/wait", ["POST"], "wait")
     async def wait(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
@@ -149,29 +211,13 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         wait_ms = (
             body.wait_timeout_ms if body.wait_timeout_ms is not None else settings.default_wait_timeout_ms
         )
-        execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
+        if body.until == "ready":
+            execution, timed_out = await wait_ready(svc, principal, execution_id, kind, wait_ms)
+        else:
+            execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
         return json_response({"execution": execution.wire(), "waitTimedOut": timed_out})
 
-    @per_execution("/cancel", ["POST"], "cancel")
-    async def cancel(kind: str | None, execution_id: str) -> Response:
-        principal = authenticate(daemon, EXECUTE)
-        check_query()
-        body = await parse_body(CancelRequest, allow_empty=True)
-        cancelled, execution = await svc.cancel(principal, execution_id, kind, body.reason, body.grace_ms)
-        return json_response(
-            {"cancelled": cancelled, "execution": execution.wire()}, 202 if cancelled else 200
-        )
-
-    @per_execution("/detach", ["POST"], "detach")
-    async def detach(kind: str | None, execution_id: str) -> Response:
-        principal = authenticate(daemon, EXECUTE)
-        check_query()
-        detached, execution = await svc.detach(principal, execution_id, kind)
-        if detached:
-            return json_response({"detached": True})
-        return json_response({"detached": False, "execution": execution.wire()})
-
-    @per_execution("/events", ["GET"], "events")
+    @on("/events", ["GET"], "events")
     async def events(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query(("after", "limit"))
@@ -188,18 +234,22 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         )
         return json_response(text)
 
-    @per_execution("/events/stream", ["GET"], "events_stream")
+    @on("/events/stream", ["GET"], "events_stream")
     async def events_stream(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ, stream_of=execution_id)
-        check_query(("after", "streamToken"))
+        check_query(("after", "sessionId", "types", "streamToken"))
         # Both are checked, and a number the store cannot hold is a 400, not a broken stream.
         after = EVENTS_AFTER.read()
         last_event_id = request.headers.get("Last-Event-ID")
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
-        return await sse.stream(daemon, principal, execution_id, kind, after)
+        session_id = request.args.get("sessionId")
+        if session_id is not None and not SESSION_ID.fullmatch(session_id):
+            raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
+        options = sse.Options(session_id=session_id, types=parse_types(request.args.get("types")))
+        return await sse.stream(daemon, principal, execution_id, kind, after, options)
 
-    @per_execution("/stream-token", ["POST"], "stream_token")
+    @on("/stream-token", ["POST"], "stream_token")
     async def stream_token(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
@@ -207,19 +257,72 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         token, expires = daemon.browser.stream_token(principal, execution_id)
         return json_response({"streamToken": token, "expiresAt": format_time(expires)})
 
-    @per_execution("/artifacts", ["GET"], "artifacts")
+    @on("/artifacts", ["GET"], "artifacts")
     async def artifacts(kind: str | None, execution_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
         execution = await svc.get(principal, execution_id, kind)
         return json_response({"artifacts": [a.wire() for a in execution.artifacts]})
 
-    @per_execution("/artifacts/<name>", ["GET"], "artifact")
+    @on("/artifacts/<name>", ["GET"], "artifact")
     async def artifact(kind: str | None, execution_id: str, name: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
         path, size, content_type = await svc.artifact_file(principal, execution_id, kind, name)
         return await _file_response(path, size, content_type, name)
+
+
+def _actions(app: QuartTrio, daemon: Daemon) -> None:
+    """Acting on one execution: delete, cancel, signal, detach."""
+    svc = daemon.service
+    on = partial(per_execution, app)
+
+    @on("", ["DELETE"], "delete_execution")
+    async def delete_execution(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        await svc.delete(principal, execution_id, kind)
+        return Response("", status=204)
+
+    @on("/cancel", ["POST"], "cancel")
+    async def cancel(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        body = await parse_body(CancelRequest, allow_empty=True)
+        cancelled, execution = await svc.cancel(principal, execution_id, kind, body.reason, body.grace_ms)
+        return json_response(
+            {"cancelled": cancelled, "execution": execution.wire()}, 202 if cancelled else 200
+        )
+
+    @on("/signal", ["POST"], "signal")
+    async def send_signal(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        await svc.get(principal, execution_id, kind)  # an id that names nothing is 404 before the body
+        body = await parse_body(SignalRequest)
+        execution = await svc.signal(principal, execution_id, kind, body.signal)
+        return json_response({"execution": execution.wire()}, 202)
+
+    @on("/detach", ["POST"], "detach")
+    async def detach(kind: str | None, execution_id: str) -> Response:
+        principal = authenticate(daemon, EXECUTE)
+        check_query()
+        detached, execution = await svc.detach(principal, execution_id, kind)
+        if detached:
+            return json_response({"detached": True})
+        return json_response({"detached": False, "execution": execution.wire()})
+
+
+def _daemon(app: QuartTrio, daemon: Daemon) -> None:
+    """The daemon's own routes: health, the exits feed, images, the OpenAPI document."""
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        check_query()
+        problem = daemon.health()
+        if problem is not None:
+            return json_response({"status": "degraded", "reason": problem}, 503)
+        return json_response({"status": "ok"})
 
     @app.get("/v1/exits")
     async def exits() -> Response:
@@ -255,6 +358,39 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
         check_query()
         return json_response(document())
+
+
+def idempotency_key() -> str | None:
+    """The request's `Idempotency-Key`; BadRequest when it is not 1 to 255 printable characters."""
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and (not key or len(key) > 255 or not key.isprintable()):
+        raise BadRequest("Idempotency-Key must be 1 to 255 printable characters")
+    return key
+
+
+def etag_matches(header: str | None, etag: str) -> bool:
+    """Whether `If-None-Match` names `etag` (or is `*`); weak tags compare as their strong ones."""
+    if header is None:
+        return False
+    for candidate in header.split(","):
+        candidate = candidate.strip()
+        if candidate == "*" or candidate.removeprefix("W/") == etag:
+            return True
+    return False
+
+
+def parse_types(raw: str | None) -> frozenset[str] | None:
+    """`?types=status,progress` as a set of event types; BadRequest for one that does not exist."""
+    if raw is None:
+        return None
+    types = frozenset(t.strip() for t in raw.split(","))
+    unknown = sorted(types - set(EVENT_TYPES))
+    if unknown or not raw.strip():
+        raise BadRequest(
+            f"query parameter types must be event types separated by commas ({', '.join(EVENT_TYPES)})"
+            + (f"; not {unknown[0]!r}" if unknown else "")
+        )
+    return types
 
 
 def _image_json(image: Any) -> dict[str, Any]:

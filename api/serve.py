@@ -23,6 +23,8 @@ from workbench.wire.errors import ConfigError
 
 log = logging.getLogger("workbench.serve")
 
+#: What a client assumes when nothing says otherwise (the banner says what to export instead).
+DEFAULTS = Settings()
 #: How long in-flight responses get to finish after a stop signal.
 GRACEFUL_S = 5.0
 #: How long a connection may go without sending complete request headers: a new one, and one
@@ -251,11 +253,11 @@ def run(settings: Settings) -> int:
 
                 nursery.start_soon(on_signals)
                 daemon, binds = await nursery.start(serve_until_stopped)
-                print(f"workbench: listening on {', '.join(binds)}", file=sys.stderr, flush=True)
-                print(f"workbench: data dir {settings.data_dir}", file=sys.stderr, flush=True)
+                token_state = None
                 if settings.token is None:
-                    state = "generated" if daemon.token_created else "stored"
-                    print(f"workbench: token {state} in {settings.token_path}", file=sys.stderr, flush=True)
+                    token_state = "generated" if daemon.token_created else "stored"
+                for line in banner(settings, binds, token_state):
+                    print(f"workbench: {line}", file=sys.stderr, flush=True)
                 refused = daemon.service.store.health.error()
                 if refused is not None:
                     print(f"workbench: {refused.message}", file=sys.stderr, flush=True)
@@ -269,6 +271,25 @@ def run(settings: Settings) -> int:
             raise
         raise _first(config_errors) from None
     return 0
+
+
+def banner(settings: Settings, binds: list[str], token_state: str | None) -> list[str]:
+    """What `serve` says once it listens: each address as `WORKBENCH_URL` takes it, the data dir,
+    the token, and what a client must export to find this daemon when it is not at the defaults."""
+    import shlex
+
+    urls = ["unix://" + b.removeprefix("http://unix:") if b.startswith("http://unix:") else b for b in binds]
+    lines = [f"listening on {', '.join(urls)}", f"data dir {settings.data_dir}"]
+    if token_state is not None:
+        lines.append(f"token {token_state} in {settings.token_path}")
+    exports = []
+    if urls and urls[0] != f"http://{DEFAULTS.bind}":
+        exports.append(f"WORKBENCH_URL={shlex.quote(urls[0])}")
+    if settings.data_dir != DEFAULTS.data_dir and settings.token is None:
+        exports.append(f"WORKBENCH_DATA_DIR={shlex.quote(str(settings.data_dir))}")
+    if exports:
+        lines.append(f"clients find it with: export {' '.join(exports)}")
+    return lines
 
 
 def _first(group: BaseExceptionGroup[ConfigError]) -> ConfigError:

@@ -2,8 +2,7 @@
 
 A stream replays the committed events after `Last-Event-ID` (or `?after=`, or from the start),
 then sleeps on the execution's wake-up and sends what each commit added, and ends after the
-terminal event; resumed after the terminal event, it is `204 No Content`. Every pending event
-goes out in one write. The stream reads the journal only as
+terminal event. Every pending event goes out in one write. The stream reads the journal only as
 fast as the client takes its bytes, so a slow client holds nothing but its own page of events and
 never slows the execution or other readers. Past the output budget, output that is no longer
 journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
@@ -15,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 
 import trio
@@ -25,6 +25,7 @@ from workbench.core.display import DisplayFollower, split_text
 from workbench.core.records import format_time, now_ms
 from workbench.core.service import Principal
 from workbench.core.waiting import first_of
+from workbench.wire.errors import NotFound
 
 KEEPALIVE_S = 15.0
 #: Events read per journal query, and the most bytes of events held for one client at once.
@@ -54,22 +55,41 @@ def display_frames(follower: DisplayFollower, delta_max: int) -> str:
                 "exitCode": None,
                 "signal": None,
                 "error": None,
+                "item": None,
             }
             out.append(f"event: output\ndata: {json.dumps(body, ensure_ascii=False)}\n\n")
     return "".join(out)
 
 
+@dataclass(frozen=True)
+class Options:
+    """What a stream was asked for besides where to start."""
+
+    #: The session the execution must be of (another is 404, like an unknown id).
+    session_id: str | None = None
+    #: Only events of these types (None: all); their sequences stay the journal's.
+    types: frozenset[str] | None = None
+
+
 async def stream(
-    daemon: Daemon, principal: Principal, execution_id: str, kind: str | None, after: int
+    daemon: Daemon,
+    principal: Principal,
+    execution_id: str,
+    kind: str | None,
+    after: int,
+    options: Options = Options(),
 ) -> Response:
-    """The `text/event-stream` response of the events after `after` (or a JSON error before it starts)."""
+    """The `text/event-stream` response of the events after `after` (or a JSON error before it
+    starts); `204` for a reconnect after the terminal event, so that an `EventSource` stops."""
     svc = daemon.service
     execution = await svc.get(principal, execution_id, kind)  # 404 before the stream starts
+    if options.session_id is not None and execution.session_id != options.session_id:
+        raise NotFound(f"no execution {execution_id} in session {options.session_id}")
     if execution.terminal and after >= execution.last_sequence:
-        # Resumed after the terminal event: nothing will ever come. 204 tells an `EventSource`
-        # to stop reconnecting (an empty 200 would have it reconnect every few seconds forever).
         return Response("", status=204)
     delta_max = daemon.settings.execution_event_delta_max_bytes
+    types = options.types
+    display_wanted = types is None or "output" in types
 
     async def events() -> AsyncIterator[bytes]:
         # An id beyond the last event: nothing to replay; follow live from here.
@@ -82,13 +102,23 @@ async def stream(
             while not daemon.stopping.is_set():
                 seen, display_seen = watch.version, display.version
                 page = await svc.stream_page(
-                    execution_id, cursor, PAGE_EVENTS, PAGE_BYTES, find_truncation=not display_open
+                    execution_id,
+                    cursor,
+                    PAGE_EVENTS,
+                    PAGE_BYTES,
+                    find_truncation=display_wanted and not display_open,
+                    types=types,
                 )
                 # Display text taken after the read: all of it was written before what the read saw.
                 frames = display_frames(display, delta_max) if display_open else ""
                 frames += page.frames
                 cursor = page.next_after
-                if not display_open and page.truncated_at is not None and cursor >= page.truncated_at:
+                if (
+                    display_wanted
+                    and not display_open
+                    and page.truncated_at is not None
+                    and cursor >= page.truncated_at
+                ):
                     display_open = True
                     display_seen = -1  # what waited for the truncation event goes out next
                 if frames:

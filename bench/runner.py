@@ -16,7 +16,8 @@ from bench.procs import ROOT, Registry, describe_machine, scratch_root
 from bench.rows_agent import row14_mcp_bash, row15_preview
 from bench.rows_cancel import row7_cancel
 from bench.rows_clients import row13_client_events
-from bench.rows_dashboard import row16_dashboard
+from bench.rows_dashboard import row18_dashboard
+from bench.rows_files import row16_file_round_trip, row17_service_ready
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
 from bench.rows_load import row3_many_jobs, row4_gigabyte, row9_thousand, row11_recovery
@@ -41,7 +42,9 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     13: ("`events()` of 100,000 lines: TypeScript vs Python client", row13_client_events, (120, 60)),
     14: ("MCP `bash` tool round trip of `true`", row14_mcp_bash, (90, 40)),
     15: ("the record with its preview", row15_preview, (120, 60)),
-    16: ("a line from the process to the dashboard's DOM", row16_dashboard, (120, 60)),
+    16: ("1 MiB file PUT + GET through the API vs `cp`", row16_file_round_trip, (60, 30)),
+    17: ("`python -m http.server` service: start to ready", row17_service_ready, (120, 60)),
+    18: ("a line from the process to the dashboard's DOM", row18_dashboard, (120, 60)),
 }
 
 COMMAND = "python -m bench"

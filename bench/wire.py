@@ -130,14 +130,21 @@ class Client:
     async def _connect(self) -> _Connection:
         return _Connection(await trio.open_tcp_stream(self.host, self.port))
 
-    def _encode(self, method: str, path: str, body: bytes | None, extra: dict[str, str] | None) -> bytes:
+    def _encode(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        extra: dict[str, str] | None,
+        content_type: str = "application/json",
+    ) -> bytes:
         lines = [
             f"{method} {path} HTTP/1.1",
             f"Host: {self.host}:{self.port}",
             f"Authorization: {self._auth}",
         ]
         if body is not None:
-            lines.append("Content-Type: application/json")
+            lines.append(f"Content-Type: {content_type}")
             lines.append(f"Content-Length: {len(body)}")
         for name, value in (extra or {}).items():
             lines.append(f"{name}: {value}")
@@ -153,9 +160,13 @@ class Client:
         *,
         check: bool = True,
     ) -> Response:
-        """One request; raises HttpError on a non-2xx status when `check`."""
-        body = None if payload is None else json.dumps(payload).encode()
-        data = self._encode(method, path, body, headers)
+        """One request; raises HttpError on a non-2xx status when `check`. `payload` is JSON, or
+        bytes sent as they are (`application/octet-stream`)."""
+        if isinstance(payload, bytes):
+            data = self._encode(method, path, payload, headers, "application/octet-stream")
+        else:
+            body = None if payload is None else json.dumps(payload).encode()
+            data = self._encode(method, path, body, headers)
         for attempt in range(3):
             fresh = not self._idle
             conn = self._idle.pop() if self._idle else await self._connect()
@@ -247,7 +258,7 @@ class Client:
                 return out
 
 
-TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 
 
 class _Body:

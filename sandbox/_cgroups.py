@@ -219,3 +219,14 @@ def memory_peak(kind: str, path: str) -> int | None:
         return int(text) if text else None
     except ValueError:
         return None
+
+
+def cpu_times_ms(path: str) -> tuple[int, int] | None:
+    """(user, system) CPU time in ms of every process that ran in the v2 cgroup, or None.
+
+    `cpu.stat` is there in every v2 cgroup, whether or not the cpu controller is enabled.
+    """
+    stat = read_keyed(os.path.join(path, "cpu.stat"))
+    if "user_usec" not in stat or "system_usec" not in stat:
+        return None
+    return stat["user_usec"] // 1000, stat["system_usec"] // 1000

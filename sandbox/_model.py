@@ -248,14 +248,20 @@ class ExitStatus:
     Exactly one of `exit_code` and `signal` is set, or neither when the outcome cannot be known
     (a tree adopted after the shim that started it died). `limit` names the limit that killed
     it (``oom``, ``cpu_limit``, ``file_size_limit``) when one did. `memory_peak_bytes` and
-    `oom_kills` describe the whole tree where a memory cgroup measured it.
+    `oom_kills` describe the whole tree where a memory cgroup measured it (`memory_peak_bytes`
+    is else the leader's peak resident size, its waited-for children's included).
+    `cpu_user_ms` and `cpu_system_ms` are the tree's CPU time from its cgroup where it has
+    one, else the leader's and its waited-for children's (None where not measured).
     """
 
     exit_code: int | None
     signal: int | None
     limit: str | None = None
-    memory_peak_bytes: int | None = None
+    # Measurements, not how it ended: two statuses of one outcome compare equal.
+    memory_peak_bytes: int | None = field(default=None, compare=False)
     oom_kills: int | None = None
+    cpu_user_ms: int | None = field(default=None, compare=False)
+    cpu_system_ms: int | None = field(default=None, compare=False)
 
     @property
     def known(self) -> bool:
@@ -276,6 +282,8 @@ class ExitStatus:
             "limit": self.limit,
             "memoryPeakBytes": self.memory_peak_bytes,
             "oomKills": self.oom_kills,
+            "cpuUserMs": self.cpu_user_ms,
+            "cpuSystemMs": self.cpu_system_ms,
         }
 
     @classmethod
@@ -287,6 +295,8 @@ class ExitStatus:
             limit=data.get("limit"),
             memory_peak_bytes=data.get("memoryPeakBytes"),
             oom_kills=data.get("oomKills"),
+            cpu_user_ms=data.get("cpuUserMs"),
+            cpu_system_ms=data.get("cpuSystemMs"),
         )
 
 

@@ -149,7 +149,14 @@ class Tracked:
             oom_kills = cg.oom_kills(*self.memory)
             peak = cg.memory_peak(*self.memory)
         limit = classify_limit(status, self.limits, oom_kills, usage.ru_utime + usage.ru_stime)
-        status = ExitStatus(status.exit_code, status.signal, limit, peak, oom_kills)
+        # The cgroup counts every process of the tree (escapees too); the rusage only the
+        # leader and the children it waited for.
+        cpu = cg.cpu_times_ms(self.info.cgroup) if self.info.cgroup else None
+        if cpu is None:
+            cpu = round(usage.ru_utime * 1000), round(usage.ru_stime * 1000)
+        if peak is None and usage.ru_maxrss > 0:
+            peak = usage.ru_maxrss * 1024  # KiB on Linux
+        status = ExitStatus(status.exit_code, status.signal, limit, peak, oom_kills, *cpu)
         try:
             write_status_file(self.info.dir, self.info, status)
         except OSError as e:

@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
         (
             "Artifact",
             "ArtifactList",
+            "Capabilities",
             "CancelResult",
             "DetachResult",
             "ErrorInfo",
@@ -43,9 +44,11 @@ _EXPORTS: dict[str, str] = {
             "Image",
             "ImageIsolation",
             "ImageList",
+            "ItemStatus",
             "LiveEvent",
             "OutputInfo",
             "Preview",
+            "Usage",
             "WaitResult",
             "ExecutionKind",
             "StreamName",
@@ -66,6 +69,8 @@ _EXPORTS: dict[str, str] = {
             "NotFound",
             "PayloadTooLarge",
             "StorageFull",
+            "PreconditionFailed",
+            "QuotaExceeded",
             "TooManyExecutions",
             "Unauthorized",
             "Unavailable",
@@ -103,6 +108,8 @@ if TYPE_CHECKING:
     from workbench.wire.errors import InvalidRequest as InvalidRequest
     from workbench.wire.errors import NotFound as NotFound
     from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge
+    from workbench.wire.errors import PreconditionFailed as PreconditionFailed
+    from workbench.wire.errors import QuotaExceeded as QuotaExceeded
     from workbench.wire.errors import StorageFull as StorageFull
     from workbench.wire.errors import TooManyExecutions as TooManyExecutions
     from workbench.wire.errors import Unauthorized as Unauthorized
@@ -113,6 +120,7 @@ if TYPE_CHECKING:
     from workbench.wire.models import Artifact as Artifact
     from workbench.wire.models import ArtifactList as ArtifactList
     from workbench.wire.models import CancelResult as CancelResult
+    from workbench.wire.models import Capabilities as Capabilities
     from workbench.wire.models import DetachResult as DetachResult
     from workbench.wire.models import ErrorInfo as ErrorInfo
     from workbench.wire.models import Event as Event
@@ -126,12 +134,14 @@ if TYPE_CHECKING:
     from workbench.wire.models import Image as Image
     from workbench.wire.models import ImageIsolation as ImageIsolation
     from workbench.wire.models import ImageList as ImageList
+    from workbench.wire.models import ItemStatus as ItemStatus
     from workbench.wire.models import LiveEvent as LiveEvent
     from workbench.wire.models import OnWaitTimeout as OnWaitTimeout
     from workbench.wire.models import OutputInfo as OutputInfo
     from workbench.wire.models import Preview as Preview
     from workbench.wire.models import PreviewFormat as PreviewFormat
     from workbench.wire.models import StreamName as StreamName
+    from workbench.wire.models import Usage as Usage
     from workbench.wire.models import WaitResult as WaitResult
     from workbench.wire.status import ExecutionStatus as ExecutionStatus
     from workbench.wire.status import StatusName as StatusName

@@ -11,7 +11,14 @@ from openapi_spec_validator import validate
 from tests.conftest import DaemonHandle
 
 #: Werkzeug converters → the OpenAPI parameter names of `api/openapi.py`.
-PARAMETERS = {"execution_id": "executionId", "name": "name", "delivery_id": "deliveryId", "kind": "kind"}
+PARAMETERS = {
+    "execution_id": "executionId",
+    "name": "name",
+    "delivery_id": "deliveryId",
+    "kind": "kind",
+    "session_id": "sessionId",
+    "path": "path",
+}
 
 
 def openapi_paths(rule: str) -> list[str]:
@@ -84,6 +91,7 @@ async def test_bodies_responses_errors_and_the_stream(wb: DaemonHandle) -> None:
         "failed",
         "cancelled",
         "timed_out",
+        "partial_failed",
     }
     for code, status in (("not_found", "404"), ("conflict", "409"), ("unavailable", "503")):
         response = doc["components"]["responses"][code]
@@ -110,6 +118,9 @@ ENUMS = {
     "ErrorCode",
     "PreviewFormat",
     "OnWaitTimeout",
+    "WaitUntil",
+    "FileType",
+    "FileEventType",
 }
 
 
@@ -218,7 +229,8 @@ async def test_each_enum_is_one_named_schema(wb: DaemonHandle) -> None:
     schemas = doc["components"]["schemas"]
     assert set(schemas) >= ENUMS
     assert schemas["ExecutionKind"]["enum"] == list(EXECUTION_KINDS)
-    assert schemas["EventType"]["enum"] == ["status", "output", "output_truncated", "progress", "artifact"]
+    events = ["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready"]
+    assert schemas["EventType"]["enum"] == events
     assert schemas["ErrorCode"]["enum"] == list(STATUS)
     for where, schema in walk(doc):
         if "enum" in schema and not where.startswith(tuple(f"/components/schemas/{e}" for e in ENUMS)):
@@ -268,18 +280,21 @@ async def test_bounds_are_those_the_daemon_enforces(wb: DaemonHandle) -> None:
             response = await wb.client.post(route, json=body)
             assert response.status_code == 422, (route, field, value, response.text)
             assert response.json()["error"]["code"] == "invalid_request"
+    probe = await wb.client.put("/v1/sessions/default/files/bounds/probe.txt", content=b"x")
+    assert probe.status_code == 201, probe.text
     for path, item in doc["paths"].items():
         for method, operation in item.items():
             for param in operation.get("parameters", []):
                 if param["in"] != "query" or param["schema"].get("type") != "integer":
                     continue
                 url = path.replace("{executionId}", record["executionId"]).replace("{kind}", "workbench_bash")
+                url = url.replace("{sessionId}", "default").replace("{path}", "bounds")
                 low, high = param["schema"]["minimum"], param["schema"]["maximum"]
                 extra = {"waitTimeoutMs": 0} if path == "/v1/exits" else {}
                 for value in (low - 1, high + 1):
                     response = await wb.client.request(method, url, params={**extra, param["name"]: value})
                     assert response.status_code == 400, (method, path, param["name"], value)
-                if param["name"] != "waitTimeoutMs" and not path.endswith("/stream"):
+                if param["name"] not in ("waitTimeoutMs", "timeoutMs") and not path.endswith("/stream"):
                     response = await wb.client.request(method, url, params={**extra, param["name"]: high})
                     assert response.status_code == 200, (method, path, param["name"], high)
 

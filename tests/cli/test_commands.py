@@ -17,7 +17,7 @@ from tests.conftest import DaemonHandle
 
 COMMANDS = [
     "serve", "run", "code", "ls", "show", "logs", "events", "wait", "cancel", "artifacts", "rerun", "exits",
-    "rm", "images", "detach",
+    "rm", "images", "detach", "batch",
 ]  # fmt: skip
 
 
@@ -28,25 +28,64 @@ async def test_ls_prints_an_aligned_table_and_json(cli: Cli, wb: DaemonHandle) -
     ran = await cli.ok("ls", "--limit", "10")
     lines = ran.text.splitlines()
     assert lines[0].split() == ["ID", "KIND", "STATUS", "EXIT", "AGE", "DURATION", "COMMAND"]
-    assert [line.split()[0] for line in lines[1:]] == [
-        running["executionId"],
-        failed["executionId"],
-        ok["executionId"],
-    ]
+    ids = [running["executionId"], failed["executionId"], ok["executionId"]]
+    shown = [line.split()[0] for line in lines[1:]]
+    assert all(
+        full.startswith(short) and len(short) < len(full) for full, short in zip(ids, shown, strict=True)
+    )
     starts = {line.index(word) for line in lines for word in ("bash",) if word in line}
     assert len(starts) == 1, "the KIND column is aligned"
     assert "failed     5" in lines[2] and lines[3].endswith("echo fine")
+    whole = await cli.ok("ls", "--no-trunc")
+    assert [line.split()[0] for line in whole.text.splitlines()[1:]] == ids
     as_json = json.loads((await cli.ok("ls", "--json")).out)
-    assert [r["executionId"] for r in as_json["executions"]][:2] == [
-        running["executionId"],
-        failed["executionId"],
-    ]
+    assert [r["executionId"] for r in as_json["executions"]] == ids and as_json["nextCursor"] is None
     only = json.loads((await cli.ok("ls", "--status", "failed", "--kind", "bash", "--json")).out)
     assert [r["executionId"] for r in only["executions"]] == [failed["executionId"]]
-    one = json.loads((await cli.ok("ls", "--limit", "1", "--json")).out)
-    assert len(one["executions"]) == 1 and one["nextCursor"] == running["executionId"]
+    one = await cli.ok("ls", "--limit", "1", "--json")
+    assert len(json.loads(one.out)["executions"]) == 1 and json.loads(one.out)["nextCursor"] == ids[0]
+    assert "there are more" in one.error
     await wb.client.post(f"/v1/executions/{running['executionId']}/cancel", json={})
     await wb.wait(running["executionId"])
+
+
+async def test_ls_quiet_all_several_statuses_and_running(cli: Cli, wb: DaemonHandle) -> None:
+    empty = await cli.ok("ls")
+    assert empty.text.split() == ["ID", "KIND", "STATUS", "EXIT", "AGE", "DURATION", "COMMAND"], (
+        "a header alone"
+    )
+    done = [(await wb.run(f"exit {i % 2}"))["executionId"] for i in range(5)]
+    running = (await wb.start("sleep 30"))["executionId"]
+    newest_first = [running, *reversed(done)]
+    quiet = await cli.ok("ls", "-q", "--limit", "3")
+    assert quiet.text.split() == newest_first[:3] and "there are more" in quiet.error
+    every = await cli.ok("ls", "-q", "--all", "--limit", "1")
+    assert every.text.split() == newest_first and every.error == ""
+    several = await cli.ok("ls", "-q", "--status", "completed,running")
+    assert several.text.split() == [running, done[4], done[2], done[0]]
+    repeated = await cli.ok("ls", "-q", "--status", "failed", "--status", "running", "--limit", "2")
+    assert repeated.text.split() == [running, done[3]] and "there are more" in repeated.error
+    assert (await cli.ok("ls", "-q", "--running")).text.split() == [running]
+    await wb.client.post(f"/v1/executions/{running}/cancel", json={})
+    await wb.wait(running)
+
+
+async def test_ids_by_prefix_in_any_case_and_at_last(cli: Cli, wb: DaemonHandle) -> None:
+    first = (await wb.run("exit 3"))["executionId"]
+    last = (await wb.run("exit 4"))["executionId"]
+    for text in (first[:20], first[3:20].lower(), first.lower()):
+        shown = json.loads((await cli.ok("show", "--json", text)).out)
+        assert shown["executionId"] == first, text
+    assert json.loads((await cli.ok("show", "--json", "@last")).out)["executionId"] == last
+    assert (await cli("wait", "@last")).code == 4
+    common = next(i for i in range(30) if first[i] != last[i])
+    ambiguous = await cli("show", first[:common])
+    assert ambiguous.code == 2 and ambiguous.error.count("\n") == 1 and "more than one" in ambiguous.error
+    assert first in ambiguous.error and last in ambiguous.error
+    bad = await cli("logs", "ex_not-an-id!")
+    assert bad.code == 2 and "not an execution id" in bad.error
+    missing = await cli("show", "ex_7ZZZZZ")
+    assert missing.code == 125 and missing.error == "workbench: not_found: no execution ex_7ZZZZZ\n"
 
 
 async def test_ls_cuts_the_command_to_the_terminal_width(cli: Cli, wb: DaemonHandle) -> None:
@@ -107,7 +146,7 @@ async def test_wait_exits_like_the_execution_and_times_out_harmlessly(cli: Cli, 
     assert (done.code, done.out, done.err) == (9, b"", b"")
     slow = await wb.start("sleep 30")
     timed = await cli("wait", "--timeout", "200ms", slow["executionId"])
-    assert timed.code == 124 and "still running" in timed.error
+    assert timed.code == 75 and "still running" in timed.error
     as_json = await cli("wait", "--json", "--timeout", "0s", slow["executionId"])
     assert json.loads(as_json.out)["status"] == "running"
     cancelled = await cli.ok("cancel", "--reason", "test says so", slow["executionId"])
@@ -140,56 +179,57 @@ async def test_artifacts_list_and_download(cli: Cli, wb: DaemonHandle, tmp_path:
     await cli.ok("artifacts", record["executionId"], "stdout", "-o", str(target))
     assert target.read_bytes() == b"a\xffb"
     missing = await cli("artifacts", record["executionId"], "stderr")
-    assert missing.code == 1 and missing.error.startswith("workbench: not_found: ")
+    assert missing.code == 125 and missing.error.startswith("workbench: not_found: ")
 
 
 async def test_rm_images_and_detach(cli: Cli, wb: DaemonHandle) -> None:
     record = await wb.run("true")
-    await cli.ok("rm", record["executionId"])
+    assert (await cli.ok("rm", record["executionId"])).text == record["executionId"] + "\n"
     gone = await cli("show", record["executionId"])
-    assert gone.code == 1 and gone.error == f"workbench: not_found: no execution {record['executionId']}\n"
+    assert gone.code == 125 and gone.error == f"workbench: not_found: no execution {record['executionId']}\n"
     images = json.loads((await cli.ok("images", "--json")).out)
     assert "host" in {i["name"] for i in images["images"]}
     assert (await cli.ok("images")).text.startswith("NAME")
     running = await wb.start("sleep 30")
     busy = await cli("rm", running["executionId"])
-    assert busy.code == 1 and busy.error.startswith("workbench: conflict: ")
+    assert busy.code == 125 and busy.error.startswith("workbench: conflict: ")
     detached = json.loads((await cli.ok("detach", "--json", running["executionId"])).out)
     assert detached["detached"] is True
     await cli.ok("cancel", running["executionId"])
 
 
-async def test_exits_reads_and_acks_the_feed(cli: Cli, wb: DaemonHandle) -> None:
-    probe = await wb.client.get("/v1/exits", params={"waitTimeoutMs": 0})
-    if probe.status_code == 404:
-        missing = await cli("exits")
-        assert missing.code == 1 and "no exits feed (GET /v1/exits)" in missing.error
-        pytest.skip("GET /v1/exits is not served by the daemon yet")
+async def test_exits_reads_without_hiding_and_acks_what_it_printed(cli: Cli, wb: DaemonHandle) -> None:
     record = await wb.run("echo out", detached=True)
-    shown = json.loads((await cli.ok("exits", "--json", "--wait", "5s", "--ack")).out)
-    mine = [e for e in shown["exits"] if e["executionId"] == record["executionId"]]
+    looked = json.loads((await cli.ok("exits", "--json", "--wait", "5s")).out)
+    mine = [e for e in looked["exits"] if e["executionId"] == record["executionId"]]
     assert mine and mine[0]["status"] == "completed" and mine[0]["stdoutTail"] == "out\n"
+    again = await cli.ok("exits")
+    lines = again.text.splitlines()
+    assert lines[0].split()[:2] == ["DELIVERY", "EXECUTION"], "a look hides nothing"
+    assert record["executionId"].startswith(lines[1].split()[1])
+    acked = json.loads((await cli.ok("exits", "--json", "--ack")).out)
+    assert [e["executionId"] for e in acked["exits"]] == [record["executionId"]]
     later = json.loads((await cli.ok("exits", "--json")).out)
     assert record["executionId"] not in {e["executionId"] for e in later["exits"]}
 
 
 async def test_errors_are_one_line_with_the_api_code(cli: Cli, wb: DaemonHandle) -> None:
     missing = await cli("show", "ex_01JD0000000000000000000000")
-    assert missing.code == 1 and missing.out == b""
+    assert missing.code == 125 and missing.out == b""
     assert missing.error == "workbench: not_found: no execution ex_01JD0000000000000000000000\n"
     usage = await cli("run", "--timeout", "soon", "--", "true")
     assert usage.code == 2 and usage.error.count("\n") == 1 and "bad duration" in usage.error
     unknown = await cli("nonsense")
     assert unknown.code == 2 and unknown.error.count("\n") == 1
     invalid = await cli("run", "--cwd", "/does/not/exist", "--", "true")
-    assert invalid.code == 1 and invalid.error.startswith("workbench: invalid_request: ")
+    assert invalid.code == 125 and invalid.error.startswith("workbench: invalid_request: ")
     wrong = await cli("ls", env=cli.env(WORKBENCH_TOKEN="wrong-token-0123456789"))
-    assert wrong.code == 1 and wrong.error.startswith("workbench: unauthorized: ")
+    assert wrong.code == 125 and wrong.error.startswith("workbench: unauthorized: ")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     down = await cli("ls", env=cli.env(WORKBENCH_URL=f"http://127.0.0.1:{port}"))
-    assert down.code == 1 and down.error.startswith("workbench: unavailable: cannot reach the daemon")
+    assert down.code == 125 and down.error.startswith("workbench: unavailable: cannot reach the daemon")
     assert down.error.count("\n") == 1
 
 
@@ -199,7 +239,7 @@ async def test_the_token_file_of_the_data_dir_is_found(cli: Cli, wb: DaemonHandl
     env = cli.env(WORKBENCH_DATA_DIR=str(home))
     del env["WORKBENCH_TOKEN"]
     none = await cli("ls", env=env)
-    assert none.code == 1 and "no token found" in none.error
+    assert none.code == 125 and "no token found" in none.error
     (home / "token").write_text(cli.token or "")
     assert (await cli("ls", env=env)).code == 0
     flag = await cli("ls", "--token", cli.token or "", env={**env, "WORKBENCH_DATA_DIR": str(tmp_path)})
@@ -219,4 +259,4 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     for name in COMMANDS:
         assert name in top
         assert helped(name).startswith("usage: workbench " + name), name
-    assert "stdin is not kept" in " ".join(helped("rerun").split())
+    assert "secretEnv values are never kept" in " ".join(helped("rerun").split())

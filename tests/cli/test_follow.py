@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from typing import Any
 
@@ -92,3 +93,42 @@ async def test_a_long_wait_shows_a_progress_line_on_a_terminal(cli: Cli, wb: Dae
     text = seen.decode(errors="replace")
     assert "waiting" in text and "[#" in text and "/4" in text, text
     assert text.endswith("\r\x1b[K"), "the line is erased at the end"
+
+
+async def test_run_shows_a_progress_line_on_a_terminal(cli: Cli) -> None:
+    """The bar is drawn between output lines, erased before each, and gone at the end."""
+    script = 'for i in 1 2 3; do echo "out $i"; echo "$i/3 step $i" >> "$WORKBENCH_PROGRESS"; sleep 0.7; done'
+    terminal = await cli.terminal("run", "--", script)
+    try:
+        await terminal.expect(rb"running \d+\.\ds \[#+ *\] [12]/3 step [12]")
+        status = await terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 0
+    screen = bytes(terminal.screen)
+    assert screen.replace(b"\r\x1b[K", b"").count(b"out ") == 3
+    # Each line of output starts where the progress line was erased: never glued to it.
+    assert re.findall(rb"(?:^|\n|\r\x1b\[K)out \d", screen) and b"]out" not in screen
+    assert screen.endswith(b"\r\x1b[K") or screen.rstrip().endswith(b"out 3")
+
+
+async def test_ls_watch_redraws_the_table_in_place(cli: Cli, wb: DaemonHandle) -> None:
+    running = await wb.start("sleep 2.5")
+    terminal = await cli.terminal("ls", "--watch", rows=12, cols=90)
+    try:
+        await terminal.expect(rb"running ", "the table with the running execution")
+        await terminal.expect(rb"completed ", "the same table, redrawn once it ended", seconds=30)
+        terminal.type(b"\x03")
+        status = await terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 0, "Ctrl-C is how --watch ends"
+    screen = bytes(terminal.screen)
+    assert b"\x1b[?25l" in screen and screen.rstrip(b"\r\n^C").endswith(b"\x1b[?25h"), "the cursor is back"
+    redraws = screen.count(b"\r\x1b[")
+    assert redraws >= 2, "drawn over itself, not scrolled"
+    short = running["executionId"][:15]
+    assert screen.count(short.encode()) >= 3
+    # Every drawn line fits the width: moving up lands on the table's first line again.
+    for line in re.split(rb"\n|\x1b\[2K", screen):
+        assert len(re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\r", b"", line)) < 90

@@ -24,7 +24,7 @@ pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (w
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 
-TOOLS = {"bash", "code", "execution", "list", "exits"}
+TOOLS = {"bash", "code", "execution", "list", "exits", "read_file", "write_file", "list_files"}
 
 
 @asynccontextmanager
@@ -67,9 +67,18 @@ async def test_the_tools_against_a_daemon(wb: DaemonHandle, tmp_path: Path) -> N
             assert tool.input_schema["type"] == "object" and tool.input_schema["properties"]
         bash = next(t for t in listed.tools if t.name == "bash")
         assert bash.input_schema["required"] == ["command"]
-        assert {"command", "cwd", "timeoutSeconds", "waitSeconds", "background", "sessionId", "image"} == set(
-            bash.input_schema["properties"]
-        )
+        assert {
+            "command",
+            "cwd",
+            "timeoutSeconds",
+            "waitSeconds",
+            "background",
+            "sessionId",
+            "image",
+            "service",
+            "readiness",
+            "readyTimeoutSeconds",
+        } == set(bash.input_schema["properties"])
 
         # Foreground: the exit code, the status and the output, as text and as structured content.
         done = await call(client, "bash", command="echo hello; echo oops >&2; exit 3")

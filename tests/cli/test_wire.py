@@ -163,4 +163,5 @@ def test_errors_keep_the_api_code() -> None:
         "still running",
         409,
     )
-    assert other.value.code == "internal" and "HTTP 502" in other.value.message
+    assert other.value.code == "unavailable" and "is not a Workbench daemon" in other.value.message
+    assert "HTTP 502" in other.value.message and "oops" not in other.value.message

@@ -14,13 +14,14 @@ from tests.cli.conftest import Cli
 from tests.conftest import DaemonHandle
 
 PUBLIC = [
-    "Artifact", "ArtifactList", "AsyncClient", "BadRequest", "CancelResult", "Client", "Conflict",
-    "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionKind", "ExecutionList",
-    "ExecutionStatus", "Exit", "ExitList", "Forbidden", "Health", "IdempotencyKeyReused", "Image",
-    "ImageIsolation", "ImageList", "ImageUnavailable", "InvalidRequest", "LiveEvent", "NotFound",
-    "OnWaitTimeout", "OutputInfo", "PayloadTooLarge", "Preview", "PreviewFormat", "StatusName", "StorageFull",
-    "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
-    "UnsupportedLanguage", "WaitResult", "WorkbenchError",
+    "Artifact", "ArtifactList", "AsyncClient", "BadRequest", "CancelResult", "Capabilities", "Client",
+    "Conflict", "DetachResult", "ErrorInfo", "Event", "EventPage", "Execution", "ExecutionKind",
+    "ExecutionList", "ExecutionStatus", "Exit", "ExitList", "Forbidden", "Health",
+    "IdempotencyKeyReused", "Image", "ImageIsolation", "ImageList", "ImageUnavailable",
+    "InvalidRequest", "ItemStatus", "LiveEvent", "NotFound", "OnWaitTimeout", "OutputInfo",
+    "PayloadTooLarge", "PreconditionFailed", "Preview", "PreviewFormat", "QuotaExceeded", "StatusName",
+    "StorageFull", "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
+    "UnsupportedLanguage", "Usage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip
 
 #: What the CLI must not load for a client command: the daemon side, and the client's own heavy imports.
@@ -65,6 +66,7 @@ async def test_the_cli_run_path_stays_light(wb: DaemonHandle, tmp_path: Path) ->
     with ceilings.within(60, "`workbench run -- echo light` to exit"):
         result = await trio.run_process(
             [sys.executable, "-c", probe],
+            stdin=b"",  # `run` reads a piped stdin to its end
             capture_stdout=True,
             capture_stderr=True,
             env=cli.env(),

@@ -23,7 +23,7 @@ from workbench.client.plan import DESCRIBED
 
 TWINS = (Client, AsyncClient)
 #: What a twin has besides the described methods: how it is closed, and its daemon's URL.
-OWN = {Client: {"close", "url"}, AsyncClient: {"aclose", "url"}}
+OWN = {Client: {"close", "url", "files"}, AsyncClient: {"aclose", "url", "files"}}
 RUN = "ex_01JD0000000000000000000000"
 
 

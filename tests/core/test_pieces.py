@@ -65,6 +65,20 @@ def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named:
         Settings.load(env)
 
 
+def test_a_bad_bind_variable_is_refused_even_under_the_flag() -> None:
+    with pytest.raises(ConfigError, match="WORKBENCH_BIND"):
+        Settings.load({"WORKBENCH_BIND": "nowhere"}, bind="127.0.0.1:1")
+
+
+def test_the_known_settings_are_the_daemons_only() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({"WORKBENCH_NO_SUCH": "1"})
+    known = caught.value.message.partition("known settings:")[2]
+    assert "WORKBENCH_DATA_DIR" in known
+    for client_side in ("WORKBENCH_URL", "WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS"):
+        assert client_side not in known
+
+
 def test_a_remote_bind_needs_the_explicit_flag() -> None:
     assert Settings.load({"WORKBENCH_BIND": "0.0.0.0:8787"}, allow_remote=True).bind == "0.0.0.0:8787"
 
@@ -144,11 +158,28 @@ def test_slots_grant_in_request_order_and_respect_capacity() -> None:
         slots.request(one)
     assert [one.granted.is_set() for one in lives] == [True, True, False, False, False]
     slots.withdraw(lives[3])  # cancelled while queued
-    slots.release()
+    slots.release(lives[0])
     assert [one.granted.is_set() for one in lives] == [True, True, True, False, False]
-    slots.release()
+    slots.release(lives[1])
     assert lives[4].granted.is_set() and not lives[3].granted.is_set()
     assert slots.free == 0 and slots.queued == 0
+
+
+def test_slots_keep_caps_and_let_the_next_that_fits_go_first() -> None:
+    """One principal (or batch) at its cap waits; another's execution behind it goes first."""
+    slots = Slots(3)
+    slots.set_cap("principal:a", 1)
+    lives = [live(i) for i in range(4)]
+    for one, key in zip(lives, ("principal:a", "principal:a", "principal:b", "principal:a"), strict=True):
+        one.keys = (key,)
+        slots.request(one)
+    assert [one.granted.is_set() for one in lives] == [True, False, True, False]
+    assert slots.free == 1 and slots.queued_by["principal:a"] == 2
+    assert slots.room(("principal:a",)) == 0 and slots.room(("principal:b",)) == 1
+    slots.release(lives[0])
+    assert [one.granted.is_set() for one in lives] == [True, True, True, False]
+    slots.withdraw(lives[3])
+    assert slots.queued == 0 and slots.queued_by["principal:a"] == 0
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,19 @@ async def test_only_detached_executions_reach_the_feed(wb: DaemonHandle) -> None
     assert [e["executionId"] for e in exits] == [detached["executionId"]]
 
 
+async def test_a_look_with_no_lease_hides_and_changes_nothing(wb: DaemonHandle) -> None:
+    record = await wb.run("echo bye", detached=True)
+    looks = [await poll(wb, wait_ms=5000, lease_ms=0) for _ in range(3)]
+    assert [[(e["executionId"], e["attempt"]) for e in look] for look in looks] == [
+        [(record["executionId"], 1)]
+    ] * 3, "the attempt shown is the next lease's, and stays"
+    leased = await poll(wb)
+    assert [(e["deliveryId"], e["attempt"]) for e in leased] == [(looks[0][0]["deliveryId"], 1)]
+    assert await poll(wb, lease_ms=0) == [], "a leased exit is hidden from a look too"
+    await ack(wb, leased[0]["deliveryId"])
+    assert await poll(wb, lease_ms=0) == []
+
+
 async def test_an_unacked_exit_comes_back_after_its_lease_with_the_next_attempt(wb: DaemonHandle) -> None:
     record = await wb.run("echo bye", detached=True)
     first = await poll(wb, lease_ms=1000)
@@ -127,7 +140,7 @@ async def test_concurrent_consumers_never_share_a_lease(wb: DaemonHandle) -> Non
 async def test_bad_exit_requests(wb: DaemonHandle) -> None:
     assert (await wb.client.post("/v1/exits/dl_01JD0000000000000000000000/ack")).status_code == 404
     assert (await wb.client.post("/v1/exits/../ack")).status_code == 404
-    for params in ({"limit": "0"}, {"leaseMs": "5"}, {"waitTimeoutMs": "x"}, {"other": "1"}):
+    for params in ({"limit": "0"}, {"leaseMs": "-1"}, {"waitTimeoutMs": "x"}, {"other": "1"}):
         response = await wb.client.get("/v1/exits", params=params)
         assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request", params
 

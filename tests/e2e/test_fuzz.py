@@ -286,6 +286,14 @@ def harmless(case: Any) -> None:
             case.body["code"] = "true"
         if _long_wait(case.body.get("waitTimeoutMs")):
             case.body["waitTimeoutMs"] = 2000
+    if case.path.endswith("files:watch"):
+        # A watch follows until told to stop: one that would (no timeoutMs, or 0) ends in 0.2 s.
+        query = case.query if case.query is not None else {}
+        timeout = query.get("timeoutMs", 0)
+        if isinstance(timeout, str) and timeout.isascii() and timeout.isdigit():
+            timeout = int(timeout)
+        if isinstance(timeout, int) and not isinstance(timeout, bool) and 0 <= timeout <= 600_000:
+            case.query = {**query, "timeoutMs": 200}
     if case.path == "/v1/exits":
         query = case.query if case.query is not None else {}
         if _long_wait(query.get("waitTimeoutMs", 30_000)):  # absent: the 30 s default

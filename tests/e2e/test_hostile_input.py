@@ -298,7 +298,8 @@ async def test_query_parameters_are_validated(unchanged: DaemonHandle) -> None:
         *[(f"/v1/executions/{UNKNOWN_ID}{s}", {"x": "1"}) for s in ("", "/artifacts", "/artifacts/stdout")],
         *[("/v1/exits", {"waitTimeoutMs": v}) for v in ["-1", "600001", "x", ["0", "0"]]],
         ("/v1/exits", {"waitTimeoutMs": "0", "limit": "0"}),
-        ("/v1/exits", {"waitTimeoutMs": "0", "leaseMs": "999"}),
+        ("/v1/exits", {"waitTimeoutMs": "0", "leaseMs": "3600001"}),
+        ("/v1/exits", {"waitTimeoutMs": "0", "leaseMs": "-1"}),
         ("/v1/exits", {"waitTimeoutMs": "0", "bogus": "1"}),
     ]
     for path, params in cases:

@@ -10,6 +10,7 @@ import pwd
 import shutil
 import signal
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -337,3 +338,26 @@ async def test_an_explicit_cwd_must_be_inside_the_workspace(wb: DaemonHandle, tm
         assert response.status_code == 422, outside
         assert response.json()["error"]["code"] == "invalid_request"
         assert "workspace" in response.json()["error"]["message"]
+
+
+async def test_a_unix_socket_outside_the_data_dir_is_hidden(
+    make_daemon: Any, request: pytest.FixtureRequest
+) -> None:
+    """Promise 9: the daemon's Unix socket (a way in with any token) is not reachable from a sandbox."""
+    # Not under /tmp, which every sandbox has a private one of anyway.
+    place = Path(tempfile.mkdtemp(prefix="workbench-test-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(place, ignore_errors=True))
+    socket_path = place / "workbench.sock"
+    wb: DaemonHandle = await make_daemon(unix_socket=socket_path)
+    assert stat.S_ISSOCK(os.lstat(socket_path).st_mode)
+    check = f"if [ -S {socket_path} ]; then echo visible; else echo hidden; fi"
+    record, out = await run(wb, check)
+    assert record["status"] == "completed" and out == "hidden\n", (record, out)
+    # On the host image it stays the daemon user's own socket, as everything of that user.
+    _, host = await run_host(wb, check)
+    assert host == "visible\n"
+
+
+async def run_host(wb: DaemonHandle, command: str) -> tuple[dict[str, Any], str]:
+    record = await wb.run(command)
+    return record, await output(wb, record["executionId"])

@@ -20,6 +20,9 @@ ALLOWED = {
     (S.CANCEL_REQUESTED, S.CANCELLED),
     (S.CANCEL_REQUESTED, S.COMPLETED),
     (S.CANCEL_REQUESTED, S.FAILED),
+    # A batch's: some items completed and some did not (also once they had all ended before a cancel).
+    (S.RUNNING, S.PARTIAL_FAILED),
+    (S.CANCEL_REQUESTED, S.PARTIAL_FAILED),
 }
 
 
@@ -30,7 +33,7 @@ def test_every_pair_of_statuses_is_allowed_exactly_as_api_md_says() -> None:
 
 def test_terminal_statuses_are_final() -> None:
     """Promise 4: nothing moves a terminal status again."""
-    assert {S.COMPLETED, S.FAILED, S.CANCELLED, S.TIMED_OUT} == TERMINAL
+    assert {S.COMPLETED, S.FAILED, S.CANCELLED, S.TIMED_OUT, S.PARTIAL_FAILED} == TERMINAL
     for status in TERMINAL:
         assert TRANSITIONS[status] == frozenset()
         assert status.terminal

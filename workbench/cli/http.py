@@ -12,9 +12,8 @@ import time
 from collections.abc import Iterator
 from urllib.parse import quote, urlencode, urlsplit
 
-from workbench.cli.wire import Connection, Response
+from workbench.cli.wire import Connection, ProtocolError, Response
 from workbench.client.config import Target
-from workbench.client.sse import FrameReader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: it costs the CLI's start
@@ -32,7 +31,7 @@ TIMEOUT_S = 30.0
 STREAM_IDLE_S = 45.0
 #: How long a follower keeps reconnecting to a daemon that went away, in seconds.
 RECONNECT_FOR_S = 60.0
-_TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out"})
+_TERMINAL = frozenset({"completed", "failed", "cancelled", "timed_out", "partial_failed"})
 
 
 class ApiError(Exception):
@@ -57,14 +56,13 @@ class Reply:
         return json.loads(self.body)
 
 
-def error_of(status: int, body: bytes) -> ApiError:
-    """The error of a JSON error body (its code and message), or a generic one."""
+def error_of(status: int, body: bytes) -> ApiError | None:
+    """The error of a JSON error body (its code and message); None when it is not one."""
     try:
         error = json.loads(body)["error"]
         return ApiError(str(error["code"]), str(error["message"]), status)
     except (ValueError, KeyError, TypeError):
-        text = body[:200].decode("utf-8", "replace").strip()
-        return ApiError("internal", f"HTTP {status} from the daemon: {text}", status)
+        return None
 
 
 class Http:
@@ -87,7 +85,16 @@ class Http:
             self._conn.close()
             self._conn = None
 
+    def not_workbench(self, what: str) -> ApiError:
+        """The error for an answer that no Workbench daemon gives (another server at that URL)."""
+        return ApiError(
+            "unavailable",
+            f"{self.target.display_url} is not a Workbench daemon: {what} (check --url or WORKBENCH_URL)",
+        )
+
     def unreachable(self, exc: BaseException) -> ApiError:
+        if isinstance(exc, ProtocolError) and str(exc).startswith("not an HTTP answer"):
+            return self.not_workbench("it does not answer HTTP")
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
         return ApiError(
             "unavailable",
@@ -95,8 +102,11 @@ class Http:
             "(is it running? start it with `workbench serve`, or set WORKBENCH_URL)",
         )
 
-    def _raise(self, status: int, body: bytes) -> None:
+    def _raise(self, status: int, headers: dict[str, str], body: bytes) -> None:
         error = error_of(status, body)
+        if error is None:
+            kind = headers.get("content-type", "no content type").partition(";")[0]
+            raise self.not_workbench(f"it answered HTTP {status} ({kind})")
         if error.code == "unauthorized" and self.target.token is None:
             error = ApiError(
                 "unauthorized",
@@ -145,15 +155,26 @@ class Http:
                 if attempt == 1 and reused and resend:
                     continue
                 raise self.unreachable(exc) from None
+            except BaseException:
+                self.close()  # a signal mid-answer: the connection's state is unknown
+                raise
             if not response.keep_alive:
                 self.close()
             if response.status not in ok:
-                self._raise(response.status, payload)
+                self._raise(response.status, response.headers, payload)
             return Reply(response.status, response.headers, payload)
         raise AssertionError("unreachable")
 
     def json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
-        return self.request(method, path, body, **kw).json()
+        reply = self.request(method, path, body, **kw)
+        try:
+            value = reply.json()
+        except ValueError:
+            kind = reply.headers.get("content-type", "no content type").partition(";")[0]
+            raise self.not_workbench(f"it answered HTTP {reply.status} ({kind}), not JSON") from None
+        if not isinstance(value, dict):
+            raise self.not_workbench(f"it answered HTTP {reply.status} with JSON that is not an object")
+        return value
 
     def _open(self, path: str, headers: dict[str, str], timeout: float) -> Response:
         conn = self._new()
@@ -176,7 +197,7 @@ class Http:
             if response.status == 416:
                 return 0
             if response.status not in (200, 206):
-                self._raise(response.status, response.read_all())
+                self._raise(response.status, response.headers, response.read_all())
             count = 0
             try:
                 while chunk := response.read():
@@ -196,6 +217,8 @@ class Http:
         was missed, and `("reconnected", None)` after a new connection replaced a broken one.
         Raises the API's error for a refused stream, Unavailable after `RECONNECT_FOR_S` of failures.
         """
+        from workbench.client.sse import FrameReader  # only for a stream
+
         path = f"/v1/executions/{quote(execution_id)}/events/stream"
         last = after
         failing_since: float | None = None
@@ -208,11 +231,13 @@ class Http:
                 response = self._open(
                     path, {"Accept": "text/event-stream", "Last-Event-ID": str(last)}, STREAM_IDLE_S
                 )
+                if response.status == 204:
+                    return  # reconnected after the terminal event: nothing more will come
                 if response.status != 200:
                     body = response.read_all()
                     if response.status != 503:
-                        self._raise(response.status, body)
-                    raise error_of(response.status, body)
+                        self._raise(response.status, response.headers, body)
+                    raise error_of(response.status, body) or ApiError("unavailable", "HTTP 503", 503)
                 if broken_before:
                     yield ("reconnected", None)
                 reader = FrameReader()

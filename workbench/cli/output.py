@@ -12,13 +12,13 @@ should it differ, a warning says so rather than writing a wrong tail.
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from workbench.cli.http import Http
+from workbench.cli.signals import NO_SIGNALS, Signals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,37 +28,6 @@ STREAMS = ("stdout", "stderr")
 #: A wait shorter than this shows no progress line at all.
 PROGRESS_AFTER_S = 1.0
 PROGRESS_EVERY_S = 0.2
-
-
-class Interrupts:
-    """SIGINT that waits: a Ctrl-C during a write (and its accounting) is raised right after it."""
-
-    def __init__(self) -> None:
-        self._deferring = 0
-        self._pending = False
-
-    def install(self) -> None:
-        signal.signal(signal.SIGINT, self._handler)
-
-    def _handler(self, signum: int, frame: Any) -> None:
-        if self._deferring:
-            self._pending = True
-            return
-        raise KeyboardInterrupt
-
-    @contextmanager
-    def deferred(self) -> Iterator[None]:
-        self._deferring += 1
-        try:
-            yield
-        finally:
-            self._deferring -= 1
-            if not self._deferring and self._pending:
-                self._pending = False
-                raise KeyboardInterrupt
-
-
-NO_INTERRUPTS = Interrupts()
 
 
 class Progress:
@@ -109,6 +78,21 @@ class Progress:
         sys.stderr.write("\r\x1b[K" + text[: max(10, shutil.get_terminal_size().columns - 1)])
         sys.stderr.flush()
         self._shown = True
+
+    def say(self, line: str) -> None:
+        """Write a line of ours on stderr, the progress line erased first (drawn again later)."""
+        try:
+            if not self.enabled:
+                print(line, file=sys.stderr, flush=True)
+                return
+            with self.lock:
+                self.clear()
+                prefix = "" if self.at_line_start else "\n"
+                sys.stderr.write(f"{prefix}{line}\n")
+                sys.stderr.flush()
+                self.at_line_start = True
+        except OSError:  # stderr is gone (a closed terminal)
+            pass
 
     def clear(self) -> None:
         """Erase the line (call with `lock` held)."""
@@ -161,7 +145,7 @@ class Output:
         trust_display: False when the budget was already spent before following began: the
             display text a new follower gets does not continue the journal, so it is not written.
         progress: the progress line to erase around writes, if any.
-        interrupts: defers Ctrl-C while a write and its accounting happen.
+        signals: holds signals back while a write and its accounting happen.
     """
 
     def __init__(
@@ -170,14 +154,14 @@ class Output:
         *,
         trust_display: bool = True,
         progress: Progress | None = None,
-        interrupts: Interrupts = NO_INTERRUPTS,
+        signals: Signals = NO_SIGNALS,
     ) -> None:
         files = {"stdout": sys.stdout.buffer, "stderr": sys.stderr.buffer}
         self.streams = {name: _Stream(files[name]) for name in streams}
         self.trust_display = trust_display
         self.truncated = False
         self.progress = progress
-        self.interrupts = interrupts
+        self.signals = signals
 
     def _write(self, state: _Stream, data: bytes) -> None:
         if not data:
@@ -214,7 +198,7 @@ class Output:
             if state is None or state.artifact_only:
                 return
             text: str = event["outputDelta"] or ""
-            with self.interrupts.deferred():
+            with self.signals.deferred():
                 if state.live:
                     cut = text.find("\ufffd")
                     if cut < 0:
@@ -241,7 +225,7 @@ class Output:
         text: str = event.get("outputDelta") or ""
         cut = text.find("\ufffd")
         data = (text if cut < 0 else text[:cut]).encode()
-        with self.interrupts.deferred():
+        with self.signals.deferred():
             if state.display_from is None:
                 import hashlib
 
@@ -314,3 +298,29 @@ class _Hasher:
     def write(self, data: bytes) -> int:
         self.hash.update(data)
         return len(data)
+
+
+def write_recorded(http: Http, record: dict[str, Any], streams: tuple[str, ...] = STREAMS) -> None:
+    """Write what an execution's record says it has written so far, byte for byte where it ended:
+    from its artifacts, else from the journal (no request at all when it wrote nothing)."""
+    output = Output(streams)
+    terminal = record["status"] in ("completed", "failed", "cancelled", "timed_out")
+    artifacts = {a["name"] for a in record["artifacts"]}
+    sizes = record["output"]
+    need_events = False
+    for name in streams:
+        if name in artifacts:
+            output.from_artifact(name)
+        elif sizes.get(f"{name}Bytes", 0) > 0:
+            need_events = True
+    after = 0
+    path = f"/v1/executions/{record['executionId']}/events"
+    while need_events:
+        page = http.json("GET", path, query={"after": after, "limit": 10000})
+        for event in page["events"]:
+            output.event(event)
+        if page["terminal"] or page["nextAfter"] == after:
+            break
+        after = page["nextAfter"]
+    # A running execution has no artifacts yet: what the journal holds is all there is to show.
+    output.finish(http, record["executionId"], record if terminal else {"artifacts": []})

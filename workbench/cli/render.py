@@ -9,9 +9,10 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from workbench.cli import ids
 from workbench.cli.output import format_seconds
 
-KIND_SHORT = {"workbench_bash": "bash", "workbench_code": "code"}
+KIND_SHORT = {"workbench_bash": "bash", "workbench_code": "code", "batch": "batch"}
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -50,8 +51,44 @@ def outcome(record: dict[str, Any]) -> str:
     return "-"
 
 
+def cpu(usage: dict[str, Any] | None) -> str:
+    """User + system CPU time of a `usage`, e.g. `1.02s`, or `-`."""
+    if not usage or usage.get("cpuUserMs") is None:
+        return "-"
+    return format_seconds(((usage.get("cpuUserMs") or 0) + (usage.get("cpuSystemMs") or 0)) / 1000)
+
+
+def size(value: int | None) -> str:
+    """`200M`, `1.5G`, `512K`, or `-`."""
+    if value is None:
+        return "-"
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if value >= factor:
+            number = value / factor
+            return f"{number:.1f}{unit}" if number < 10 else f"{number:.0f}{unit}"
+    return f"{value}B"
+
+
+def usage_text(usage: dict[str, Any] | None) -> str | None:
+    """`cpu 1.02s (user 980 ms, system 40 ms), peak memory 201M`, or None before the end."""
+    if not usage:
+        return None
+    user, system = usage.get("cpuUserMs"), usage.get("cpuSystemMs")
+    parts = []
+    if user is not None:
+        parts.append(f"cpu {cpu(usage)} (user {user} ms, system {system} ms)")
+    peak = usage.get("peakMemoryBytes")
+    if peak is not None:
+        parts.append(f"peak memory {size(peak)}")
+    return ", ".join(parts) or "not measured here"
+
+
 def what(record: dict[str, Any]) -> str:
     """The command, or `LANGUAGE: first line of the code`, on one line."""
+    if record.get("executionKind") == "batch":
+        items = record.get("items") or []
+        done = sum(1 for i in items if i["status"] in ("completed", "failed", "cancelled", "timed_out"))
+        return f"batch of {len(items)} ({done} ended)"
     if record.get("executionKind") == "workbench_code":
         first = (record.get("code") or "").strip().splitlines()
         text = f"{record.get('language')}: {first[0] if first else ''}"
@@ -82,25 +119,44 @@ def table(headers: list[str], rows: list[list[str]], *, cut_last_to: int | None 
     return "\n".join(lines)
 
 
-def executions_table(records: list[dict[str, Any]]) -> str:
+def executions_table(
+    records: list[dict[str, Any]], *, trunc: bool = True, columns: int | None = None, wide: bool = False
+) -> str:
+    """The table of `ls`; `trunc`: short ids, and the command cut to `columns` (default: the
+    terminal's width, when stdout is one); `wide` adds what each used (CPU time, peak memory)."""
     now = datetime.now(UTC)
-    rows = [
-        [
-            r["executionId"],
+    short = ids.shortest(r["executionId"] for r in records) if trunc else {}
+    rows = []
+    for r in records:
+        row = [
+            short.get(r["executionId"], r["executionId"]),
             KIND_SHORT.get(r["executionKind"], r["executionKind"]),
             r["status"],
             outcome(r),
             age(r.get("createdAt"), now),
             duration(r, now),
-            what(r),
         ]
-        for r in records
+        if wide:
+            usage = r.get("usage")
+            row += [cpu(usage), size(usage.get("peakMemoryBytes") if usage else None)]
+        rows.append([*row, what(r)])
+    headers = [
+        "ID",
+        "KIND",
+        "STATUS",
+        "EXIT",
+        "AGE",
+        "DURATION",
+        *(["CPU", "PEAK"] if wide else []),
+        "COMMAND",
     ]
-    return table(["ID", "KIND", "STATUS", "EXIT", "AGE", "DURATION", "COMMAND"], rows, cut_last_to=width())
+    cut = (columns or width()) if trunc else None
+    return table(headers, rows, cut_last_to=cut)
 
 
-def show(record: dict[str, Any]) -> str:
-    """One record as `field: value` lines, the empty ones left out."""
+def show(record: dict[str, Any], reruns: list[str] | None = None) -> str:
+    """One record as `field: value` lines, the empty ones left out (`reruns`: the executions
+    that re-run it)."""
     now = datetime.now(UTC)
     out = record.get("output") or {}
     lines = [
@@ -115,6 +171,15 @@ def show(record: dict[str, Any]) -> str:
         lines.append(("cancel reason", record["cancelReason"]))
     if record.get("executionKind") == "workbench_code":
         lines += [("language", record.get("language")), ("code", record.get("code"))]
+    elif record.get("executionKind") == "batch":
+        items = record.get("items") or []
+        counts: dict[str, int] = {}
+        for item in items:
+            counts[item["status"]] = counts.get(item["status"], 0) + 1
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        lines.append(("items", f"{len(items)}: {summary}" if items else "none"))
+        lines.append(("concurrency", str(record.get("concurrency"))))
+        lines.append(("fail fast", "yes" if record.get("failFast") else None))
     else:
         lines.append(("command", record.get("command")))
     lines += [
@@ -122,6 +187,7 @@ def show(record: dict[str, Any]) -> str:
         ("image", record.get("image")),
         ("session", record.get("sessionId")),
         ("env", " ".join(f"{k}={v}" for k, v in (record.get("env") or {}).items()) or None),
+        ("secret env", " ".join(record.get("secretEnvNames") or []) or None),
         ("metadata", json.dumps(record["metadata"]) if record.get("metadata") is not None else None),
         ("idempotency key", record.get("idempotencyKey")),
         ("created", f"{record.get('createdAt')} ({age(record.get('createdAt'), now)} ago)"),
@@ -135,9 +201,14 @@ def show(record: dict[str, Any]) -> str:
             + (" (past the event budget: whole in the artifacts)" if out.get("truncated") else ""),
         ),
         ("artifacts", ", ".join(f"{a['name']} ({a['sizeBytes']} B)" for a in record.get("artifacts", []))),
+        ("usage", usage_text(record.get("usage"))),
         ("detached", "yes" if record.get("detached") else None),
         ("containment", record.get("containment")),
+        ("rerun of", record.get("rerunOf")),
+        ("reruns", ", ".join(reruns or []) or None),
+        ("batch", record.get("batchId")),
         ("events", str(record.get("lastSequence"))),
+        ("version", str(record.get("rowVersion")) if record.get("rowVersion") is not None else None),
     ]
     shown = [(k, v) for k, v in lines if v not in (None, "")]
     pad = max(len(k) for k, _ in shown) + 1
@@ -160,8 +231,20 @@ def event_line(event: dict[str, Any]) -> str:
             detail += f" exit={event['exitCode']}"
         if event.get("signal"):
             detail += f" signal={event['signal']}"
-        if event.get("error"):
-            detail += f" error={event['error']['code']}: {event['error']['message']}"
+        error = event.get("error")
+        if error:
+            detail += f" error={error['code']}: {error['message']}"
+        message = event.get("message")
+        if message and not (error and message == error["message"]):
+            # The cancel's reason, a rerun's origin, "adopted after a daemon restart", ...
+            detail += f" ({message})" if detail else message
+    elif kind == "signal":
+        detail = event.get("signal") or event.get("message") or ""
+    elif kind == "item" and event.get("item"):
+        item = event["item"]
+        detail = f"{item['executionId']} {item['status']}"
+        if item.get("exitCode") is not None:
+            detail += f" exit={item['exitCode']}"
     elif kind == "progress":
         detail = f"{event.get('progress')}/{event.get('total')} {event.get('message') or ''}".rstrip()
     else:
@@ -174,19 +257,25 @@ def artifacts_table(artifacts: list[dict[str, Any]]) -> str:
     return table(["NAME", "SIZE", "SHA256"], rows)
 
 
-def exits_table(exits: list[dict[str, Any]]) -> str:
+def exits_table(exits: list[dict[str, Any]], *, trunc: bool = True) -> str:
+    """The table of `exits`; `trunc`: short ids."""
+    short = (
+        ids.shortest([*(e["deliveryId"] for e in exits), *(e["executionId"] for e in exits)]) if trunc else {}
+    )
     rows = [
         [
-            e["deliveryId"],
-            e["executionId"],
+            short.get(e["deliveryId"], e["deliveryId"]),
+            short.get(e["executionId"], e["executionId"]),
             e["status"],
             outcome(e),
             str(e.get("attempt", 1)),
+            cpu(e.get("usage")),
+            size((e.get("usage") or {}).get("peakMemoryBytes")),
             e.get("finishedAt") or "-",
         ]
         for e in exits
     ]
-    return table(["DELIVERY", "EXECUTION", "STATUS", "EXIT", "ATTEMPT", "FINISHED"], rows)
+    return table(["DELIVERY", "EXECUTION", "STATUS", "EXIT", "ATTEMPT", "CPU", "PEAK", "FINISHED"], rows)
 
 
 def images_table(images: list[dict[str, Any]]) -> str:

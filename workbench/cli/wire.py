@@ -2,16 +2,23 @@
 
 `http.client` pulls in the `email` package and `ssl` and costs more to import than the whole
 rest of a `workbench run`; the daemon speaks plain HTTP/1.1 on loopback or a Unix socket, which
-needs only this. (An `https://` URL still works: `ssl` is then imported on demand.)
+needs only this. Even the `socket` module (selectors, enums, file objects) is loaded only for a
+host name or TLS: an IP address or a Unix socket is reached with `_socket`, beneath it. (An
+`https://` URL still works: `ssl` is then imported on demand.)
 """
 
 from __future__ import annotations
 
-import io
-import socket
+import _socket
 
 #: The longest status line, header line or chunk-size line accepted.
 _LINE_MAX = 64 * 1024
+#: How much one `recv` asks for.
+_RECV = 256 * 1024
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ProtocolError(OSError):
@@ -108,35 +115,95 @@ class Response:
         self._conn.close()
 
 
+class _Reader:
+    """Buffered reads from a socket: the `readline` and `read1` of a file object, over `recv`."""
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        self._buf = bytearray()
+        #: How far `_buf` is known to hold no newline.
+        self._scanned = 0
+
+    def _fill(self) -> bool:
+        data = self._sock.recv(_RECV)
+        self._buf += data
+        return bool(data)
+
+    def readline(self, limit: int = -1) -> bytes:
+        """Up to and with the next b"\n", at most `limit` bytes (-1: any); less at the end."""
+        while True:
+            end = self._buf.find(b"\n", self._scanned)
+            if end >= 0 and (limit < 0 or end < limit):
+                size = end + 1
+                break
+            self._scanned = len(self._buf)
+            if 0 <= limit <= len(self._buf):
+                size = limit
+                break
+            if not self._fill():
+                size = len(self._buf)
+                break
+        return self._take(size)
+
+    def read1(self, size: int) -> bytes:
+        """What is buffered (after one `recv` if nothing is), at most `size` bytes; b"" at the end."""
+        if not self._buf and not self._fill():
+            return b""
+        return self._take(size)
+
+    def _take(self, size: int) -> bytes:
+        out = bytes(self._buf[:size])
+        del self._buf[:size]
+        self._scanned = max(0, self._scanned - size)
+        return out
+
+    def close(self) -> None:
+        self._buf.clear()
+
+
+def _is_address(host: str) -> bool:
+    return ":" in host or host.replace(".", "").isdigit()
+
+
 class Connection:
     """One HTTP/1.1 connection to `host:port`, or to the Unix socket `unix_path`."""
 
     def __init__(self, host: str, port: int, *, unix_path: str | None = None, tls: bool = False) -> None:
         self.host, self.port, self.unix_path, self.tls = host, port, unix_path, tls
-        self.sock: socket.socket | None = None
-        self.fp: io.BufferedReader = None  # type: ignore[assignment]
+        self.sock: Any = None
+        self.fp: _Reader = None  # type: ignore[assignment]
         #: How many requests this connection carried (a reused one may have been closed by the peer).
         self.used = 0
 
     def connect(self, timeout: float) -> None:
-        if self.unix_path is not None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if self.unix_path is not None or (_is_address(self.host) and not self.tls):
+            family = (
+                _socket.AF_UNIX
+                if self.unix_path is not None
+                else _socket.AF_INET6
+                if ":" in self.host
+                else _socket.AF_INET
+            )
+            sock: Any = _socket.socket(family, _socket.SOCK_STREAM)
             sock.settimeout(timeout)
             try:
-                sock.connect(self.unix_path)
+                sock.connect(self.unix_path if self.unix_path is not None else (self.host, self.port))
             except OSError:
                 sock.close()
                 raise
         else:
+            import socket
+
             # A bytes host name skips loading the IDNA codec, which a str one costs on every start.
             sock = socket.create_connection((self.host.encode(), self.port), timeout)  # type: ignore[arg-type]
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.tls:
                 import ssl
 
                 sock = ssl.create_default_context().wrap_socket(sock, server_hostname=self.host)
+        if self.unix_path is None:
+            sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
         self.sock = sock
-        self.fp = sock.makefile("rb")  # a BufferedReader
+        self.fp = _Reader(sock)
         self.used = 0
 
     def close(self) -> None:
@@ -153,7 +220,8 @@ class Connection:
             self.connect(timeout)
         assert self.sock is not None
         self.sock.settimeout(timeout)
-        host = "localhost" if self.unix_path is not None else f"{self.host}:{self.port}"
+        name = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address is bracketed
+        host = "localhost" if self.unix_path is not None else f"{name}:{self.port}"
         lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         if body is not None or method in ("POST", "PUT"):

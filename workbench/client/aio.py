@@ -10,8 +10,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import anyio
 import httpx
 
-from workbench.client import methods
+from workbench.client import methods, reading
 from workbench.client.base import Base
+from workbench.client.files_handles import AsyncFiles
 from workbench.client.plan import (
     Item,
     NextLine,
@@ -101,22 +102,29 @@ class AsyncClient(Base):
 
     run_bash = _returning(methods.run_bash)
     run_code = _returning(methods.run_code)
-    get = _returning(methods.get)
-    list = _returning(methods.list)
-    list_page = _returning(methods.list_page)
-    wait = _returning(methods.wait)
-    events_page = _returning(methods.events_page)
-    events = _iterating(methods.events)
-    artifacts = _returning(methods.artifacts)
-    artifact = _returning(methods.artifact)
-    output = _returning(methods.output)
-    images = _returning(methods.images)
-    health = _returning(methods.health)
-    exits = _returning(methods.exits)
+    run_batch = _returning(methods.run_batch)
+    rerun = _returning(methods.rerun)
+    get = _returning(reading.get)
+    list = _returning(reading.list)
+    list_page = _returning(reading.list_page)
+    wait = _returning(reading.wait)
+    events_page = _returning(reading.events_page)
+    events = _iterating(reading.events)
+    artifacts = _returning(reading.artifacts)
+    artifact = _returning(reading.artifact)
+    output = _returning(reading.output)
+    images = _returning(reading.images)
+    health = _returning(reading.health)
+    exits = _returning(reading.exits)
     ack_exit = _returning(methods.ack_exit)
     cancel = _returning(methods.cancel)
     detach = _returning(methods.detach)
     delete = _returning(methods.delete)
+
+    def files(self, session_id: str = "default") -> AsyncFiles:
+        """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,
+        `move`, `upload`, `download` and `watch` (see `workbench.client.files`)."""
+        return AsyncFiles(self, session_id)
 
     # -- performing a plan's steps --------------------------------------------------------------
 

@@ -34,6 +34,7 @@ class Base:
         read = call.timeout if call.timeout is not None else self._timeout
         return {
             "json": call.json,
+            "content": call.content,
             "params": call.params,
             "headers": call.headers,
             "timeout": httpx.Timeout(self._timeout, read=read),

@@ -54,6 +54,8 @@ class Call(Generic[T]):
     path: str
     parse: Callable[[httpx.Response], T]
     json: Any = None
+    #: A body of raw bytes (a file, an archive) in place of `json`.
+    content: bytes | None = None
     params: Mapping[str, Any] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     #: True when sending it twice cannot do anything twice (reads, or a start with an idempotency key).
@@ -122,6 +124,7 @@ def start_body(
     preview_bytes: int | None = None,
     preview_format: str | None = None,
     on_wait_timeout: str = "return",
+    secret_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The common fields of a start body, camelCase, leaving out what the daemon defaults.
 
@@ -144,6 +147,7 @@ def start_body(
         "idleTimeoutMs": seconds_to_ms(idle_timeout),
         "cwd": cwd,
         "env": dict(env) if env else None,
+        "secretEnv": dict(secret_env) if secret_env else None,
         "stdin": stdin,
         "metadata": metadata,
         "image": image,
@@ -159,6 +163,20 @@ def start_body(
 
 def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
     """`POST /v1/executions/{kind}`. Without a key the client makes one, so a retry never runs it twice."""
+    return _starting(f"/v1/executions/{kind}", body, idempotency_key)
+
+
+def batch(body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST /v1/executions/batch`, with an idempotency key as a start has."""
+    return _starting("/v1/executions/batch", body, idempotency_key)
+
+
+def rerun(ref: ExecutionRef, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
+    """`POST .../rerun`, with an idempotency key as a start has."""
+    return _starting(f"/v1/executions/{execution_id(ref)}/rerun", body, idempotency_key)
+
+
+def _starting(path: str, body: dict[str, Any], idempotency_key: str | None) -> Call[Execution]:
     key = idempotency_key or f"wbc-{uuid.uuid4().hex}"
 
     @_expect(200, 201, 202)
@@ -167,9 +185,7 @@ def start(kind: str, body: dict[str, Any], idempotency_key: str | None) -> Call[
 
     wait_ms = body.get("waitTimeoutMs")
     timeout = None if body.get("background") or wait_ms is None else wait_ms / 1000 + SLACK_S
-    return Call(
-        "POST", f"/v1/executions/{kind}", parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout
-    )
+    return Call("POST", path, parse, json=body, headers={"Idempotency-Key": key}, timeout=timeout)
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -192,6 +208,8 @@ def list_page(
     limit: int,
     cursor: str | None,
     preview: bool = False,
+    rerun_of: str | None = None,
+    batch_id: str | None = None,
 ) -> Call[ExecutionList]:
     params = {
         "status": status,
@@ -200,6 +218,8 @@ def list_page(
         "limit": limit,
         "cursor": cursor,
         "include": "preview" if preview else None,
+        "rerunOf": rerun_of,
+        "batchId": batch_id,
     }
 
     @_expect(200)
@@ -209,8 +229,33 @@ def list_page(
     return Call("GET", "/v1/executions", parse, params={k: v for k, v in params.items() if v is not None})
 
 
-def wait_once(ref: ExecutionRef, wait_s: float) -> Call[WaitResult]:
-    """One long-poll of at most `MAX_WAIT_S`."""
+def service_fields(
+    service: bool, ready_port: int | None, ready_log: str | None, ready_timeout: float | None
+) -> dict[str, Any]:
+    """The start-body fields of a service (`service`, `readiness`, `readyTimeoutMs`).
+
+    Raises ValueError for readiness options without `service`, or both a port and a pattern.
+    """
+    if not service:
+        if ready_port is not None or ready_log is not None or ready_timeout is not None:
+            raise ValueError("ready_port, ready_log and ready_timeout need service=True")
+        return {}
+    if ready_port is not None and ready_log is not None:
+        raise ValueError("a service is ready by ready_port or by ready_log, not both")
+    body: dict[str, Any] = {"service": True}
+    if ready_port is not None:
+        body["readiness"] = {"port": ready_port}
+    elif ready_log is not None:
+        body["readiness"] = {"logPattern": ready_log}
+    if ready_timeout is not None:
+        if "readiness" not in body:
+            raise ValueError("ready_timeout needs ready_port or ready_log")
+        body["readyTimeoutMs"] = seconds_to_ms(ready_timeout)
+    return body
+
+
+def wait_once(ref: ExecutionRef, wait_s: float, until: str = "end") -> Call[WaitResult]:
+    """One long-poll of at most `MAX_WAIT_S` (`until`: `end`, or `ready` for a service)."""
     wait_s = max(0.0, min(wait_s, MAX_WAIT_S))
 
     @_expect(200)
@@ -221,7 +266,7 @@ def wait_once(ref: ExecutionRef, wait_s: float) -> Call[WaitResult]:
         "POST",
         f"/v1/executions/{execution_id(ref)}/wait",
         parse,
-        json={"waitTimeoutMs": seconds_to_ms(wait_s)},
+        json={"waitTimeoutMs": seconds_to_ms(wait_s), **({"until": until} if until != "end" else {})},
         timeout=wait_s + SLACK_S,
     )
 

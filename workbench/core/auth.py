@@ -17,7 +17,7 @@ import secrets
 import tomllib
 from pathlib import Path
 
-from workbench.core.service import ADMIN, Principal
+from workbench.core.principals import ADMIN, Principal
 from workbench.wire.errors import ConfigError, Forbidden, Unauthorized
 
 log = logging.getLogger("workbench.core.auth")
@@ -42,6 +42,11 @@ class Authenticator:
     def __init__(self, tokens: dict[str, Principal]) -> None:
         # Digests have one length, so comparing them says nothing about a token's length either.
         self._tokens = [(_digest(token.encode("utf-8")), principal) for token, principal in tokens.items()]
+
+    @property
+    def principals(self) -> list[Principal]:
+        """Every principal a token stands for (with its quotas)."""
+        return list({p.name: p for _, p in self._tokens}.values())
 
     def principal(self, authorization: str | None) -> Principal:
         """The principal of an `Authorization: Bearer <token>` header.
@@ -152,8 +157,11 @@ def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
         raise ConfigError(f"{where} must hold one or more [[tokens]] tables and nothing else")
     for i, entry in enumerate(entries, 1):
         at = f"{where}: token #{i}"
-        if not isinstance(entry, dict) or set(entry) != {"token", "principal", "scopes"}:
-            raise ConfigError(f"{at} must have exactly the fields token, principal, scopes")
+        if not isinstance(entry, dict) or not _FIELDS <= set(entry) <= _FIELDS | _QUOTAS:
+            raise ConfigError(
+                f"{at} must have exactly the fields token, principal, scopes (and may have "
+                "maxConcurrent, maxQueued)"
+            )
         token, name, scopes = entry["token"], entry["principal"], entry["scopes"]
         if not isinstance(token, str):
             raise ConfigError(f"{at}: field 'token' must be a string")
@@ -167,5 +175,27 @@ def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
             raise ConfigError(f"{at}: unknown scope {unknown[0]!r}; scopes are {sorted(SCOPES)}")
         if token in tokens:
             raise ConfigError(f"{at}: this token is already used (by WORKBENCH_TOKEN or an earlier entry)")
-        tokens[token] = Principal(name, frozenset(scopes))
+        quotas = [
+            _quota(entry.get(field), f"{at}: field {field!r}") for field in ("maxConcurrent", "maxQueued")
+        ]
+        for other in tokens.values():
+            if other.name == name and [other.max_concurrent, other.max_queued] != quotas:
+                raise ConfigError(
+                    f"{at}: the principal {name!r} has other quotas in another entry; a principal's "
+                    "quotas are one (give every token of it the same maxConcurrent and maxQueued)"
+                )
+        tokens[token] = Principal(name, frozenset(scopes), quotas[0], quotas[1])
     return tokens
+
+
+_FIELDS = frozenset({"token", "principal", "scopes"})
+#: A principal's quotas: how many of its executions run at once, and how many may wait.
+_QUOTAS = frozenset({"maxConcurrent", "maxQueued"})
+
+
+def _quota(value: object, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < (1 if "Concurrent" in where else 0):
+        raise ConfigError(f"{where} must be an integer of at least {1 if 'Concurrent' in where else 0}")
+    return value

@@ -145,8 +145,9 @@ class Capture:
 
     def _open(self) -> None:
         for s in self._streams:
-            s.path.touch(mode=0o600, exist_ok=True)
-            s.fd = os.open(s.path, os.O_RDONLY | os.O_CLOEXEC)
+            # O_CREAT, not a touch: the supervisor has made them already, and a touch would
+            # write their inodes' times for nothing.
+            s.fd = os.open(s.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
             self._watches.add(str(s.path))
         if not self._open_progress():
             # The process may create it later: watch the directory for its creation.

@@ -32,6 +32,7 @@ from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
+from workbench.core.workspace import WorkspaceFace, workspace_face
 from workbench.wire.errors import ConfigError
 
 log = logging.getLogger("workbench.core.daemon")
@@ -50,6 +51,8 @@ class Daemon:
     token_created: bool
     exits: ExitsFeed
     browser: BrowserAuth
+    #: The sessions' workspaces: files, transfers, watches.
+    workspace: WorkspaceFace
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -133,15 +136,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
         with _full_disk_stops_the_start(settings.data_dir):
-            moved = settings.layout.adopt_shared_workspaces(ADMIN)
+            _adopt_shared_workspaces(settings)
             token, created = auth.admin_token(settings.token, settings.token_path)
             key = load_key(settings.data_dir / "session.key")
-        if moved:
-            log.warning(
-                "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
-                ", ".join(moved),
-                ADMIN,
-            )
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(
             key, authenticator, settings.data_dir / "sessions.revoked", settings.session_ttl_ms
@@ -155,12 +152,14 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         store = SQLiteStore(settings.store_path)
         store.start()
         inotify = Inotify()
+        face = workspace_face(settings)
         try:
             # Known before recovery and before the first request: a full disk refuses new work.
             await storage.check(store, settings.data_dir, settings.min_free_bytes)
             async with trio.open_nursery() as outer:
                 outer.start_soon(inotify.run)
                 outer.start_soon(storage.watch, store, settings.data_dir, settings.min_free_bytes)
+                outer.start_soon(face.watcher.run)
                 # A shim killed under the daemon is replaced at once and takes the trees back.
                 run_dir = settings.layout.run_dir
                 async with sandbox.open_supervisor(run_dir, replace_dead_shim=True) as supervisor:
@@ -175,8 +174,10 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             containment=containment,
                             nursery=executions,
                         )
+                        executor.set_quotas(authenticator.principals)
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
+                        face.workspaces.live = lambda: [live.row for live in executor.live.values()]
                         await recover(executor, store, supervisor)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
@@ -190,6 +191,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             token_created=created,
                             exits=exits,
                             browser=browser,
+                            workspace=face,
                         )
                         try:
                             yield daemon
@@ -200,8 +202,20 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 outer.cancel_scope.cancel()
         finally:
             inotify.close()
+            face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
+
+
+def _adopt_shared_workspaces(settings: Settings) -> None:
+    """Workspaces of a data dir from before they were per principal become the admin's."""
+    moved = settings.layout.adopt_shared_workspaces(ADMIN)
+    if moved:
+        log.warning(
+            "workspaces are per principal now: the shared ones (%s) moved to workspaces/%s/",
+            ", ".join(moved),
+            ADMIN,
+        )
 
 
 async def _stop_executions(

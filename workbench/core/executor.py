@@ -12,11 +12,13 @@ import logging
 import trio
 
 import sandbox
+from workbench.core.batches import BatchRun, batch_key
 from workbench.core.display import Displays
 from workbench.core.follow import Inotify
 from workbench.core.images import Image
 from workbench.core.journal import Journal
 from workbench.core.live import Live, RunContext, Slots, Stop
+from workbench.core.principals import Principal, principal_key
 from workbench.core.runner import Run
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow
@@ -64,14 +66,27 @@ class Executor:
 
     # -- lifecycle of one execution -----------------------------------------------------------
 
+    def set_quotas(self, principals: list[Principal]) -> None:
+        """The principals' `maxConcurrent` quotas (before anything is submitted)."""
+        for principal in principals:
+            if principal.max_concurrent is not None:
+                self.slots.set_cap(principal.key, principal.max_concurrent)
+
     def submit(self, row: ExecutionRow, live: Live | None = None) -> Live:
-        """Start supervising an execution whose row is committed."""
+        """Start supervising an execution whose row is committed (a batch before its items)."""
         if live is None:
             live = Live(row.id, row, row.status)
         self.live[live.id] = live
+        if row.kind == "batch":
+            self.slots.set_cap(batch_key(row.id), row.concurrency or self.settings.max_concurrent_executions)
+            self._nursery.start_soon(self._supervise_batch, live, name=f"batch {live.id}")
+            return live
+        live.keys = (principal_key(row.principal),)
+        if row.batch_id is not None:
+            live.keys += (batch_key(row.batch_id),)
         if live.adopted is not None:
             # Already running: it holds a slot from now on (released when it ends).
-            self.slots.take()
+            self.slots.take(live)
         elif live.status is S.QUEUED and live.reason is None:
             # Queue now, in submission order: tasks start in no guaranteed order.
             self.slots.request(live)
@@ -83,6 +98,13 @@ class Executor:
             await Run(self.context, live).supervise()
         finally:
             self.live.pop(live.id, None)
+
+    async def _supervise_batch(self, live: Live) -> None:
+        try:
+            await BatchRun(self.journal, self.live, live).supervise()
+        finally:
+            self.live.pop(live.id, None)
+            self.slots.forget_cap(batch_key(live.id))
 
     @property
     def backlog(self) -> int:
@@ -96,6 +118,17 @@ class Executor:
             return
         live.request_stop(Stop.CANCEL, reason, grace_ms)
         await live.cancel_handled.wait()
+
+    async def signal(self, execution_id: str, number: int) -> bool:
+        """Send signal `number` to every process of a running tree; False when none is running."""
+        live = self.live.get(execution_id)
+        if live is None or live.status is not S.RUNNING or live.stop is not None or live.child is None:
+            return False
+        try:
+            await self.supervisor.signal(live.child, number)
+        except sandbox.SandboxError:
+            return False  # it ended meanwhile
+        return True
 
     # -- tidying up ---------------------------------------------------------------------------
 

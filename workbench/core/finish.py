@@ -18,7 +18,7 @@ from workbench.core.capture import Capture
 from workbench.core.layout import STREAMS, ExecutionDir
 from workbench.core.live import Live, Outcome, RunContext
 from workbench.core.preview import execution_preview
-from workbench.core.records import event_builder, format_time, now_ms
+from workbench.core.records import event_builder, format_time, now_ms, usage_of
 from workbench.core.store import ArtifactRow, ExecutionRow
 from workbench.core.store.base import ExitBody
 from workbench.wire.status import ExecutionStatus as S
@@ -97,6 +97,7 @@ def _exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
 
     def body(row: ExecutionRow) -> dict[str, Any]:
         # Read only for a detached execution, inside the transaction that decides it.
+        usage = usage_of(row)
         return {
             "executionId": row.id,
             "executionKind": row.kind,
@@ -107,6 +108,7 @@ def _exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
             "metadata": json.loads(row.metadata_json) if row.metadata_json else None,
             "stdoutTail": tail(directory.stdout),
             "stderrTail": tail(directory.stderr),
+            "usage": usage.wire() if usage is not None else None,
             "finishedAt": format_time(row.finished_at),
         }
 

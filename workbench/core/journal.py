@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import trio
 
-from workbench.core.records import event_builder
-from workbench.core.store import ArtifactRow, ExecutionRow, Pending, Store, Watch
+from workbench.core.records import event_builder, item_event
+from workbench.core.store import ArtifactRow, EventsRead, ExecutionRow, Found, Pending, Store, Watch
 from workbench.core.store.base import ExitBody
 from workbench.core.store.rows import EventBuilder
 from workbench.core.waiting import first_of
@@ -70,10 +70,27 @@ class Journal:
         """Register interest in an execution's commits for the duration of the block."""
         return self._store.watches.watch(execution_id)
 
-    async def create(self, row: ExecutionRow) -> tuple[ExecutionRow, bool]:
-        """Accept an execution: its row and first status event, or the row its key already made."""
-        first = event_builder("status", timestamp=row.created_at)
+    async def create(self, row: ExecutionRow, message: str | None = None) -> tuple[ExecutionRow, bool]:
+        """Accept an execution: its row and first status event (saying `message`), or the row its
+        key already made."""
+        first = event_builder("status", timestamp=row.created_at, message=message)
         return await self._store.create_execution(row, first)
+
+    async def create_batch(
+        self, batch: ExecutionRow, items: Sequence[ExecutionRow]
+    ) -> tuple[ExecutionRow, bool]:
+        """Accept a batch: its row, its items' rows, their first events and the batch's `item`
+        events, all in one transaction; or the row its key already made."""
+        first = event_builder("status", timestamp=batch.created_at)
+        return await self._store.create_batch(batch, items, first, item_event)
+
+    async def found(self, execution_id: str) -> Found | None:
+        """The execution's record as committed (a batch's with its items)."""
+        return await self._store.get_execution(execution_id)
+
+    async def read(self, execution_id: str, after: int, limit: int) -> EventsRead:
+        """Committed events after `after`, with the execution as of the same snapshot."""
+        return await self._store.read_events(execution_id, after, limit)
 
     async def transition(
         self,
@@ -170,7 +187,13 @@ class Journal:
         if not target.terminal:
             self._steps.setdefault(execution_id, []).append(_Step(target, values, build))
         return self._store.begin_transition(
-            execution_id, target, sources_of(target), values, build, exit_body=exit_body
+            execution_id,
+            target,
+            sources_of(target),
+            dict(fields or {}),
+            build,
+            exit_body=exit_body,
+            item_event=item_event,
         )
 
     async def append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pwd
@@ -15,13 +16,20 @@ from workbench.core.store import ExecutionRow
 from workbench.wire.errors import ImageUnavailable, InvalidRequest, UnknownImage, UnsupportedLanguage
 
 
+@functools.cache
+def _user(uid: int) -> tuple[str, str, str]:
+    """(home, name, shell) of `uid`: looked up once (a passwd lookup costs more than a spawn's
+    worth of everything else here)."""
+    try:
+        user = pwd.getpwuid(uid)
+        return user.pw_dir, user.pw_name, user.pw_shell or "/bin/sh"
+    except KeyError:
+        return "/", str(uid), "/bin/sh"
+
+
 def base_env(execution_id: str, progress: Path) -> dict[str, str]:
     """The small clean environment every execution starts from (never the daemon's own)."""
-    try:
-        user = pwd.getpwuid(os.getuid())
-        home, name, shell = user.pw_dir, user.pw_name, user.pw_shell or "/bin/sh"
-    except KeyError:
-        home, name, shell = "/", str(os.getuid()), "/bin/sh"
+    home, name, shell = _user(os.getuid())
     return {
         "PATH": EXECUTION_PATH,
         "HOME": home,
@@ -120,7 +128,9 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
     directory = layout.execution(row.id)
     directory.path.mkdir(mode=0o700, parents=True, exist_ok=True)
     workspace = layout.workspace(row.principal, row.session_id)
-    if image.sandboxed or row.cwd == str(workspace):
+    # A stat before the mkdir: after its first use the workspace is there, and a mkdir that
+    # fails costs more than a stat.
+    if (image.sandboxed or row.cwd == str(workspace)) and not workspace.is_dir():
         workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
     if row.stdin is not None:
         _write(directory.stdin, row.stdin.encode("utf-8"))
@@ -129,6 +139,28 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
         _write(_code_file(row, image, directory), row.code.encode("utf-8"))
     if image.sandboxed:
         os.close(os.open(directory.progress, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, mode 0600 (atomically)."""
+    _write(path, data)
+
+
+def read_secrets(row: ExecutionRow, directory: ExecutionDir) -> dict[str, str]:
+    """The `secretEnv` values kept for the spawn of `row`.
+
+    Raises:
+        sandbox.SpawnError: the row names secrets whose values are gone.
+    """
+    if not row.secret_env_names_json:
+        return {}
+    try:
+        values = json.loads(directory.secret_env.read_bytes())
+    except (OSError, ValueError):
+        raise sandbox.SpawnError(
+            "its secretEnv values are gone (they are kept only until the execution starts)"
+        ) from None
+    return {str(k): str(v) for k, v in values.items()}
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -164,6 +196,7 @@ def spawn_spec(
     env = base_env(row.id, directory.progress)
     env.update(image.env)
     env.update(json.loads(row.env_json))
+    env.update(read_secrets(row, layout.execution(row.id)))
     argv = argv_for(row, image, directory)
     if image.sandboxed:
         if image.bubblewrap is None:

@@ -4,8 +4,10 @@
     <data>/executions/<id>/stdin               the start body's stdin, fed by the supervisor
     <data>/executions/<id>/code.<ext>          the code of a `workbench_code` execution
     <data>/executions/<id>/progress            `$WORKBENCH_PROGRESS`
+    <data>/executions/<id>/secret_env          `secretEnv` values, from acceptance to the spawn
     <data>/workspaces/<principal>/<session>    a session's working directory (per principal);
                                                the workspaces may live elsewhere (WORKBENCH_WORKSPACES_DIR)
+    <data>/spool/                              uploaded archives, while they are unpacked
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -23,6 +25,7 @@ STDIN_FILE = "stdin"
 #: Marks a workspaces dir laid out per principal (`Layout.adopt_shared_workspaces`).
 _PER_PRINCIPAL = ".workspaces-per-principal"
 PROGRESS_FILE = "progress"
+SECRET_ENV_FILE = "secret_env"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,11 @@ class ExecutionDir:
     @property
     def progress(self) -> Path:
         return self.path / PROGRESS_FILE
+
+    @property
+    def secret_env(self) -> Path:
+        """The `secretEnv` values until the spawn reads them (never in the store)."""
+        return self.path / SECRET_ENV_FILE
 
     def code_file(self, extension: str) -> Path:
         return self.path / f"code{extension}"
@@ -92,6 +100,12 @@ class Layout:
     @property
     def run_dir(self) -> Path:
         return self.data_dir / "run"
+
+    @property
+    def spool_dir(self) -> Path:
+        """Where an uploaded archive is kept while it is checked and unpacked (not in a workspace,
+        which its executions could read or change meanwhile)."""
+        return self.data_dir / "spool"
 
     def adopt_shared_workspaces(self, admin: str) -> list[str]:
         """Move workspaces of the first layout (`workspaces/<session>`, shared by every principal)

@@ -29,6 +29,8 @@ class Stop(enum.Enum):
     SHUTDOWN = "shutdown"
     TIMEOUT = "timeout"
     IDLE = "idle"
+    #: A service that was not ready within its `readyTimeoutMs`.
+    NOT_READY = "not_ready"
 
 
 @dataclass(eq=False)
@@ -53,6 +55,10 @@ class Live:
     adopted_known: bool = True
     #: Whether the sandbox supervisor holds the tree (false: it ended and nothing of it is left).
     held: bool = True
+    #: The supervisor's name of the tree once it is spawned or adopted (for signals).
+    child: str | None = None
+    #: The caps of `Slots` it counts against (its principal's, its batch's).
+    keys: tuple[str, ...] = ()
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:
@@ -69,14 +75,32 @@ class Outcome:
 
 
 class Slots:
-    """A FIFO of executions waiting to run, and the number of free concurrency slots."""
+    """The executions waiting to run, in order, and the concurrency slots they take.
+
+    Besides the daemon's `capacity`, an execution may be bound by caps of its own keys (its
+    principal's `maxConcurrent`, its batch's `concurrency`): one that would pass a cap waits,
+    and the next one that fits goes first. Otherwise first come, first served.
+    """
 
     def __init__(self, capacity: int) -> None:
         self.free = capacity
         self.waiting: collections.deque[Live] = collections.deque()
+        self.caps: dict[str, int] = {}
+        self.used: collections.Counter[str] = collections.Counter()
+        self.queued_by: collections.Counter[str] = collections.Counter()
+
+    def set_cap(self, key: str, cap: int) -> None:
+        """At most `cap` executions holding `key` run at once."""
+        self.caps[key] = cap
+        self._grant()
+
+    def forget_cap(self, key: str) -> None:
+        self.caps.pop(key, None)
 
     def request(self, live: Live) -> None:
         self.waiting.append(live)
+        for key in live.keys:
+            self.queued_by[key] += 1
         self._grant()
 
     def withdraw(self, live: Live) -> None:
@@ -85,20 +109,50 @@ class Slots:
             self.waiting.remove(live)
         except ValueError:
             if live.granted.is_set():
-                self.release()
+                self.release(live)
+        else:
+            self._unqueue(live)
 
-    def take(self) -> None:
+    def take(self, live: Live) -> None:
         """Take a slot without queueing (an adopted execution is already running)."""
         self.free -= 1
+        for key in live.keys:
+            self.used[key] += 1
 
-    def release(self) -> None:
+    def release(self, live: Live) -> None:
         self.free += 1
+        for key in live.keys:
+            self.used[key] -= 1
         self._grant()
 
+    def room(self, keys: tuple[str, ...]) -> int:
+        """How many more executions holding `keys` could start now."""
+        room = self.free
+        for key in keys:
+            cap = self.caps.get(key)
+            if cap is not None:
+                room = min(room, cap - self.used[key])
+        return max(0, room)
+
+    def _fits(self, live: Live) -> bool:
+        return all(self.used[k] < self.caps[k] for k in live.keys if k in self.caps)
+
+    def _unqueue(self, live: Live) -> None:
+        for key in live.keys:
+            self.queued_by[key] -= 1
+
     def _grant(self) -> None:
-        while self.free > 0 and self.waiting:
-            live = self.waiting.popleft()
+        i = 0
+        while self.free > 0 and i < len(self.waiting):
+            live = self.waiting[i]
+            if not self._fits(live):
+                i += 1
+                continue
+            del self.waiting[i]
+            self._unqueue(live)
             self.free -= 1
+            for key in live.keys:
+                self.used[key] += 1
             live.granted.set()
             live.kick.set()
 

@@ -6,10 +6,21 @@ import datetime as dt
 import json
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from workbench.core.preview import stored_preview
-from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found, WithData
-from workbench.wire.models import Artifact, ErrorInfo, Execution, OutputInfo, Preview
+from workbench.core.store.rows import ArtifactRow, EventBuilder, ExecutionRow, Found, ItemRow, WithData
+from workbench.wire.models import (
+    Artifact,
+    Capabilities,
+    ErrorInfo,
+    Execution,
+    ItemStatus,
+    OutputInfo,
+    Preview,
+    Usage,
+)
+from workbench.wire.services import Readiness
 
 
 def now_ms() -> int:
@@ -37,6 +48,7 @@ def event_builder(
     exit_code: int | None = None,
     signal: str | None = None,
     error: dict[str, str] | None = None,
+    item: dict[str, Any] | None = None,
 ) -> EventBuilder:
     """A function that renders the event's JSON once the store has given it a sequence and status."""
     at = timestamp if timestamp is not None else now_ms()
@@ -72,6 +84,7 @@ def event_builder(
                 "exitCode": exit_code,
                 "signal": signal,
                 "error": error,
+                "item": item,
             },
             ensure_ascii=False,
             allow_nan=False,  # a journal of JSON never holds Infinity or NaN
@@ -80,14 +93,65 @@ def event_builder(
     return build
 
 
+def item_event(row: ExecutionRow) -> EventBuilder:
+    """The `item` event of a batch's journal for one of its items, as the item is now."""
+    message = f"{row.id} {row.status.value}"
+    if row.exit_code is not None:
+        message += f" (exit {row.exit_code})"
+    return event_builder(
+        "item", message=message, item=_item_json(row.id, row.kind, row.status.value, row.exit_code)
+    )
+
+
+def _item_json(execution_id: str, kind: str, status: str, exit_code: int | None) -> dict[str, Any]:
+    return {"executionId": execution_id, "executionKind": kind, "status": status, "exitCode": exit_code}
+
+
+def capabilities(row: ExecutionRow) -> Capabilities:
+    """What can be done with this execution now (`Capabilities`)."""
+    # Input is fixed at the start (stdin text, or none) for every kind this daemon runs: nothing
+    # is interactive. Detaching is possible until it ends, and means something only once.
+    return Capabilities(detachable=not row.status.terminal and not row.detached, interactive=False)
+
+
+def usage_of(row: ExecutionRow) -> Usage | None:
+    """A terminal record's usage (null before it ends)."""
+    if not row.status.terminal:
+        return None
+    return Usage(
+        cpu_user_ms=row.cpu_user_ms, cpu_system_ms=row.cpu_system_ms, peak_memory_bytes=row.peak_memory_bytes
+    )
+
+
+def usage_fields(items: Sequence[ItemRow]) -> dict[str, int | None]:
+    """A batch's usage columns: its items' CPU times summed, the most memory one item held."""
+
+    def total(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    peaks = [i.peak_memory_bytes for i in items if i.peak_memory_bytes is not None]
+    return {
+        "cpu_user_ms": total([i.cpu_user_ms for i in items]),
+        "cpu_system_ms": total([i.cpu_system_ms for i in items]),
+        "peak_memory_bytes": max(peaks) if peaks else None,
+    }
+
+
 def execution_from_row(
-    row: ExecutionRow, artifacts: Sequence[ArtifactRow], preview: Preview | None = None
+    row: ExecutionRow,
+    artifacts: Sequence[ArtifactRow],
+    items: Sequence[ItemRow] | None = None,
+    preview: Preview | None = None,
 ) -> Execution:
-    """The wire record of a store row and its artifact rows, with `preview` (None: none)."""
+    """The wire record of a store row, its artifact rows, (a batch's) item rows and `preview`."""
     error = None
     if row.error_code is not None:
         error = ErrorInfo(code=row.error_code, message=row.error_message or "")
     metadata = json.loads(row.metadata_json) if row.metadata_json is not None else None
+    # A service started without `timeoutMs` has no deadline (stored as timeout 0).
+    has_deadline = row.timeout_ms > 0
+    readiness = Readiness.model_validate_json(row.readiness_json) if row.readiness_json else None
     return Execution(
         execution_id=row.id,
         execution_kind=row.kind,
@@ -96,21 +160,35 @@ def execution_from_row(
         command=row.command,
         language=row.language,
         code=row.code,
-        cwd=row.cwd,
-        image=row.image,
+        cwd=row.cwd if row.kind != "batch" else None,
+        image=row.image if row.kind != "batch" else None,
         env=json.loads(row.env_json),
+        secret_env_names=json.loads(row.secret_env_names_json) if row.secret_env_names_json else [],
         metadata=metadata,
         idempotency_key=row.idempotency_key,
+        row_version=row.row_version,
+        rerun_of=row.rerun_of,
+        batch_id=row.batch_id,
+        items=None
+        if row.kind != "batch"
+        else [
+            ItemStatus(execution_id=i.id, execution_kind=i.kind, status=i.status, exit_code=i.exit_code)
+            for i in items or ()
+        ],
+        concurrency=row.concurrency,
+        fail_fast=row.fail_fast if row.kind == "batch" else None,
+        usage=usage_of(row),
         created_at=format_time(row.created_at) or "",
         started_at=format_time(row.started_at),
         finished_at=format_time(row.finished_at),
-        deadline_at=format_time(row.deadline_at) or "",
-        timeout_ms=row.timeout_ms,
+        deadline_at=format_time(row.deadline_at) if has_deadline else None,
+        timeout_ms=row.timeout_ms if has_deadline else None,
         idle_timeout_ms=row.idle_timeout_ms,
         exit_code=row.exit_code,
         signal=row.signal,
         error=error,
         cancel_reason=row.cancel_reason,
+        capabilities=capabilities(row),
         output=OutputInfo(
             stdout_bytes=row.stdout_bytes,
             stderr_bytes=row.stderr_bytes,
@@ -126,11 +204,16 @@ def execution_from_row(
         detached=row.detached,
         containment=row.containment,
         preview=preview,
+        service=row.service,
+        readiness=readiness,
+        ready_timeout_ms=row.ready_timeout_ms,
+        ready=(row.ready_at is not None) if row.service else None,
+        ready_at=format_time(row.ready_at),
     )
 
 
 def execution_from(found: Found, preview: Preview | None = None) -> Execution:
-    return execution_from_row(found.row, found.artifacts, preview)
+    return execution_from_row(found.row, found.artifacts, found.items, preview)
 
 
 def final_record(found: Found) -> Execution:

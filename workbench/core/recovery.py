@@ -1,6 +1,7 @@
 """Recovery: at start, before accepting work, pick up every execution a previous daemon left.
 
 For each execution that is not terminal in the store:
+- a batch: its supervisor starts again and reads its journal from the start;
 - queued and never spawned: it stays queued and runs (in its original order);
 - known to the sandbox supervisor (it outlived the daemon): adopted: capture resumes at the
   journal's offsets; if it exited meanwhile, its real exit status is used;
@@ -30,9 +31,10 @@ from workbench.wire.status import ExecutionStatus as S
 log = logging.getLogger("workbench.core.recovery")
 
 
-def adoption_note(live: Live) -> str:
-    """What the journal says of an execution picked up after a restart."""
-    if live.adopted_exit is not None:
+def adoption_note(live: Live, lives_on: bool = False) -> str:
+    """What the journal says of an execution picked up after a restart (`lives_on`: a service
+    whose leader ended while its tree goes on)."""
+    if live.adopted_exit is not None and not lives_on:
         return "finished while the daemon was down; recorded after its restart"
     if not live.adopted_known:
         return "adopted after a daemon restart (its supervisor had died: the exit status will not be known)"
@@ -56,7 +58,15 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     known = supervisor.known()
     queued: list[ExecutionRow] = []
     found: list[Live] = []
+    # A batch runs no tree: its supervisor reads its journal again. Submitted first, so that its
+    # items count against its concurrency from the start.
+    living_services: set[str] = set()
     for row in rows:
+        if row.kind == "batch":
+            executor.submit(row)
+    for row in rows:
+        if row.kind == "batch":
+            continue
         directory = executor.settings.layout.execution(row.id).path
         status = row.status
         info = _child_info(row, directory)
@@ -68,6 +78,8 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
         if child is not None:
             # The supervisor outlived the daemon and still holds the tree (or its exit status).
             live.adopted, live.adopted_exit = child.info, child.status
+            if row.service and not child.empty:
+                living_services.add(row.id)
         elif info is not None and await supervisor.adopt(info):
             # The supervisor died too, but the tree lives on: held again by its identity. Its exit
             # status is the one the old supervisor recorded, if it did, else unknowable.
@@ -90,7 +102,7 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
     async with trio.open_nursery() as nursery:
         for live in found:
             if live.adopted is not None and live.status is not S.QUEUED:
-                nursery.start_soon(_note, executor, live)
+                nursery.start_soon(_note, executor, live, live.id in living_services)
     for live in found:
         executor.submit(live.row, live)
     for row in queued:
@@ -100,8 +112,8 @@ async def recover(executor: Executor, store: Store, supervisor: sandbox.Supervis
         log.info("recovery: %d adopted, %d queued, %d lost", adopted, len(queued), len(found) - adopted)
 
 
-async def _note(executor: Executor, live: Live) -> None:
-    note = [("status", event_builder("status", message=adoption_note(live)))]
+async def _note(executor: Executor, live: Live, living_service: bool) -> None:
+    note = [("status", event_builder("status", message=adoption_note(live, living_service)))]
     try:
         await executor.journal.append(live.id, note, retry=False)
     except Unavailable as exc:

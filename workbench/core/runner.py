@@ -16,7 +16,7 @@ from typing import Any
 import trio
 
 import sandbox
-from workbench.core import launch
+from workbench.core import launch, services
 from workbench.core.capture import Capture
 from workbench.core.finish import Ending, finish
 from workbench.core.live import Live, Outcome, RunContext, Stop
@@ -96,7 +96,7 @@ class Run:
             return await self._spawn()
         except BaseException:
             if self.child is None:
-                self.ex.slots.release()
+                self.ex.slots.release(self.live)
             raise
 
     async def _finish_queued(self, status: S, error: dict[str, str] | None, reason: str | None) -> None:
@@ -109,14 +109,19 @@ class Run:
         image = self.ex.images[self.row.image]
         spec = None
         try:
-            launch.prepare_directory(self.row, image, self.ex.settings.layout)
-            # A tokens file kept outside the data dir is hidden from sandboxed executions too.
-            tokens = self.ex.settings.tokens_file
-            hide = [tokens] if tokens is not None else []
+            # File-system work off the event loop: on a busy disk a mkdir costs 0.1 ms or more.
+            await trio.to_thread.run_sync(launch.prepare_directory, self.row, image, self.ex.settings.layout)
+            # A tokens file and a Unix socket kept outside the data dir are hidden from sandboxed
+            # executions too (the socket is a way into the API for anyone holding a token).
+            settings = self.ex.settings
+            hide = [p for p in (settings.tokens_file, settings.unix_socket) if p is not None]
             spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
             self.child = await self.ex.supervisor.spawn(spec)
+            if self.row.secret_env_names_json:
+                # In the tree's environment now: not a moment longer on disk than needed.
+                self.directory.secret_env.unlink(missing_ok=True)
         except (sandbox.SpawnError, OSError) as exc:
-            self.ex.slots.release()
+            self.ex.slots.release(self.live)
             message = exc.args[0] if isinstance(exc, sandbox.SpawnError) else str(exc)
             error = {"code": "spawn_failed", "message": f"could not start: {message}"}
             with trio.CancelScope(shield=True):
@@ -139,6 +144,7 @@ class Run:
             },
         )
         self.live.status = S.RUNNING
+        self.live.child = self.child.name
         return True
 
     # -- running --------------------------------------------------------------------------
@@ -177,7 +183,9 @@ class Run:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(capture.run)
                 async with trio.open_nursery() as watchers:
-                    if self.live.held:
+                    if self.row.service:
+                        services.watch(self, watchers)  # its end is its tree's, not its leader's
+                    elif self.live.held:
                         watchers.start_soon(self._watch_exit)
                     if self.row.idle_timeout_ms:
                         watchers.start_soon(self._watch_idle, self.row.idle_timeout_ms / 1000)
@@ -188,7 +196,7 @@ class Run:
                 # The tree is dead: whatever is in the spool files now is all there will be.
                 capture.finish()
         finally:
-            self.ex.slots.release()
+            self.ex.slots.release(self.live)
         with trio.CancelScope(shield=True):
             await self._finish(*self._final(why))
 
@@ -237,7 +245,7 @@ class Run:
             return
         else:
             grace = live.grace_ms / 1000 if why is Stop.CANCEL else 0.0
-            if why in (Stop.TIMEOUT, Stop.IDLE):
+            if why in (Stop.TIMEOUT, Stop.IDLE, Stop.NOT_READY):
                 grace = self.ex.settings.deadline_grace_ms / 1000
             if grace > 0:
                 await sup.signal(name, signals.SIGTERM)
@@ -258,6 +266,12 @@ class Run:
         code = status.exit_code if status is not None else None
         sig = _signal_name(status.signal) if status is not None and status.signal else None
         fields: dict[str, Any] = {"finished_at": now_ms(), "exit_code": code, "signal": sig}
+        if status is not None:
+            fields |= {
+                "cpu_user_ms": status.cpu_user_ms,
+                "cpu_system_ms": status.cpu_system_ms,
+                "peak_memory_bytes": status.memory_peak_bytes,
+            }
         error: dict[str, str] | None = None
         if why is Stop.EXITED:
             if status is None or not status.known:
@@ -277,6 +291,9 @@ class Run:
                 target = S.COMPLETED if code == 0 else S.FAILED
         elif why in (Stop.CANCEL, Stop.SHUTDOWN):
             target = S.CANCELLED
+        elif why is Stop.NOT_READY:
+            target = S.TIMED_OUT
+            error = {"code": "ready_timeout", "message": self.live.reason or "not ready in time"}
         elif why is Stop.IDLE:
             target = S.TIMED_OUT
             error = {
@@ -315,6 +332,7 @@ class Run:
                 },
             )
             live.status = S.RUNNING
+        live.child = self.child.name
         if live.status is S.CANCEL_REQUESTED and live.stop is None:
             live.request_stop(Stop.CANCEL, row.cancel_reason, 0)
         await self._running(offsets)

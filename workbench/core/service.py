@@ -7,20 +7,23 @@ an idempotency key); everything slow happens later in the execution's supervisor
 from __future__ import annotations
 
 import builtins
-import hashlib
-import json
+import signal as signals
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 import trio
 
-from workbench.core import launch
+from workbench.core import accept
+from workbench.core.batches import batch_rows
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.layout import STREAMS
 from workbench.core.preview import execution_preview
-from workbench.core.records import execution_from, execution_from_row, final_record, now_ms
+from workbench.core.principals import ADMIN as ADMIN
+from workbench.core.principals import Principal as Principal
+from workbench.core.records import event_builder, execution_from, execution_from_row, final_record
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow, Found, ListFilter, Store
 from workbench.core.waiting import first_of
@@ -32,7 +35,6 @@ from workbench.wire.errors import (
     TooManyExecutions,
     Unavailable,
 )
-from workbench.wire.ids import new_execution_id
 from workbench.wire.models import (
     EXECUTION_ID,
     EXECUTION_KINDS,
@@ -43,21 +45,8 @@ from workbench.wire.models import (
     StartCodeRequest,
     StartRequest,
 )
+from workbench.wire.starts import BatchRequest, RerunRequest
 from workbench.wire.status import ExecutionStatus
-
-ADMIN = "admin"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is asking: a name and its scopes. `admin` sees every execution."""
-
-    name: str
-    scopes: frozenset[str]
-
-    @property
-    def sees_all(self) -> bool:
-        return self.name == ADMIN
 
 
 @dataclass(frozen=True)
@@ -114,21 +103,82 @@ class Service:
     async def start(self, principal: Principal, req: StartRequest, idempotency_key: str | None) -> Started:
         """Accept an execution (or find the one this idempotency key already made)."""
         kind: ExecutionKind = "workbench_bash" if isinstance(req, StartBashRequest) else "workbench_code"
-        request_hash = _request_hash(kind, req)
+        request_hash = accept.request_hash(kind, req.model_dump(mode="json", by_alias=True))
         wait_ms = None if req.background else self._wait_ms(req.wait_timeout_ms)
+        assert isinstance(req, StartBashRequest | StartCodeRequest)
+
+        def build() -> list[tuple[ExecutionRow, dict[str, str]]]:
+            row = accept.new_row(
+                self.settings, self.executor.images, principal, req, idempotency_key, request_hash
+            )
+            return [(row, req.secret_env)]
+
+        return await self._accept(principal, idempotency_key, request_hash, wait_ms, build)
+
+    async def start_batch(
+        self, principal: Principal, req: BatchRequest, idempotency_key: str | None
+    ) -> Started:
+        """Accept a batch and all its items in one transaction (or find what the key made)."""
+        request_hash = accept.request_hash("batch", req.model_dump(mode="json", by_alias=True))
+        wait_ms = None if req.background else self._wait_ms(req.wait_timeout_ms)
+
+        def build() -> list[tuple[ExecutionRow, dict[str, str]]]:
+            return batch_rows(
+                self.settings, self.executor.images, principal, req, idempotency_key, request_hash
+            )
+
+        return await self._accept(principal, idempotency_key, request_hash, wait_ms, build)
+
+    async def rerun(
+        self,
+        principal: Principal,
+        execution_id: str,
+        kind: str | None,
+        req: RerunRequest,
+        idempotency_key: str | None,
+    ) -> Started:
+        """A new execution of the same spec as `execution_id` (its stdin too), with `req`'s
+        fields in place of the original's; `rerunOf` names the original."""
+        original = (await self._found(principal, execution_id, kind)).row
+        spec = accept.rerun_spec(original, req)
+        body = req.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        request_hash = accept.request_hash(f"rerun {original.id}", body)
+        wait_ms = None if req.background else self._wait_ms(req.wait_timeout_ms)
+
+        def build() -> list[tuple[ExecutionRow, dict[str, str]]]:
+            row = accept.new_row(
+                self.settings,
+                self.executor.images,
+                principal,
+                spec,
+                idempotency_key,
+                request_hash,
+                rerun_of=original.id,
+            )
+            return [(row, spec.secret_env)]
+
+        message = f"rerun of {original.id}"
+        return await self._accept(principal, idempotency_key, request_hash, wait_ms, build, message)
+
+    async def _accept(
+        self,
+        principal: Principal,
+        idempotency_key: str | None,
+        request_hash: str,
+        wait_ms: int | None,
+        build: Callable[[], list[tuple[ExecutionRow, dict[str, str]]]],
+        message: str | None = None,
+    ) -> Started:
+        """Check and commit the rows `build` makes (an execution, or a batch and its items)."""
         try:
             if not self.executor.accepting:
                 raise Unavailable("the daemon is shutting down")
             # A full disk (or a store that cannot commit) refuses new work at once, so that
             # what runs can still be recorded; reads and replays go on.
             self.store.health.check_accepting()
-            row = self._new_row(principal, kind, req, idempotency_key, request_hash)
-            backlog = self.executor.backlog
-            if backlog >= self.settings.max_queued_executions and self.executor.slots.free <= 0:
-                raise TooManyExecutions(
-                    f"{backlog} executions are queued (the limit is "
-                    f"{self.settings.max_queued_executions}); try again later"
-                )
+            rows = build()
+            head = rows[0][0]
+            accept.check_room(self.settings, self.executor.slots, principal, max(1, len(rows) - 1))
         except (InvalidRequest, TooManyExecutions, Unavailable):
             # A retry of an accepted request replays it even if it could not be accepted now
             # (its cwd is gone, the queue is full, the daemon is stopping).
@@ -137,14 +187,37 @@ class Service:
                 if existing is not None:
                     return await self._replay(existing, request_hash, wait_ms)
             raise
-
-        created_row, created = await self.journal.create(row)
+        layout = self.settings.layout
+        secret = [(row, values) for row, values in rows if values]
+        try:
+            if secret:
+                # Off the event loop: a batch may have a thousand of these files to write.
+                try:
+                    await trio.to_thread.run_sync(accept.write_all_secrets, layout, secret)
+                except OSError as exc:
+                    raise Unavailable(f"cannot keep the secretEnv values: {exc.strerror}") from None
+            if head.kind == "batch":
+                created_row, created = await self.journal.create_batch(head, [row for row, _ in rows[1:]])
+            else:
+                created_row, created = await self.journal.create(head, message=message)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(accept.drop_all_secrets, layout, secret)
+            raise
         if not created:
+            await trio.to_thread.run_sync(accept.drop_all_secrets, layout, secret)
             return await self._replay(created_row, request_hash, wait_ms)
         self.executor.submit(created_row)
+        for row, _ in rows[1:]:
+            self.executor.submit(row)
+        if head.kind == "batch":
+            found = await self.store.get_execution(head.id)
+            assert found is not None
+            return Started(execution_from(found), replayed=False, wait_ms=wait_ms)
         # Rendered from the row just written: the execution is new, queued, without artifacts or output.
-        execution = execution_from_row(created_row, [], Preview())
-        return Started(execution, replayed=False, wait_ms=wait_ms)
+        return Started(
+            execution_from_row(created_row, [], preview=Preview()), replayed=False, wait_ms=wait_ms
+        )
 
     async def run(self, principal: Principal, req: StartRequest, idempotency_key: str | None) -> Started:
         """A start as the route answers it: accepted, then for a foreground start the record after
@@ -200,58 +273,6 @@ class Service:
             )
         return requested
 
-    def _new_row(
-        self,
-        principal: Principal,
-        kind: ExecutionKind,
-        req: StartRequest,
-        idempotency_key: str | None,
-        request_hash: str,
-    ) -> ExecutionRow:
-        settings = self.settings
-        image = launch.resolve_image(self.executor.images, req.image)
-        if isinstance(req, StartCodeRequest):
-            launch.resolve_language(image, req.language)
-        timeout_ms = req.timeout_ms if req.timeout_ms is not None else settings.default_timeout_ms
-        if timeout_ms > settings.max_timeout_ms:
-            raise _field_error("timeoutMs", f"must be at most {settings.max_timeout_ms} (24 hours)")
-        if req.idle_timeout_ms is not None and req.idle_timeout_ms > settings.max_timeout_ms:
-            raise _field_error("idleTimeoutMs", f"must be at most {settings.max_timeout_ms}")
-        metadata_json = None
-        if req.metadata is not None:
-            metadata_json = json.dumps(req.metadata, ensure_ascii=False, separators=(",", ":"))
-            if len(metadata_json.encode("utf-8")) > settings.max_metadata_bytes:
-                raise _field_error("metadata", f"must be at most {settings.max_metadata_bytes} bytes of JSON")
-        cwd = launch.resolve_cwd(
-            image, self.settings.layout.workspace(principal.name, req.session_id), req.cwd
-        )
-        now = now_ms()
-        return ExecutionRow(
-            id=new_execution_id(),
-            kind=kind,
-            principal=principal.name,
-            session_id=req.session_id,
-            status=ExecutionStatus.QUEUED,
-            command=req.command if isinstance(req, StartBashRequest) else None,
-            language=req.language if isinstance(req, StartCodeRequest) else None,
-            code=req.code if isinstance(req, StartCodeRequest) else None,
-            cwd=cwd,
-            image=image.name,
-            env_json=json.dumps(req.env, ensure_ascii=False),
-            stdin=req.stdin,
-            metadata_json=metadata_json,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            created_at=now,
-            deadline_at=now + timeout_ms,
-            timeout_ms=timeout_ms,
-            idle_timeout_ms=req.idle_timeout_ms,
-            budget_bytes=settings.execution_event_output_budget_bytes,
-            detached=req.detached,
-            preview_bytes=req.preview_bytes,
-            preview_format=req.preview_format,
-        )
-
     # -- reading -----------------------------------------------------------------------------
 
     async def get(self, principal: Principal, execution_id: str, kind: str | None = None) -> Execution:
@@ -289,19 +310,35 @@ class Service:
         session_id: str | None,
         limit: int,
         cursor: str | None,
+        rerun_of: str | None = None,
+        batch_id: str | None = None,
+        service: bool | None = None,
         preview: bool = False,
         text: str | None = None,
     ) -> tuple[list[Execution], str | None]:
-        """Newest first, `limit` per page; the cursor is the id to continue after. With `preview`,
-        each record carries its preview (otherwise null: a listing reads no spool files)."""
+        """Newest first, `limit` per page; the cursor is the id to continue after. `rerun_of`:
+        only the reruns of that execution; `batch_id`: only the items of that batch. With
+        `preview`, each record carries its preview (otherwise null: a listing reads no spool files).
+        `service`: only services (true) or only the others (false)."""
         if status is not None and status not in {s.value for s in ExecutionStatus}:
-            raise _field_error("status", f"must be one of {', '.join(s.value for s in ExecutionStatus)}")
+            raise accept.field_error(
+                "status", f"must be one of {', '.join(s.value for s in ExecutionStatus)}"
+            )
         if kind is not None and kind not in EXECUTION_KINDS:
-            raise _field_error("kind", f"must be one of {', '.join(EXECUTION_KINDS)}")
+            raise accept.field_error("kind", f"must be one of {', '.join(EXECUTION_KINDS)}")
         if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
-            raise _field_error("cursor", "is not a cursor this daemon handed out")
+            raise accept.field_error("cursor", "is not a cursor this daemon handed out")
         owner = None if principal.sees_all else principal.name
-        where = ListFilter(principal=owner, status=status, kind=kind, session_id=session_id, text=text)
+        where = ListFilter(
+            principal=owner,
+            status=status,
+            kind=kind,
+            session_id=session_id,
+            rerun_of=rerun_of,
+            batch_id=batch_id,
+            service=service,
+            text=text,
+        )
         rows = await self.store.list_executions(where, cursor, limit + 1)
         page = [await self.record(f) if preview else execution_from(f) for f in rows[:limit]]
         next_cursor = page[-1].execution_id if len(rows) > limit else None
@@ -362,9 +399,17 @@ class Service:
         return EventsPage([e.body for e in events], next_after, terminal)
 
     async def stream_page(
-        self, execution_id: str, after: int, limit: int, max_bytes: int, *, find_truncation: bool = True
+        self,
+        execution_id: str,
+        after: int,
+        limit: int,
+        max_bytes: int,
+        *,
+        find_truncation: bool = True,
+        types: frozenset[str] | None = None,
     ) -> StreamPage:
-        """Committed events after `after` as SSE frames, for one read of a stream.
+        """Committed events after `after` as SSE frames, for one read of a stream (only those of
+        `types`, when given: the page still ends where the journal read ends).
 
         A page ends with the `output_truncated` event when it holds it, so that a stream can put
         the live display (which follows that event) in its place.
@@ -381,7 +426,11 @@ class Service:
         next_after = events[-1].sequence if events else after
         last = row.last_sequence if row is not None else next_after
         terminal = row is None or (row.status.terminal and next_after >= last)
-        frames = "".join(f"id: {e.sequence}\nevent: {e.event_type}\ndata: {e.body}\n\n" for e in events)
+        frames = "".join(
+            f"id: {e.sequence}\nevent: {e.event_type}\ndata: {e.body}\n\n"
+            for e in events
+            if types is None or e.event_type in types
+        )
         return StreamPage(
             frames, next_after, terminal, more=next_after < last, truncated_at=read.truncated_at
         )
@@ -406,6 +455,19 @@ class Service:
             # The tree is being killed all the same; its outcome is recorded once the store can.
             raise type(refused)(f"the cancel is under way but cannot be recorded yet: {refused.message}")
         return cancelled, execution
+
+    async def signal(self, principal: Principal, execution_id: str, kind: str | None, name: str) -> Execution:
+        """Send SIG`name` to every process of a running execution's tree and journal a `signal` event.
+
+        Conflict when it is not running (queued, being cancelled, or ended): nothing is sent then.
+        """
+        await self._found(principal, execution_id, kind)
+        full = f"SIG{name}"
+        if not await self.executor.signal(execution_id, getattr(signals, full)):
+            status = (await self._found(principal, execution_id, kind)).row.status.value
+            raise Conflict(f"execution {execution_id} is {status}: only a running execution takes a signal")
+        await self.journal.append(execution_id, [("signal", event_builder("signal", signal=full))])
+        return await self.get(principal, execution_id, kind)
 
     async def delete(self, principal: Principal, execution_id: str, kind: str | None) -> None:
         """Dispose of a terminal execution, its events, artifacts and files."""
@@ -437,21 +499,3 @@ class Service:
                 path = self.settings.layout.execution(found.row.id).spool(name)
                 return path, artifact.size_bytes, artifact.content_type
         raise NotFound(f"execution {execution_id} has no artifact {name!r}")
-
-
-def _field_error(field: str, message: str) -> InvalidRequest:
-    return InvalidRequest(f"{field} {message}", details=[{"field": field, "message": message}])
-
-
-#: Fields added to the start body later, left out of the hash at their defaults: a retry of a
-#: request accepted before they existed still finds its execution.
-_LATER_FIELDS = {"previewBytes": 16384, "previewFormat": "raw", "onWaitTimeout": "return"}
-
-
-def _request_hash(kind: str, req: StartRequest) -> str:
-    body = req.model_dump(mode="json", by_alias=True)
-    for name, default in _LATER_FIELDS.items():
-        if body.get(name) == default:
-            del body[name]
-    canonical = json.dumps([kind, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -94,6 +94,10 @@ class Settings:
     session_ttl_ms: int = 12 * HOURS
     #: Origins (`scheme://host[:port]`, exactly) whose pages may call the API; none by default.
     cors_origins: tuple[str, ...] = ()
+    #: The largest file the file routes write (a PUT body, an archive, a file unpacked from one).
+    max_file_bytes: int = 100 * MiB
+    #: The most bytes of files one session's workspace may hold for a write through the API.
+    workspace_quota_bytes: int = 10 * GiB
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -131,7 +135,7 @@ class Settings:
                 continue
             parser = _ENV.get(name)
             if parser is None:
-                known = ", ".join(sorted([*_ENV, *_CLIENT_ONLY]))
+                known = ", ".join(sorted(_ENV))
                 raise ConfigError(f"unknown setting {name}; known settings: {known}")
             field, parse = parser
             try:
@@ -205,6 +209,15 @@ def _text(raw: str) -> str:
     return raw
 
 
+def _bind(raw: str) -> str:
+    # Checked here, not only once flags are applied: a bad variable is an error even under --bind.
+    try:
+        split_bind(raw)
+    except ConfigError as exc:
+        raise ValueError(exc.message.removeprefix("bad bind address ")) from None
+    return raw
+
+
 def _url(raw: str) -> str:
     if not raw.startswith(("http://", "https://")):
         raise ValueError(f"{raw!r} is not an http(s) URL")
@@ -234,7 +247,7 @@ def _choice(kind: type[enum.StrEnum]) -> Any:
 
 _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_DATA_DIR": ("data_dir", _path),
-    "WORKBENCH_BIND": ("bind", _text),
+    "WORKBENCH_BIND": ("bind", _bind),
     "WORKBENCH_TOKEN": ("token", _text),
     "WORKBENCH_TOKENS_FILE": ("tokens_file", _path),
     "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": (
@@ -254,6 +267,8 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
     "WORKBENCH_SESSION_TTL_MS": ("session_ttl_ms", _positive_int),
     "WORKBENCH_CORS_ORIGINS": ("cors_origins", _origins),
+    "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _positive_int),
+    "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

@@ -7,6 +7,7 @@
     ├── Forbidden                       forbidden: the token lacks the scope
     ├── NotFound                        not_found: unknown execution, artifact, route (or another's)
     ├── Conflict                        conflict: e.g. deleting an execution that is not terminal
+    ├── PreconditionFailed              precondition_failed: an `If-Match` that no longer holds
     ├── PayloadTooLarge                 payload_too_large: body over the limit
     ├── InvalidRequest                  invalid_request: fails validation; `details` lists the fields
     │   ├── IdempotencyKeyReused        the same key with a different body
@@ -14,6 +15,7 @@
     │   ├── ImageUnavailable            the image exists but cannot run on this machine
     │   └── UnsupportedLanguage         the image has no such language
     ├── TooManyExecutions               too_many_executions: the queue is full
+    ├── QuotaExceeded                   quota_exceeded: a write past a session's workspace quota
     └── Unavailable                     unavailable: shutting down, or the store failed
         └── StorageFull                 storage_full: the disk holding the data dir is full
 
@@ -79,6 +81,12 @@ class Conflict(WorkbenchError):
     code = "conflict"
 
 
+class PreconditionFailed(WorkbenchError):
+    """The file changed since the version the request names (`If-Match`, `If-None-Match`)."""
+
+    code = "precondition_failed"
+
+
 class PayloadTooLarge(WorkbenchError):
     """The request body is too large."""
 
@@ -121,6 +129,12 @@ class TooManyExecutions(WorkbenchError):
     code = "too_many_executions"
 
 
+class QuotaExceeded(WorkbenchError):
+    """The write would take the session's workspace past its byte quota."""
+
+    code = "quota_exceeded"
+
+
 class Unavailable(WorkbenchError):
     """The daemon cannot take this request now."""
 
@@ -144,6 +158,7 @@ BY_CODE: dict[str, type[WorkbenchError]] = {
         Forbidden,
         NotFound,
         Conflict,
+        PreconditionFailed,
         PayloadTooLarge,
         InvalidRequest,
         IdempotencyKeyReused,
@@ -151,6 +166,7 @@ BY_CODE: dict[str, type[WorkbenchError]] = {
         ImageUnavailable,
         UnsupportedLanguage,
         TooManyExecutions,
+        QuotaExceeded,
         Unavailable,
         StorageFull,
     )

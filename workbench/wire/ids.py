@@ -25,11 +25,14 @@ def ulid(now_ms: int | None = None) -> str:
             rand = int.from_bytes(os.urandom(10), "big") >> 1  # leave room to count up
         _last_ms, _last_random = ms, rand
     value = (ms << 80) | (rand & ((1 << 80) - 1))
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    # Two characters (10 bits) per lookup: a batch of 1000 items makes 1001 ids at once.
+    return "".join(_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS)
+
+
+#: Every pair of Crockford characters by its 10-bit value, and the shifts of the 13 pairs of a
+#: ULID (130 bits: its two leading bits are always zero).
+_PAIRS = [a + b for a in "0123456789ABCDEFGHJKMNPQRSTVWXYZ" for b in "0123456789ABCDEFGHJKMNPQRSTVWXYZ"]
+_SHIFTS = tuple(range(120, -1, -10))
 
 
 def new_execution_id() -> str:

@@ -6,127 +6,67 @@ OpenAPI document is generated from them, so the three cannot drift apart.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
+# The base classes and names (`base`), the field types, bounds and checks (`fields`) and the
+# record's parts (`parts`) live apart; they are names of this module too.
+from workbench.wire.base import EVENT_TYPES as EVENT_TYPES
+from workbench.wire.base import EXECUTION_KINDS as EXECUTION_KINDS
+from workbench.wire.base import PROCESS_KINDS as PROCESS_KINDS
+from workbench.wire.base import EventType as EventType
+from workbench.wire.base import ExecutionKind as ExecutionKind
+from workbench.wire.base import OnWaitTimeout as OnWaitTimeout
+from workbench.wire.base import PreviewFormat as PreviewFormat
+from workbench.wire.base import RequestModel as RequestModel
+from workbench.wire.base import StreamName as StreamName
+from workbench.wire.base import WireModel as WireModel
+from workbench.wire.fields import DEFAULT_PREVIEW_BYTES as DEFAULT_PREVIEW_BYTES
+from workbench.wire.fields import ENV_NAME as ENV_NAME
+from workbench.wire.fields import EXECUTION_ID as EXECUTION_ID
+from workbench.wire.fields import IMAGE_NAME as IMAGE_NAME
+from workbench.wire.fields import MAX_ARG_BYTES as MAX_ARG_BYTES
+from workbench.wire.fields import MAX_BATCH_ITEMS as MAX_BATCH_ITEMS
+from workbench.wire.fields import MAX_CANCEL_REASON as MAX_CANCEL_REASON
+from workbench.wire.fields import MAX_PATH_BYTES as MAX_PATH_BYTES
+from workbench.wire.fields import MAX_PREVIEW_BYTES as MAX_PREVIEW_BYTES
+from workbench.wire.fields import MAX_TIMEOUT_MS as MAX_TIMEOUT_MS
+from workbench.wire.fields import MAX_WAIT_TIMEOUT_MS as MAX_WAIT_TIMEOUT_MS
+from workbench.wire.fields import SESSION_ID as SESSION_ID
+from workbench.wire.fields import Command as Command
+from workbench.wire.fields import Cwd as Cwd
+from workbench.wire.fields import Env as Env
+from workbench.wire.fields import ImageName as ImageName
+from workbench.wire.fields import SessionId as SessionId
+from workbench.wire.fields import Timestamp as Timestamp
+from workbench.wire.fields import at_most as _at_most
+from workbench.wire.fields import check_command as _check_command
+from workbench.wire.fields import check_env as _check_env
+from workbench.wire.fields import check_session as _check_session
+from workbench.wire.fields import no_bool as _no_bool
+from workbench.wire.fields import no_nul as _no_nul
+from workbench.wire.fields import strict_bool as _strict_bool
+from workbench.wire.parts import Artifact as Artifact
+from workbench.wire.parts import Capabilities as Capabilities
+from workbench.wire.parts import ErrorInfo as ErrorInfo
+from workbench.wire.parts import ItemStatus as ItemStatus
+from workbench.wire.parts import OutputInfo as OutputInfo
+from workbench.wire.parts import Preview as Preview
+from workbench.wire.parts import Usage as Usage
+from workbench.wire.services import MAX_READY_TIMEOUT_MS, Readiness, ServiceFields
 from workbench.wire.status import ExecutionStatus
 
-ExecutionKind = Literal["workbench_bash", "workbench_code"]
-EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
-EventType = Literal["status", "output", "output_truncated", "progress", "artifact"]
-StreamName = Literal["stdout", "stderr"]
-
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-IMAGE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
-EXECUTION_ID = re.compile(r"ex_[0-9A-HJKMNP-TV-Z]{26}")
-#: The kernel's limit on one argument or one `NAME=value` of the environment (MAX_ARG_STRLEN,
-#: NUL included): a longer command or variable could only fail at spawn, so it is refused up front.
-MAX_ARG_BYTES = 128 * 1024 - 1
-#: The longest path the kernel takes (PATH_MAX, NUL included).
-MAX_PATH_BYTES = 4096 - 1
-#: The longest long-poll (`waitTimeoutMs`) and the longest deadline (`timeoutMs`, `idleTimeoutMs`);
-#: the daemon's settings hold the same values (`max_wait_timeout_ms`, `max_timeout_ms`).
-MAX_WAIT_TIMEOUT_MS = 600_000
-MAX_TIMEOUT_MS = 86_400_000
-MAX_CANCEL_REASON = 1000
-#: The default and the largest `previewBytes` (API.md, "Output in the record").
-DEFAULT_PREVIEW_BYTES = 16384
-MAX_PREVIEW_BYTES = 1_048_576
-
-PreviewFormat = Literal["raw", "plain"]
-OnWaitTimeout = Literal["return", "detach", "cancel"]
-
-#: An RFC 3339 UTC time with milliseconds, e.g. `2026-11-29T12:00:00.123Z`.
-Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
-
-
-def _string(**keywords: Any) -> Any:
-    """The JSON schema of a request string checked by a validator below (which a schema cannot run)."""
-    return WithJsonSchema({"type": "string", **keywords}, mode="validation")
-
-
-# The limits of `command` and of `env` values count UTF-8 bytes, which `maxLength` (characters)
-# cannot say: they are in the descriptions.
-Command = Annotated[str, _string(minLength=1)]
-Cwd = Annotated[str, _string(pattern="^/", maxLength=MAX_PATH_BYTES)]
-Env = Annotated[
-    dict[str, str],
-    WithJsonSchema(
-        {
-            "type": "object",
-            "propertyNames": {"pattern": f"^{ENV_NAME.pattern}$"},
-            "additionalProperties": {"type": "string"},
-        },
-        mode="validation",
-    ),
-]
-SessionId = Annotated[str, _string(pattern=f"^{SESSION_ID.pattern}$")]
-ImageName = Annotated[str, _string(pattern=f"^{IMAGE_NAME.pattern}$")]
-
-
-class WireModel(BaseModel):
-    """camelCase aliases on the wire; attributes by their Python names too."""
-
-    # Responses carry every field, defaults included: the schema says they are always there.
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-        use_attribute_docstrings=True,
-        json_schema_serialization_defaults_required=True,
-    )
-
-    def wire(self) -> dict[str, Any]:
-        """The JSON-able dict of this model as it goes on the wire."""
-        return self.model_dump(mode="json", by_alias=True)
-
-
-class RequestModel(WireModel):
-    """A request body: unknown fields are an error, not silently ignored."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=False,
-        frozen=True,
-        extra="forbid",
-        use_attribute_docstrings=True,
-    )
+assert MAX_READY_TIMEOUT_MS == MAX_TIMEOUT_MS, "a service's ready timeout is bounded like a deadline"
 
 
 # ---------------------------------------------------------------------------------------------
 # Requests
 
 
-def _no_nul(value: str, what: str) -> str:
-    if "\x00" in value:
-        raise ValueError(f"{what} must not contain NUL bytes")
-    return value
+class ExecutionSpec(RequestModel):
+    """What an execution runs with, besides its command or code: a start's fields, a batch item's."""
 
-
-def _at_most(value: str, limit: int, what: str) -> str:
-    if len(value) > limit // 4 and len(value.encode("utf-8", errors="surrogatepass")) > limit:
-        raise ValueError(f"{what} must be at most {limit} bytes")
-    return value
-
-
-def _no_bool(value: Any) -> Any:
-    # JSON true or "100" is not a number of milliseconds, whatever lax parsing would make of it.
-    if isinstance(value, bool | str):
-        raise ValueError(f"must be an integer, not a {'boolean' if isinstance(value, bool) else 'string'}")
-    return value
-
-
-class StartRequest(RequestModel):
-    """What both execution kinds accept besides their own command or code."""
-
-    background: bool = False
-    """false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once."""
-    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
-    """How long a foreground start waits for the end (default 30000)."""
     timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
     """The deadline, counted from acceptance, queueing included (default 3600000)."""
     idle_timeout_ms: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS)
@@ -134,7 +74,11 @@ class StartRequest(RequestModel):
     cwd: Cwd | None = None
     """An absolute working directory that exists (default: the session's workspace)."""
     env: Env = Field(default_factory=dict)
-    """Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL."""
+    """Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+    every record: pass secrets as `secretEnv`."""
+    secret_env: Env = Field(default_factory=dict)
+    """Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+    the record lists only their names (`secretEnvNames`)."""
     stdin: str | None = None
     """Text fed to the process, then end of file (default: end of file at once)."""
     metadata: Any = None
@@ -149,27 +93,16 @@ class StartRequest(RequestModel):
     """The most bytes of each stream's `preview` in the record (its head and tail beyond that)."""
     preview_format: PreviewFormat = "raw"
     """`plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state)."""
-    on_wait_timeout: OnWaitTimeout = "return"
-    """Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run."""
 
-    @field_validator("wait_timeout_ms", "timeout_ms", "idle_timeout_ms", "preview_bytes", mode="before")
+    @field_validator("timeout_ms", "idle_timeout_ms", "preview_bytes", mode="before")
     @classmethod
     def _integers(cls, value: Any) -> Any:
         return _no_bool(value)
 
-    @field_validator("background", "detached", mode="before")
+    @field_validator("detached", mode="before")
     @classmethod
     def _booleans(cls, value: Any) -> Any:
-        # "yes", 1 or "false" are not JSON booleans; lax parsing would read "false" as False.
-        if not isinstance(value, bool):
-            raise ValueError("must be true or false")
-        return value
-
-    @model_validator(mode="after")
-    def _foreground_only(self) -> StartRequest:
-        if self.background and self.on_wait_timeout != "return":
-            raise ValueError("onWaitTimeout applies to foreground starts only (background is true)")
-        return self
+        return _strict_bool(value)
 
     @field_validator("cwd")
     @classmethod
@@ -182,24 +115,22 @@ class StartRequest(RequestModel):
             raise ValueError("cwd must be an absolute path")
         return value
 
-    @field_validator("env")
+    @field_validator("env", "secret_env")
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, item in value.items():
-            if not ENV_NAME.fullmatch(name):
-                raise ValueError(f"env name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
-            _no_nul(item, f"env value of {name}")
-            _at_most(f"{name}={item}", MAX_ARG_BYTES, f"env {name}=value")
-        return value
+        return _check_env(value)
+
+    @model_validator(mode="after")
+    def _env_apart(self) -> ExecutionSpec:
+        both = sorted(set(self.env) & set(self.secret_env))
+        if both:
+            raise ValueError(f"{', '.join(both)} given in both env and secretEnv: give each name once")
+        return self
 
     @field_validator("session_id")
     @classmethod
     def _session(cls, value: str) -> str:
-        if not SESSION_ID.fullmatch(value) or value in {".", ".."}:
-            raise ValueError(
-                "sessionId must be 1 to 64 letters, digits, '-', '_' or '.', and not '.' or '..'"
-            )
-        return value
+        return _check_session(value)
 
     @field_validator("image")
     @classmethod
@@ -209,7 +140,34 @@ class StartRequest(RequestModel):
         return value
 
 
-class StartBashRequest(StartRequest):
+class StartRequest(ExecutionSpec):
+    """What both execution kinds accept besides their own command or code."""
+
+    background: bool = False
+    """false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once."""
+    wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
+    """How long a foreground start waits for the end (default 30000)."""
+    on_wait_timeout: OnWaitTimeout = "return"
+    """Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run."""
+
+    @field_validator("wait_timeout_ms", mode="before")
+    @classmethod
+    def _wait_integer(cls, value: Any) -> Any:
+        return _no_bool(value)
+
+    @model_validator(mode="after")
+    def _foreground_only(self) -> StartRequest:
+        if self.background and self.on_wait_timeout != "return":
+            raise ValueError("onWaitTimeout applies to foreground starts only (background is true)")
+        return self
+
+    @field_validator("background", mode="before")
+    @classmethod
+    def _background_bool(cls, value: Any) -> Any:
+        return _strict_bool(value)
+
+
+class StartBashRequest(StartRequest, ServiceFields):
     """`POST /v1/executions/workbench_bash`."""
 
     command: Command = Field(min_length=1)
@@ -218,8 +176,7 @@ class StartBashRequest(StartRequest):
     @field_validator("command")
     @classmethod
     def _command(cls, value: str) -> str:
-        # Longer commands belong in workbench_code, which runs them from a file.
-        return _at_most(_no_nul(value, "command"), MAX_ARG_BYTES, "command")
+        return _check_command(value)
 
 
 class StartCodeRequest(StartRequest):
@@ -241,6 +198,8 @@ class WaitRequest(RequestModel):
 
     wait_timeout_ms: int | None = Field(default=None, ge=0, le=MAX_WAIT_TIMEOUT_MS)
     """How long to wait for the end (default 30000)."""
+    until: Literal["end", "ready"] = "end"
+    """`end`: until it is terminal; `ready`: until it is ready (a service) or terminal."""
 
     @field_validator("wait_timeout_ms", mode="before")
     @classmethod
@@ -262,52 +221,20 @@ class CancelRequest(RequestModel):
         return _no_bool(value)
 
 
+#: The signals `POST .../signal` sends, without their `SIG` prefix.
+SIGNAL_NAMES = ("HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "WINCH", "CONT", "STOP", "TSTP")
+
+
+class SignalRequest(RequestModel):
+    """`POST .../signal`."""
+
+    signal: str = Field(pattern=f"^({'|'.join(SIGNAL_NAMES)})$")
+    """The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
+    or TSTP (`INT` is what Ctrl-C sends on a terminal)."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Responses
-
-
-class Preview(WireModel):
-    """The head and tail of each output stream (API.md, "Output in the record").
-
-    Each string is at most `previewBytes` bytes of UTF-8: the whole stream when it fits, else its
-    first quarter and last three quarters joined by one line `[... N bytes elided ...]`, where
-    `*ElidedBytes` is N, in the process's own bytes. Live while running, final at the end.
-    """
-
-    stdout: str = ""
-    stderr: str = ""
-    stdout_elided_bytes: int = 0
-    stderr_elided_bytes: int = 0
-
-
-class ErrorInfo(WireModel):
-    """Why an execution failed (`error` of the record and of the terminal event)."""
-
-    code: str
-    """`spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
-    `lost` or `internal`."""
-    message: str
-
-
-class Capabilities(WireModel):
-    cancellable: str = "hard"
-    streaming_support: bool = True
-    background_support: bool = True
-
-
-class OutputInfo(WireModel):
-    stdout_bytes: int = 0
-    stderr_bytes: int = 0
-    event_bytes: int = 0
-    budget_bytes: int
-    truncated: bool = False
-
-
-class Artifact(WireModel):
-    name: str
-    size_bytes: int
-    sha256: str
-    content_type: str = "application/octet-stream"
 
 
 class Execution(WireModel):
@@ -320,16 +247,35 @@ class Execution(WireModel):
     command: str | None = None
     language: str | None = None
     code: str | None = None
-    cwd: str
-    image: str
+    cwd: str | None = None
+    """Its working directory (null for a batch)."""
+    image: str | None = None
+    """Its image (null for a batch)."""
     env: dict[str, str] = Field(default_factory=dict)
+    """The request's own variables, echoed: secrets belong in `secretEnv`."""
+    secret_env_names: list[str] = Field(default_factory=list)
+    """The names of its `secretEnv` variables (their values are never returned)."""
     metadata: Any = None
     idempotency_key: str | None = None
+    row_version: int = 1
+    """Grows with every change of the record (`GET` sends it as the `ETag`)."""
+    rerun_of: str | None = None
+    """The execution it re-runs (`POST .../rerun`)."""
+    batch_id: str | None = None
+    """The batch it is an item of."""
+    items: list[ItemStatus] | None = None
+    """A batch's items, in order (null for any other execution)."""
+    concurrency: int | None = None
+    """A batch's: at most this many of its items run at once."""
+    fail_fast: bool | None = None
+    """A batch's: the rest are cancelled once an item ends without completing."""
+    usage: Usage | None = None
+    """What it used, once terminal (null before)."""
     created_at: Timestamp
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None
-    deadline_at: Timestamp
-    timeout_ms: int
+    deadline_at: Timestamp | None = None
+    timeout_ms: int | None = None
     idle_timeout_ms: int | None = None
     exit_code: int | None = None
     signal: str | None = None
@@ -343,6 +289,12 @@ class Execution(WireModel):
     containment: str | None = None
     preview: Preview | None = None
     """The head and tail of stdout and stderr; null in a listing without `?include=preview`."""
+    service: bool = False
+    readiness: Readiness | None = None
+    ready_timeout_ms: int | None = None
+    ready: bool | None = None
+    """A service: whether it is ready (without a readiness check, once it runs); else null."""
+    ready_at: Timestamp | None = None
 
     @property
     def terminal(self) -> bool:
@@ -364,6 +316,8 @@ class Event(WireModel):
     exit_code: int | None = None
     signal: str | None = None
     error: ErrorInfo | None = None
+    item: ItemStatus | None = None
+    """An `item` event's: the item of a batch whose status changed, as it is now."""
 
 
 class ExecutionList(WireModel):
@@ -384,6 +338,12 @@ class WaitResult(WireModel):
 
 class CancelResult(WireModel):
     cancelled: bool
+    execution: Execution
+
+
+class SignalResult(WireModel):
+    """`POST .../signal`: the record once the signal is sent and journaled."""
+
     execution: Execution
 
 
@@ -435,6 +395,7 @@ class Exit(WireModel):
     metadata: Any = None
     stdout_tail: str = ""
     stderr_tail: str = ""
+    usage: Usage | None = None
     finished_at: Timestamp | None = None
     attempt: int = 1
 

@@ -23,6 +23,8 @@ class ExecutionStatus(enum.StrEnum):
     CANCELLED = "cancelled"
     #: Its deadline (or idle timeout) passed; the whole tree is dead.
     TIMED_OUT = "timed_out"
+    #: A batch only: some of its items completed and some did not.
+    PARTIAL_FAILED = "partial_failed"
 
     @property
     def terminal(self) -> bool:
@@ -40,6 +42,7 @@ TERMINAL: frozenset[ExecutionStatus] = frozenset(
         ExecutionStatus.FAILED,
         ExecutionStatus.CANCELLED,
         ExecutionStatus.TIMED_OUT,
+        ExecutionStatus.PARTIAL_FAILED,
     }
 )
 
@@ -48,13 +51,16 @@ S = ExecutionStatus
 #: Allowed moves. A terminal status has none: nothing moves it again (fencing).
 TRANSITIONS: dict[ExecutionStatus, frozenset[ExecutionStatus]] = {
     S.QUEUED: frozenset({S.RUNNING, S.CANCELLED, S.TIMED_OUT, S.FAILED}),
-    S.RUNNING: frozenset({S.CANCEL_REQUESTED, S.COMPLETED, S.FAILED, S.TIMED_OUT}),
-    # completed/failed only when the process had already exited before the kill.
-    S.CANCEL_REQUESTED: frozenset({S.CANCELLED, S.COMPLETED, S.FAILED}),
+    # partial_failed: a batch whose items did not all complete.
+    S.RUNNING: frozenset({S.CANCEL_REQUESTED, S.COMPLETED, S.FAILED, S.TIMED_OUT, S.PARTIAL_FAILED}),
+    # completed/failed (partial_failed: a batch) only when the process had already exited, or
+    # every item had already ended, before the kill.
+    S.CANCEL_REQUESTED: frozenset({S.CANCELLED, S.COMPLETED, S.FAILED, S.PARTIAL_FAILED}),
     S.COMPLETED: frozenset(),
     S.FAILED: frozenset(),
     S.CANCELLED: frozenset(),
     S.TIMED_OUT: frozenset(),
+    S.PARTIAL_FAILED: frozenset(),
 }
 
 

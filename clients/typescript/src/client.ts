@@ -388,6 +388,8 @@ export class Workbench {
         const headers = { ...this.http.headers, Accept: "text/event-stream", "Last-Event-ID": String(state.last) };
         stream = await this.openStream(url, headers, connection.signal);
         connection.clearTimer();
+        // 204: reconnected after the terminal event, so nothing more will come.
+        if (stream.status === 204) return;
         if (stream.status !== 200) throw errorFromBody(stream.status, await stream.text());
         const gap = state.connected();
         if (gap !== null) yield gap;

@@ -55,6 +55,7 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<Execution
   "failed",
   "cancelled",
   "timed_out",
+  "partial_failed",
 ]);
 
 /** True when an execution (or a status) is terminal: its outcome is final. */

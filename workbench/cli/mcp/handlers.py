@@ -80,7 +80,52 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
     return Answer("\n".join(lines), data)
 
 
+def _service_note(execution: Execution, waited: float | None) -> str:
+    if execution.ready:
+        state = "is ready and stays up"
+    elif waited is None:
+        state = "was started in the background and stays up"
+    else:
+        state = f"was not ready yet after {waited:g} s; it goes on starting"
+    return (
+        f"The service {state}: do not start it again. Use the execution tool with executionId "
+        f'"{execution.execution_id}": action "get" to see whether it is ready, "logs" to read its '
+        'output, "cancel" to stop it (its whole process tree).'
+    )
+
+
+async def _service(client: AsyncClient, args: BashArguments) -> Answer:
+    readiness = args.readiness
+    execution = await client.run_bash(
+        args.command,
+        background=args.background,
+        wait_timeout=None if args.background else args.wait_seconds,
+        timeout=args.timeout_seconds,
+        cwd=args.cwd,
+        session_id=args.session_id,
+        image=args.image,
+        preview_format="plain",
+        service=True,
+        ready_port=readiness.port if readiness is not None else None,
+        ready_log=readiness.log_pattern if readiness is not None else None,
+        ready_timeout=args.ready_timeout_seconds,
+    )
+    waited = None if args.background else args.wait_seconds
+    answer = outcome(execution, waited)
+    data = {**answer.data, "service": True, "ready": execution.ready, "readyAt": execution.ready_at}
+    if execution.terminal:
+        return Answer(f"the service ended before it was ready: {answer.text}", data)
+    note = data["note"] = _service_note(execution, waited)
+    rest = answer.text.partition("\n")[2]  # the output so far, after the line about the run
+    head = f"{execution.status.value} ({execution.execution_id}). {note}"
+    return Answer("\n".join(filter(None, [head, rest])), data)
+
+
 async def bash(client: AsyncClient, args: BashArguments) -> Answer:
+    if args.service:
+        return await _service(client, args)
+    if args.readiness is not None or args.ready_timeout_seconds is not None:
+        raise ValueError("readiness and readyTimeoutSeconds need service: true")
     execution = await client.run_bash(
         args.command,
         background=args.background,

@@ -22,7 +22,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 import workbench
-from workbench.cli.mcp import handlers, stdio
+from workbench.cli.mcp import files, handlers, stdio
 from workbench.cli.mcp.handlers import Answer
 from workbench.cli.mcp.tools import TOOLS, Arguments, input_schema
 from workbench.client.aio import AsyncClient
@@ -37,6 +37,9 @@ HANDLERS: dict[str, Handler] = {
     "execution": handlers.execution,
     "list": handlers.listing,
     "exits": handlers.exits,
+    "read_file": files.read_file,
+    "write_file": files.write_file,
+    "list_files": files.list_files,
 }
 
 INSTRUCTIONS = (

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from workbench.wire.models import MAX_WAIT_TIMEOUT_MS
+from workbench.wire.services import Readiness
 from workbench.wire.status import StatusName
 
 MAX_WAIT_S = MAX_WAIT_TIMEOUT_MS / 1000
@@ -22,6 +23,9 @@ DEFAULT_WAIT_S = 30.0
 #: The most text a `logs` call returns, and its default.
 MAX_LOG_BYTES = 1_048_576
 DEFAULT_LOG_BYTES = 16_384
+#: The most bytes `read_file` returns at once, and its default.
+MAX_READ_BYTES = 1_048_576
+DEFAULT_READ_BYTES = 65_536
 
 
 class Arguments(BaseModel):
@@ -60,6 +64,53 @@ class _Starting(Arguments):
 
 class BashArguments(_Starting):
     command: str = Field(min_length=1, description="The bash command line, run as `bash -c COMMAND`.")
+    service: bool = Field(
+        default=False,
+        description="Start a service (a dev server, a database): it stays up after the answer, its "
+        "background processes too, until cancelled with the execution tool. The answer comes once "
+        "it is ready (see readiness) or within waitSeconds.",
+    )
+    readiness: Readiness | None = Field(
+        default=None,
+        description='With service: when it is ready: {"port": 8000} (something of it listens on '
+        'that TCP port) or {"logPattern": "Listening on"} (a line of its output matches this '
+        "regular expression). Without: ready once it runs.",
+    )
+    ready_timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        description="With readiness: kill it if it is not ready by then (default 60).",
+    )
+
+
+class _InSession(Arguments):
+    session_id: str = Field(
+        default="default", description="Whose workspace: the session of the bash and code tools."
+    )
+    path: str = Field(
+        default="",
+        max_length=4096,
+        description="A path relative to the session's workspace (the default cwd of bash and code).",
+    )
+
+
+class ReadFileArguments(_InSession):
+    offset: int = Field(default=0, ge=0, description="Start at this byte (default 0).")
+    max_bytes: int = Field(
+        default=DEFAULT_READ_BYTES, ge=1, le=MAX_READ_BYTES, description="The most bytes to return."
+    )
+
+
+class WriteFileArguments(_InSession):
+    content: str = Field(description="What the file will hold: text, or base64 with encoding base64.")
+    encoding: Literal["utf-8", "base64"] = Field(
+        default="utf-8", description="`utf-8` (text, the default) or `base64` (binary)."
+    )
+
+
+class ListFilesArguments(_InSession):
+    depth: int = Field(default=1, ge=0, le=16, description="Levels to go down (default 1).")
 
 
 class CodeArguments(_Starting):
@@ -141,6 +192,21 @@ TOOLS: dict[str, tuple[type[Arguments], str]] = {
         ExitsArguments,
         "Outcomes of detached runs (runs whose outcome was handed over to be collected later): "
         "each is returned once and then acknowledged, so it will not be returned again.",
+    ),
+    "read_file": (
+        ReadFileArguments,
+        "Read a file of a session's workspace, without quoting through a shell: its text (or "
+        "base64 when it is not UTF-8), from a byte offset, at most maxBytes at once.",
+    ),
+    "write_file": (
+        WriteFileArguments,
+        "Write a whole file of a session's workspace (atomically, parent directories made), "
+        "text or base64: no heredoc or shell quoting needed. Answers its size and version.",
+    ),
+    "list_files": (
+        ListFilesArguments,
+        "List a directory of a session's workspace (default: the workspace itself): each entry's "
+        "path, type (file, directory, symlink) and size, depth levels down.",
     ),
 }
 

@@ -19,6 +19,7 @@ from workbench.core.store.rows import (
     ExecutionRow,
     ExitLease,
     Found,
+    ItemEvent,
     ListFilter,
 )
 from workbench.core.store.watch import Watches
@@ -70,6 +71,21 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    async def create_batch(
+        self,
+        batch: ExecutionRow,
+        items: Sequence[ExecutionRow],
+        first_event: EventBuilder,
+        item_event: ItemEvent,
+    ) -> tuple[ExecutionRow, bool]:
+        """Insert a batch and all its items, each with its first status event, and one `item`
+        event per item in the batch's journal: all of it or nothing, in one transaction.
+
+        When the batch's idempotency key was already used by its principal: (that execution,
+        False), and nothing is written.
+        """
+
+    @abc.abstractmethod
     async def find_by_idempotency_key(self, principal: str, key: str) -> ExecutionRow | None:
         """The execution a principal made with this key, if any."""
 
@@ -85,12 +101,16 @@ class Store(abc.ABC):
         event: EventBuilder,
         *,
         exit_body: ExitBody | None = None,
+        item_event: ItemEvent | None = None,
     ) -> Pending[int | None]:
         """Queue the guarded status update with its event; await `.result()` for its sequence.
 
         Nothing is written (the result is None) unless the execution is in one of `sources`.
         When `exit_body` is given and the execution is detached, its exit is saved in the same
-        transaction. A terminal transition hands its final record to the watchers.
+        transaction. When the execution is an item of a batch and `item_event` is given, the
+        batch's journal gets that event in the same transaction too (unless the batch has
+        ended), and the batch's watchers are woken. A terminal transition hands its final
+        record to the watchers.
         """
 
     @abc.abstractmethod

@@ -13,6 +13,9 @@ from workbench.wire.status import ExecutionStatus
 
 #: Renders an event's JSON once the store has given it a sequence and knows the status then.
 EventBuilder = Callable[[int, str], str]
+#: The `item` event a batch's journal gets when one of its items was created or changed status,
+#: made from the item's row as it is now.
+ItemEvent = Callable[["ExecutionRow"], EventBuilder]
 
 #: How an output event's body leaves its delta out: the delta is stored as bytes beside it and
 #: put back in when the event is read (`render_body`).
@@ -44,7 +47,10 @@ def render_body(body: str, data: bytes | None) -> str:
     return body.replace(DELTA_PLACEHOLDER, '"outputDelta": ' + delta, 1)
 
 
-_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached"})
+_BOOLEANS = frozenset({"truncated", "stdout_invalid", "stderr_invalid", "detached", "fail_fast", "service"})
+#: The deadline of an execution without one (a service started without `timeoutMs`), stored with
+#: `timeout_ms` 0: the last millisecond of the year 9999, which no clock reaches.
+NO_DEADLINE_MS = 253_402_300_799_999
 
 
 @dataclass(slots=True)
@@ -101,6 +107,23 @@ class ExecutionRow:
     change_seq: int = 0
     change_type: str = "created"
     progress_json: str | None = None
+    #: The names of its secret variables as a JSON list (the values are never stored).
+    secret_env_names_json: str | None = None
+    #: Grows by one with every change of the row (the store keeps it).
+    row_version: int = 1
+    rerun_of: str | None = None
+    batch_id: str | None = None
+    #: A batch's: how many of its items run at once, and whether the first failure ends it.
+    concurrency: int | None = None
+    fail_fast: bool = False
+    cpu_user_ms: int | None = None
+    cpu_system_ms: int | None = None
+    peak_memory_bytes: int | None = None
+    #: A service (see `workbench.core.services`): meant to stay up until cancelled.
+    service: bool = False
+    readiness_json: str | None = None
+    ready_timeout_ms: int | None = None
+    ready_at: int | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ExecutionRow:
@@ -127,11 +150,13 @@ EXECUTION_COLUMNS = frozenset(f.name for f in dataclasses.fields(ExecutionRow))
 
 def check_columns(fields: Mapping[str, Any]) -> None:
     """Refuse a name that is not a column (names end up in SQL text)."""
-    unknown = set(fields) - EXECUTION_COLUMNS
-    if unknown or "status" in fields or "id" in fields:
-        raise ValueError(
-            f"not columns the caller may set: {sorted(unknown | ({'status', 'id'} & set(fields)))}"
-        )
+    unknown = (set(fields) - EXECUTION_COLUMNS) | (_MANAGED & set(fields))
+    if unknown:
+        raise ValueError(f"not columns the caller may set: {sorted(unknown)}")
+
+
+#: Columns only the store sets: through transitions, or on every change.
+_MANAGED = frozenset({"status", "id", "row_version"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +168,25 @@ class ArtifactRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemRow:
+    """One item of a batch as its batch's record shows it (and its usage, which the batch sums)."""
+
+    id: str
+    kind: ExecutionKind
+    status: ExecutionStatus
+    exit_code: int | None
+    cpu_user_ms: int | None
+    cpu_system_ms: int | None
+    peak_memory_bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Found:
-    """An execution with its artifacts."""
+    """An execution with its artifacts (and, for a batch, its items in order)."""
 
     row: ExecutionRow
     artifacts: list[ArtifactRow]
+    items: list[ItemRow] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,3 +223,7 @@ class ListFilter:
     session_id: str | None = None
     #: Text found (ignoring case) in the id, the command, the code or the metadata's JSON.
     text: str | None = None
+    #: Only the reruns of this execution, only the items of this batch.
+    rerun_of: str | None = None
+    batch_id: str | None = None
+    service: bool | None = None

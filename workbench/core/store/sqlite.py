@@ -36,6 +36,7 @@ from workbench.core.store.rows import (
     ExecutionRow,
     ExitLease,
     Found,
+    ItemEvent,
     ListFilter,
 )
 from workbench.core.store.sqlite_schema import connect, prepare
@@ -183,6 +184,25 @@ class SQLiteStore(Store):
 
         return await self._write(create, created)
 
+    async def create_batch(
+        self,
+        batch: ExecutionRow,
+        items: Sequence[ExecutionRow],
+        first_event: EventBuilder,
+        item_event: ItemEvent,
+    ) -> tuple[ExecutionRow, bool]:
+        key = batch.idempotency_key
+
+        def create(conn: sqlite3.Connection) -> tuple[ExecutionRow, bool]:
+            if key is not None:
+                found = q.find_by_idempotency_key(conn, batch.principal, key)
+                if found is not None:
+                    return found, False
+            q.insert_batch(conn, batch, items, first_event, item_event)
+            return batch, True
+
+        return await self._write(create, lambda r: self.watches.notify(r[0].id))
+
     async def find_by_idempotency_key(self, principal: str, key: str) -> ExecutionRow | None:
         return await self._read(lambda conn: q.find_by_idempotency_key(conn, principal, key))
 
@@ -197,14 +217,22 @@ class SQLiteStore(Store):
         event: EventBuilder,
         *,
         exit_body: ExitBody | None = None,
+        item_event: ItemEvent | None = None,
     ) -> SQLitePending[int | None]:
         final: list[Found] = []
+        batches: list[str] = []
         allowed = tuple(sources)
 
         def job(conn: sqlite3.Connection) -> int | None:
             row = q.transition(conn, execution_id, target, allowed, fields, event)
             if row is None:
                 return None
+            if (
+                row.batch_id is not None
+                and item_event is not None
+                and q.append_events(conn, row.batch_id, [("item", item_event(row))], {}) is not None
+            ):
+                batches.append(row.batch_id)
             if exit_body is not None and row.detached:
                 body = exit_body(row)
                 q.insert_exit(
@@ -212,13 +240,15 @@ class SQLiteStore(Store):
                 )
             if target.terminal:
                 # The final record, handed to watchers: waits answer without reading it again.
-                final.append(Found(row, q.list_artifacts(conn, execution_id)))
+                final.append(q.found_of(conn, row))
             return row.last_sequence
 
         def committed(sequence: int | None) -> None:
             if sequence is not None:
                 self.watches.notify(execution_id, final[0] if final else None)
                 self.watches.notify_changes()
+                for batch_id in batches:
+                    self.watches.notify(batch_id)
                 if target.terminal:
                     self.watches.notify_exits()
 

@@ -18,6 +18,8 @@ from workbench.core.store.rows import (
     ExecutionRow,
     ExitLease,
     Found,
+    ItemEvent,
+    ItemRow,
     ListFilter,
     WithData,
     check_columns,
@@ -37,12 +39,43 @@ def insert_execution(conn: sqlite3.Connection, row: ExecutionRow, first_event: E
     """Insert an execution and its first status event (sequence 1)."""
     values = row.columns()
     values["last_sequence"] = 1
+    values["row_version"] = 1
     values["change_seq"] = next_change(conn)
     values["change_type"] = "created"
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
     conn.execute(f"INSERT INTO executions ({columns}) VALUES ({marks})", tuple(values.values()))
     conn.execute(_INSERT_EVENT, (row.id, 1, "status", first_event(1, row.status.value), None))
+
+
+def insert_batch(
+    conn: sqlite3.Connection,
+    batch: ExecutionRow,
+    items: Sequence[ExecutionRow],
+    first_event: EventBuilder,
+    item_event: ItemEvent,
+) -> None:
+    """Insert a batch, its items (each with its first status event) and, in the batch's journal
+    after its own first event, one `item` event per item: all in the caller's transaction."""
+    insert_execution(conn, batch, first_event)
+    if not items:
+        return
+    # One statement each for the rows and the events: a batch has up to a thousand of each.
+    values = [item.columns() | {"last_sequence": 1, "row_version": 1} for item in items]
+    columns = ", ".join(values[0])
+    marks = ", ".join("?" for _ in values[0])
+    conn.executemany(
+        f"INSERT INTO executions ({columns}) VALUES ({marks})", [tuple(v.values()) for v in values]
+    )
+    conn.executemany(
+        _INSERT_EVENT, [(item.id, 1, "status", first_event(1, item.status.value), None) for item in items]
+    )
+    status = batch.status.value
+    conn.executemany(
+        _INSERT_EVENT,
+        [(batch.id, 2 + i, "item", item_event(item)(2 + i, status), None) for i, item in enumerate(items)],
+    )
+    conn.execute("UPDATE executions SET last_sequence = ? WHERE id = ?", (1 + len(items), batch.id))
 
 
 def find_by_idempotency_key(conn: sqlite3.Connection, principal: str, key: str) -> ExecutionRow | None:
@@ -70,8 +103,9 @@ def transition(
     sets = "".join(f", {name} = ?" for name in fields)
     change = "terminal" if target.terminal else "status"
     cur = conn.execute(
-        f"UPDATE executions SET status = ?, last_sequence = last_sequence + 1, change_seq = ?, "
-        f"change_type = ?{sets} WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING *",
+        f"UPDATE executions SET status = ?, last_sequence = last_sequence + 1, "
+        f"row_version = row_version + 1, change_seq = ?, change_type = ?{sets} "
+        f"WHERE id = ? AND status IN ({', '.join('?' for _ in allowed)}) RETURNING *",
         (target.value, next_change(conn), change, *fields.values(), execution_id, *allowed),
     )
     row = _execution(cur.fetchone())
@@ -98,7 +132,7 @@ def append_events(
     check_columns(fields)
     sets = "".join(f", {name} = ?" for name in fields)
     cur = conn.execute(
-        f"UPDATE executions SET last_sequence = last_sequence + ?{sets} "
+        f"UPDATE executions SET last_sequence = last_sequence + ?, row_version = row_version + 1{sets} "
         f"WHERE id = ? AND status NOT IN ({_TERMINAL_SQL}) RETURNING last_sequence, status",
         (len(events), *fields.values(), execution_id),
     )
@@ -151,7 +185,9 @@ def _data(build: EventBuilder) -> bytes | None:
 
 def set_detached(conn: sqlite3.Connection, execution_id: str) -> bool:
     cur = conn.execute(
-        f"UPDATE executions SET detached = 1 WHERE id = ? AND status NOT IN ({_TERMINAL_SQL})",
+        # Detaching again changes nothing: the version grows only when it was not detached.
+        f"UPDATE executions SET row_version = row_version + 1 - detached, detached = 1 "
+        f"WHERE id = ? AND status NOT IN ({_TERMINAL_SQL})",
         (execution_id,),
     )
     return cur.rowcount == 1
@@ -163,7 +199,23 @@ def get_execution(conn: sqlite3.Connection, execution_id: str) -> ExecutionRow |
 
 def get_found(conn: sqlite3.Connection, execution_id: str) -> Found | None:
     row = get_execution(conn, execution_id)
-    return None if row is None else Found(row, list_artifacts(conn, execution_id))
+    return None if row is None else found_of(conn, row)
+
+
+def found_of(conn: sqlite3.Connection, row: ExecutionRow) -> Found:
+    """A row with its artifacts, and a batch's with its items."""
+    items = batch_items(conn, row.id) if row.kind == "batch" else None
+    return Found(row, list_artifacts(conn, row.id), items)
+
+
+def batch_items(conn: sqlite3.Connection, batch_id: str) -> list[ItemRow]:
+    """A batch's items in the order they were given (their ids grow in that order)."""
+    rows = conn.execute(
+        "SELECT id, kind, status, exit_code, cpu_user_ms, cpu_system_ms, peak_memory_bytes "
+        "FROM executions WHERE batch_id = ? ORDER BY id",
+        (batch_id,),
+    ).fetchall()
+    return [ItemRow(r[0], r[1], ExecutionStatus(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
 
 
 def list_executions(
@@ -176,6 +228,9 @@ def list_executions(
         ("status", where.status),
         ("kind", where.kind),
         ("session_id", where.session_id),
+        ("rerun_of", where.rerun_of),
+        ("batch_id", where.batch_id),
+        ("service", None if where.service is None else int(where.service)),
     ):
         if value is not None:
             clauses.append(f"{column} = ?")
@@ -193,7 +248,7 @@ def list_executions(
     rows = conn.execute(
         f"SELECT * FROM executions {clause} ORDER BY id DESC LIMIT ?", (*args, limit)
     ).fetchall()
-    return [Found(ExecutionRow.from_mapping(dict(r)), list_artifacts(conn, r["id"])) for r in rows]
+    return [found_of(conn, ExecutionRow.from_mapping(dict(r))) for r in rows]
 
 
 def live_executions(conn: sqlite3.Connection) -> list[ExecutionRow]:
@@ -286,6 +341,13 @@ def lease_exits(
     if principal is not None:
         where += " AND principal = ?"
         args.append(principal)
+    if lease_ms == 0:
+        # A look without a lease: nothing changes, and the attempt shown is the one a lease would be.
+        rows = conn.execute(
+            f"SELECT delivery_id, body, attempt + 1 FROM exits WHERE {where} ORDER BY delivery_id LIMIT ?",
+            (*args, limit),
+        ).fetchall()
+        return [ExitLease(r[0], r[1], r[2]) for r in rows]
     rows = conn.execute(
         f"UPDATE exits SET attempt = attempt + 1, lease_until = ? WHERE delivery_id IN "
         f"(SELECT delivery_id FROM exits WHERE {where} ORDER BY delivery_id LIMIT ?) "

@@ -74,6 +74,9 @@ def prepare(path: Path) -> None:
                     f"the store {path} has schema version {version}, newer than this Workbench "
                     f"({SCHEMA_VERSION}); upgrade Workbench"
                 )
+            # Off while migrating (it cannot change inside a transaction): making a table again
+            # drops the old one, which would otherwise delete its events through the cascade.
+            conn.execute("PRAGMA foreign_keys = OFF")
             for number, name, sql in migrations():
                 if number <= version:
                     continue
@@ -82,6 +85,9 @@ def prepare(path: Path) -> None:
                 try:
                     for statement in _split_sql(sql):
                         conn.execute(statement)
+                    broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise ConfigError(f"migration {name} broke {len(broken)} references; store unchanged")
                     conn.execute(f"PRAGMA user_version = {number}")
                     conn.execute("COMMIT")
                 except BaseException:

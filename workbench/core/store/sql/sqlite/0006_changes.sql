@@ -1,4 +1,4 @@
--- Schema version 4: the changes feed (API.md v2, "Browsers": `GET /v1/events/stream`).
+-- Schema version 6: the changes feed (API.md v2, "Browsers": `GET /v1/events/stream`).
 -- Each execution carries the number of its latest change (created, status, progress, terminal),
 -- drawn from one counter that only grows, even when executions are deleted: a reader resumes
 -- with `change_seq > N` and gets each execution that changed since, once, as it is now.

@@ -1,0 +1,87 @@
+"""`workbench mcp`'s file tools and services, through the official MCP client against a real
+daemon: files written and read back byte for byte (text and base64), listed, refused outside the
+workspace; a service started by the bash tool answers once it is ready and is cancelled whole."""
+
+from __future__ import annotations
+
+import base64
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.cli.test_mcp import call, data, session, text
+from tests.conftest import DaemonHandle
+
+pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
+
+
+@pytest.mark.timeout(180)
+async def test_files_round_trip_through_the_tools(wb: DaemonHandle, tmp_path: Path) -> None:
+    quoted = 'it\'s $HOME and `date` and "quotes"\nline 2\n'
+    blob = bytes(range(256)) * 4
+    async with session(wb.url, tmp_path) as client:
+        wrote = await call(client, "write_file", path="src/a.txt", content=quoted, sessionId="mcp")
+        assert not wrote.is_error, text(wrote)
+        assert data(wrote)["sizeBytes"] == len(quoted.encode()) and data(wrote)["etag"]
+        back = await call(client, "read_file", path="src/a.txt", sessionId="mcp")
+        assert (data(back)["content"], data(back)["encoding"], data(back)["done"]) == (quoted, "utf-8", True)
+        # What the tool wrote is what a command of the same session sees.
+        seen = await call(client, "bash", command="cat src/a.txt", sessionId="mcp")
+        assert data(seen)["stdout"] == quoted
+
+        binary = base64.b64encode(blob).decode()
+        await call(client, "write_file", path="b.bin", content=binary, encoding="base64", sessionId="mcp")
+        page = await call(client, "read_file", path="b.bin", maxBytes=1000, sessionId="mcp")
+        assert data(page)["encoding"] == "base64" and data(page)["nextOffset"] == 1000
+        assert base64.b64decode(data(page)["content"]) == blob[:1000] and not data(page)["done"]
+        rest = await call(client, "read_file", path="b.bin", offset=1000, sessionId="mcp")
+        assert base64.b64decode(data(rest)["content"]) == blob[1000:] and data(rest)["done"]
+
+        listed = await call(client, "list_files", depth=2, sessionId="mcp")
+        paths = {e["path"]: e for e in data(listed)["entries"]}
+        assert paths["src"]["type"] == "directory" and paths["src/a.txt"]["sizeBytes"] == len(quoted)
+        assert paths["b.bin"]["sizeBytes"] == len(blob)
+
+        outside = await call(client, "read_file", path="../../token", sessionId="mcp")
+        assert outside.is_error and data(outside)["error"]["code"] == "invalid_request", text(outside)
+        missing = await call(client, "read_file", path="nope.txt", sessionId="mcp")
+        assert missing.is_error and data(missing)["error"]["code"] == "not_found"
+        directory = await call(client, "read_file", path="src", sessionId="mcp")
+        assert directory.is_error and "not a file" in text(directory)
+        bad = await call(
+            client, "write_file", path="c.bin", content="%%%", encoding="base64", sessionId="mcp"
+        )
+        assert bad.is_error and "base64" in text(bad)
+        gone = await call(client, "list_files", path="c.bin", sessionId="mcp")
+        assert gone.is_error and data(gone)["error"]["code"] == "not_found", "a refused write leaves nothing"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.timeout(180)
+async def test_a_service_through_the_bash_tool(wb: DaemonHandle, tmp_path: Path) -> None:
+    port = _free_port()
+    command = f"python3 -m http.server {port} --bind 127.0.0.1"
+    async with session(wb.url, tmp_path) as client:
+        refused = await call(client, "bash", command="true", readiness={"port": port})
+        assert refused.is_error and "service" in text(refused)
+        started = await call(
+            client, "bash", command=command, service=True, readiness={"port": port}, waitSeconds=60
+        )
+        assert not started.is_error, text(started)
+        answer = data(started)
+        assert answer["service"] is True and answer["ready"] is True and answer["running"] is True
+        assert "do not start it again" in answer["note"] and answer["readyAt"]
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(f"http://127.0.0.1:{port}/")).status_code == 200
+        stopped = await call(client, "execution", action="cancel", executionId=answer["executionId"])
+        assert data(stopped)["status"] == "cancelled" and data(stopped)["cancelled"] is True
+    with pytest.raises(httpx.ConnectError):
+        async with httpx.AsyncClient() as http:
+            await http.get(f"http://127.0.0.1:{port}/")

@@ -1,0 +1,65 @@
+"""`workbench serve` as a subprocess: its banner says what a client must export, a bad WORKBENCH_BIND
+is refused even under --bind, and its help lists the daemon's variables."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+from tests import ceilings
+from tests.cli.conftest import Cli
+
+SERVE = [sys.executable, "-m", "workbench", "serve"]
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """No WORKBENCH_* of the test runner reaches the daemon under test."""
+    return {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8", **extra}
+
+
+async def test_the_banner_says_what_to_export_and_the_cli_takes_it(tmp_path: Path) -> None:
+    data_dir, sock = tmp_path / "data", tmp_path / "wb.sock"
+    args = [*SERVE, "--bind", "127.0.0.1:0", "--unix-socket", str(sock), "--data-dir", str(data_dir)]
+    process = await trio.lowlevel.open_process(args, env=clean_env(tmp_path), stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    log = bytearray()
+    try:
+        with ceilings.within(60, "the daemon's banner"):
+            while b"clients find it with" not in log or not log.endswith(b"\n"):
+                chunk = await process.stderr.receive_some()
+                assert chunk, log.decode()
+                log += chunk
+        text = log.decode()
+        listening = re.search(r"workbench: listening on (http://127\.0\.0\.1:\d+), (unix://\S+)\n", text)
+        assert listening and listening[2] == f"unix://{sock}", text
+        export = re.search(r"workbench: clients find it with: export (.*)\n", text)
+        assert export and export[1] == f"WORKBENCH_URL={listening[1]} WORKBENCH_DATA_DIR={data_dir}", text
+        # What it announces is what the CLI takes: the socket's URL, and the data dir's token.
+        cli = Cli(listening[2], data_dir, token=None)
+        ran = await cli.ok("run", "--", "echo over the socket")
+        assert ran.out == b"over the socket\n"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        with ceilings.within(60, "the daemon to stop"):
+            await process.wait()
+
+
+async def test_a_bad_bind_variable_is_refused_even_with_the_flag(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, WORKBENCH_BIND="nowhere")
+    with ceilings.within(60, "`workbench serve` to refuse its settings"):
+        done = await trio.run_process(
+            [*SERVE, "--bind", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")],
+            env=env,
+            check=False,
+            capture_stderr=True,
+        )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "workbench: bad value for WORKBENCH_BIND: 'nowhere': expected HOST:PORT, e.g. 127.0.0.1:8787\n"
+    )

@@ -1,0 +1,78 @@
+"""The file tools of `workbench mcp`: a session's workspace read, written and listed through the
+client's `files(session)`, so that a model never quotes a file through a shell."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from workbench.cli.mcp.handlers import Answer
+from workbench.cli.mcp.tools import ListFilesArguments, ReadFileArguments, WriteFileArguments
+from workbench.client.aio import AsyncClient
+
+
+async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
+    files = client.files(args.session_id)
+    found = await files.list(args.path, depth=0)
+    if found.type != "file" or not found.entries:
+        raise ValueError(f"{args.path!r} is a {found.type}, not a file: list it with list_files")
+    entry = found.entries[0]
+    chunk = await files.read(args.path, args.offset, args.offset + args.max_bytes)
+    end = args.offset + len(chunk)
+    try:
+        text, encoding = chunk.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        text, encoding = base64.b64encode(chunk).decode("ascii"), "base64"
+    done = end >= entry.size_bytes
+    data = {
+        "sessionId": args.session_id,
+        "path": entry.path,
+        "sizeBytes": entry.size_bytes,
+        "offset": args.offset,
+        "nextOffset": end,
+        "done": done,
+        "encoding": encoding,
+        "content": text,
+        "etag": entry.etag,
+    }
+    tail = "that is all of it." if done else f"more follows: read again with offset {end}."
+    note = " (not UTF-8: the content is base64)" if encoding == "base64" else ""
+    return Answer(f"{text}\n--- bytes {args.offset}-{end} of {entry.size_bytes}{note}; {tail}", data)
+
+
+async def write_file(client: AsyncClient, args: WriteFileArguments) -> Answer:
+    if not args.path:
+        raise ValueError("path must name a file of the workspace")
+    if args.encoding == "base64":
+        try:
+            content: bytes | str = base64.b64decode(args.content, validate=True)
+        except binascii.Error:
+            raise ValueError("content is not valid base64 (encoding is base64)") from None
+    else:
+        content = args.content
+    entry = await client.files(args.session_id).write(args.path, content)
+    data = {
+        "sessionId": args.session_id,
+        "path": entry.path,
+        "sizeBytes": entry.size_bytes,
+        "etag": entry.etag,
+    }
+    return Answer(f"wrote {entry.path} ({entry.size_bytes} bytes)", data)
+
+
+async def list_files(client: AsyncClient, args: ListFilesArguments) -> Answer:
+    listing = await client.files(args.session_id).list(args.path, depth=args.depth)
+    entries = [
+        {"path": e.path, "type": e.type, "sizeBytes": e.size_bytes, "modifiedAt": e.modified_at}
+        for e in listing.entries
+    ]
+    lines = [f"{e['type'][0]} {e['sizeBytes']:>10}  {e['path'] or '.'}" for e in entries]
+    if listing.truncated:
+        lines.append("(more entries than one listing holds: list a directory further down)")
+    data = {
+        "sessionId": args.session_id,
+        "path": listing.path,
+        "entries": entries,
+        "truncated": listing.truncated,
+    }
+    return Answer("\n".join(lines) or "empty", data)

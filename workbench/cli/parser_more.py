@@ -1,0 +1,238 @@
+"""The grammar of the commands that read and manage executions (`workbench.cli.parser` has the rest)."""
+
+from __future__ import annotations
+
+from workbench.cli import exitcodes
+from workbench.cli.argtypes import (
+    COUNT,
+    DEFAULT_GRACE,
+    DURATION,
+    KIND,
+    POSITIVE,
+    SESSION,
+    STATUS_LIST,
+    Parser,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from workbench.cli.argtypes import Adder
+
+ID_HELP = "an id, a unique prefix of one (with or without ex_, any case), or @last"
+
+
+def add_reading(command: Adder, as_json: Parser) -> None:
+    """`ls`, `show`, `logs`, `events`, `wait`: the commands that read."""
+    _add_ls(command, as_json)
+    show = command("show", "show one execution", "Show one execution's record.", as_json)
+    if show is not None:
+        show.add_argument("id", metavar="ID", help=ID_HELP)
+    _add_logs(command)
+    events = command(
+        "events",
+        "print an execution's event journal",
+        "Print an execution's event journal (its trace), status messages included.\n"
+        "With --json, one event per line (JSON Lines).",
+        as_json,
+    )
+    if events is not None:
+        events.add_argument("id", metavar="ID", help=ID_HELP)
+        events.add_argument("-f", "--follow", action="store_true", help="follow live until it ends")
+    wait = command(
+        "wait",
+        "wait for executions to end",
+        "Wait for executions to end, and exit like the first that did not complete (in the order\n"
+        "given; each is reported on stderr when there are several). A wait that times out changes\n"
+        f"nothing and exits {exitcodes.WAIT_GAVE_UP}. Ctrl-C stops waiting, not the executions.",
+        as_json,
+        epilog=exitcodes.TABLE,
+    )
+    if wait is not None:
+        wait.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
+        wait.add_argument(
+            "--timeout",
+            metavar="DURATION",
+            type=DURATION,
+            help="give up after this long, e.g. 30s (default: never)",
+        )
+
+
+def _add_ls(command: Adder, as_json: Parser) -> None:
+    ls = command(
+        "ls",
+        "list executions, newest first",
+        "List executions, newest first, as a table (ids shortened to what tells them apart).\n"
+        "A line on stderr says when there are more than it shows.",
+        as_json,
+    )
+    if ls is not None:
+        ls.add_argument(
+            "--status",
+            action="append",
+            type=STATUS_LIST,
+            metavar="STATUS",
+            help="only these (repeatable, or a,b): queued, running, cancel_requested, completed, failed, "
+            "cancelled, timed_out, partial_failed",
+        )
+        ls.add_argument(
+            "--running", action="store_true", help="only those not ended (queued, running, cancel_requested)"
+        )
+        ls.add_argument(
+            "--kind", type=KIND, help="bash, code or batch (workbench_bash, workbench_code, batch)"
+        )
+        ls.add_argument("--session", metavar="ID", type=SESSION, help="only this session's")
+        ls.add_argument("--limit", type=POSITIVE, default=20, help="at most this many (default 20)")
+        ls.add_argument("--all", "-a", action="store_true", help="every one: page through them all")
+        ls.add_argument("--quiet", "-q", action="store_true", help="print whole ids only, one a line")
+        ls.add_argument("--no-trunc", action="store_true", help="whole ids and commands")
+        ls.add_argument("--wide", action="store_true", help="also what each used: CPU time and peak memory")
+        ls.add_argument("--services", action="store_true", help="only services (`run --service`)")
+        ls.add_argument(
+            "--watch", "-w", action="store_true", help="redraw the table in place every second (a terminal)"
+        )
+
+
+def _add_logs(command: Adder) -> None:
+    logs = command(
+        "logs",
+        "print an execution's output",
+        "Print an execution's whole output, stdout to stdout and stderr to stderr, byte for byte\n"
+        "(from its artifacts where the output passed the event budget or was not UTF-8).\n"
+        "-f follows it live to its end, resuming by itself after a dropped connection.\n"
+        "--tail keeps the last lines of each stream; --since and -t work on the journal's lines.",
+    )
+    if logs is not None:
+        logs.add_argument("id", metavar="ID", help=ID_HELP)
+        logs.add_argument("-f", "--follow", action="store_true", help="follow live until it ends")
+        which = logs.add_mutually_exclusive_group()
+        which.add_argument("--stdout", action="store_true", help="only stdout")
+        which.add_argument("--stderr", action="store_true", help="only stderr")
+        logs.add_argument("--tail", metavar="N", type=COUNT, help="only the last N lines of each stream")
+        logs.add_argument(
+            "--since", metavar="WHEN", help="only lines written since, e.g. 10m (ago) or 2026-11-29T12:00:00Z"
+        )
+        logs.add_argument(
+            "-t", "--timestamps", action="store_true", help="begin each line with the time it was written"
+        )
+
+
+def add_acting(command: Adder, as_json: Parser) -> None:
+    """`cancel`, `artifacts`, `exits`, `rm`, `images`, `detach`."""
+    cancel = command(
+        "cancel",
+        "cancel executions",
+        f"Cancel executions: SIGTERM to each whole process tree, SIGKILL {DEFAULT_GRACE} later (--now: at\n"
+        "once), and wait until every tree is dead. Goes on past an id it cannot cancel, reporting each.",
+        as_json,
+    )
+    if cancel is not None:
+        cancel.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
+        cancel.add_argument("--reason", help="kept in the record")
+        grace = cancel.add_mutually_exclusive_group()
+        grace.add_argument(
+            "--grace",
+            metavar="DURATION",
+            type=DURATION,
+            help=f"between SIGTERM and SIGKILL (default {DEFAULT_GRACE})",
+        )
+        grace.add_argument("--now", action="store_true", help="SIGKILL at once")
+
+    artifacts = command(
+        "artifacts",
+        "list or download artifacts",
+        "List an execution's artifacts, or write one (NAME) to stdout or to -o FILE.",
+        as_json,
+    )
+    if artifacts is not None:
+        artifacts.add_argument("id", metavar="ID", help=ID_HELP)
+        artifacts.add_argument("name", nargs="?", help="the artifact to download, e.g. stdout")
+        artifacts.add_argument("-o", "--output", metavar="FILE", help="write it to FILE instead of stdout")
+
+    exits = command(
+        "exits",
+        "read the exits feed",
+        "Read the outcomes of detached executions. Reading alone hides nothing; with --ack the\n"
+        "exits printed are marked delivered, and never handed out again.",
+        as_json,
+    )
+    if exits is not None:
+        exits.add_argument("--ack", action="store_true", help="mark the exits printed as delivered")
+        exits.add_argument(
+            "--wait",
+            metavar="DURATION",
+            type=DURATION,
+            help="wait up to this long for one (default: do not wait)",
+        )
+        exits.add_argument("--limit", type=POSITIVE, default=100, help="at most this many (default 100)")
+        exits.add_argument("--no-trunc", action="store_true", help="whole ids")
+
+    _add_rm(command)
+    command("images", "list images", "List the images executions can run in.", as_json)
+
+    detach = command(
+        "detach",
+        "hand an execution's outcome to the exits feed",
+        "Detach a running execution: its outcome goes to the exits feed.",
+        as_json,
+    )
+    if detach is not None:
+        detach.add_argument("id", metavar="ID", help=ID_HELP)
+
+    ui = command(
+        "ui",
+        "print a one-time link that opens the dashboard logged in",
+        "Ask the daemon for a one-time login code and print the dashboard's link with it: opened in\n"
+        "a browser within 5 minutes, it logs that browser in as the token's principal. The code\n"
+        "works once; the link leaves the browser's history once used.",
+        as_json,
+    )
+    if ui is not None:
+        ui.add_argument(
+            "--ui-url",
+            metavar="URL",
+            help="the dashboard's address, when the browser reaches the daemon elsewhere",
+        )
+
+
+def _add_rm(command: Adder) -> None:
+    rm = command(
+        "rm",
+        "delete ended executions",
+        "Delete ended executions with their events and files: those named, or every one that\n"
+        "--status and --before select. Prints each id deleted; goes on past one it cannot delete.",
+    )
+    if rm is not None:
+        rm.add_argument("ids", nargs="*", metavar="ID", help=ID_HELP)
+        rm.add_argument(
+            "--status",
+            action="append",
+            type=STATUS_LIST,
+            metavar="STATUS",
+            help="every ended one of these statuses (repeatable, or a,b): completed, failed, cancelled, "
+            "timed_out",
+        )
+        rm.add_argument(
+            "--before", metavar="WHEN", help="every ended one created before, e.g. 7d (ago) or 2026-11-29"
+        )
+
+
+def add_files(command: Adder, as_json: Parser) -> None:
+    """`cp` and `files`: a session's workspace."""
+    cp = command(
+        "cp",
+        "copy files into or out of a session's workspace",
+        "Copy a file or a directory between here and a session's workspace, as `docker cp` does:\n"
+        "`workbench cp ./src my-session:app` or `workbench cp my-session:app/out.log .`.\n"
+        "A directory copied to a directory that exists goes inside it; - is stdin or stdout.",
+    )
+    if cp is not None:
+        cp.add_argument("source", metavar="SOURCE", help="a local path, or SESSION:PATH")
+        cp.add_argument("target", metavar="TARGET", help="SESSION:PATH, or a local path")
+    files = command("files", "list a session's workspace", "List the files of a session's workspace.")
+    if files is not None:
+        actions = files.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=Parser)
+        ls = actions.add_parser("ls", help="list a directory", parents=[as_json])
+        ls.add_argument(
+            "where", metavar="SESSION[:DIR]", help="the session, and a directory in its workspace"
+        )
+        ls.add_argument("--depth", type=COUNT, default=1, help="levels to go down (default 1)")

@@ -1,0 +1,82 @@
+"""Signals that the CLI acts on instead of dying: Ctrl-C (SIGINT), SIGTERM and SIGHUP.
+
+While `run` follows an execution, each of them is turned into `Interrupted` at a safe point (never
+in the middle of writing output and its accounting), so that it can cancel the execution rather
+than leave it running. Commands that cancel nothing die of SIGINT as programs do (`die_of`), so
+that a shell or a parent process sees the signal and not an ordinary exit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class Interrupted(BaseException):
+    """A signal arrived (not an Exception: nothing that handles errors may swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+class Signals:
+    """The handlers of `signums`: each signal raises `Interrupted`, or waits while `deferred()`."""
+
+    def __init__(self, signums: tuple[int, ...] = (signal.SIGINT,)) -> None:
+        self.signums = signums
+        self._deferring = 0
+        self._pending: int | None = None
+
+    def install(self) -> None:
+        for signum in self.signums:
+            signal.signal(signum, self._handler)
+
+    def restore(self) -> None:
+        for signum in self.signums:
+            signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self._deferring:
+            if self._pending is None:
+                self._pending = signum
+            return
+        raise Interrupted(signum)
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Hold signals back for the block; one that came meanwhile is raised at its end."""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+            if not self._deferring and self._pending is not None:
+                signum, self._pending = self._pending, None
+                raise Interrupted(signum)
+
+
+NO_SIGNALS = Signals(())
+
+
+def die_of(signum: int) -> None:
+    """End this process by `signum` itself, with its default action (the shell sees 128+N)."""
+    import sys
+
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    raise SystemExit(128 + signum)  # only if the signal is blocked

@@ -1,0 +1,220 @@
+"""The files of a session's workspace, for both clients: `wb.files(session)`, written once.
+
+Each function here is a method of `Files` and `AsyncFiles` (with `files` in place of `self`),
+described as the client's own methods are (a plan of steps, see `workbench.client.plan`) and
+performed by the client that made the handle. The requests are built here too.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from workbench.client import calls
+from workbench.client.base import Base
+from workbench.client.calls import Call, _expect, error_from
+from workbench.client.config import seconds_to_ms
+from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item, Open, Plan, Stream, send
+from workbench.client.sse import FrameReader
+from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult
+
+#: Filled by the decorators below: every method of `Files` and `AsyncFiles`.
+FILE_METHODS: dict[str, Described] = {}
+
+
+class FilesBase:
+    """A session's workspace as a client sees it: which client, which session."""
+
+    def __init__(self, client: Base, session_id: str) -> None:
+        self._client = client
+        self.session_id = session_id
+
+    @property
+    def client(self) -> Base:
+        return self._client
+
+    def _path(self, path: str = "") -> str:
+        base = f"/v1/sessions/{quote(self.session_id, safe='')}/files"
+        if not path:
+            return base
+        # `.` and `..` are sent escaped: as they are, the URL would be resolved before it leaves
+        # (to another route), not refused by the daemon as a path out of the workspace.
+        segments = (path.lstrip("/") if path != "/" else path).split("/")
+        escaped = ["%2E" * len(s) if s in (".", "..") else quote(s, safe="") for s in segments]
+        return f"{base}/{'/'.join(escaped)}"
+
+    def _action(self, name: str) -> str:
+        return f"/v1/sessions/{quote(self.session_id, safe='')}/files:{name}"
+
+
+def _describe(plan: Callable[..., Any], iterates: bool) -> Callable[..., Any]:
+    FILE_METHODS[plan.__name__] = Described(plan.__name__, plan, iterates)
+    return plan
+
+
+def file_method(plan: Callable[..., Any]) -> Callable[..., Any]:
+    """A method of both handles returning the result of `plan`."""
+    return _describe(plan, iterates=False)
+
+
+def file_iterator(plan: Callable[..., Any]) -> Callable[..., Any]:
+    """A method of both handles iterating the items of `plan`."""
+    return _describe(plan, iterates=True)
+
+
+def _entry(response: httpx.Response) -> FileEntry:
+    return FileEntry.model_validate_json(response.content)
+
+
+@file_method
+def read(files: FilesBase, path: str, start: int = 0, end: int | None = None) -> Plan[bytes]:
+    """The bytes of the file at `path` from offset `start` up to `end` (exclusive; None: the end)."""
+    headers: dict[str, str] = {}
+    if start or end is not None:
+        headers["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
+
+    def parse(response: httpx.Response) -> bytes:
+        if response.status_code == 416:
+            return b""
+        if response.status_code not in (200, 206):
+            raise error_from(response)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            raise IsADirectoryError(f"{path!r} is a directory: list it with list()")
+        return response.content
+
+    return (yield from send(files.client, Call("GET", files._path(path), parse, headers=headers)))
+
+
+@file_method
+def write(
+    files: FilesBase, path: str, data: bytes | str, *, if_match: str | None = None, create_only: bool = False
+) -> Plan[FileEntry]:
+    """Write `data` (bytes, or text as UTF-8) to `path` atomically, its parents made; its entry.
+
+    `if_match`: only if the file is still that version (an `etag`), else `PreconditionFailed`;
+    `create_only`: only if nothing is there yet.
+    """
+    body = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    headers = {"Content-Type": "application/octet-stream"}
+    if if_match is not None:
+        headers["If-Match"] = if_match
+    if create_only:
+        headers["If-None-Match"] = "*"
+    # A plain write sent twice writes the same bytes; a conditional one would fail its condition
+    # the second time, after the first won: only the plain one is sent again after a broken link.
+    retry = if_match is None and not create_only
+    parse = _expect(200, 201)(_entry)
+    call = Call("PUT", files._path(path), parse, content=body, headers=headers, retry=retry)
+    return (yield from send(files.client, call))
+
+
+@file_method
+def list(files: FilesBase, path: str = "", *, depth: int = 1) -> Plan[FileList]:
+    """`path` and what is under it to `depth` levels (0: the path alone); a file lists as itself."""
+
+    @_expect(200)
+    def parse(response: httpx.Response) -> FileList:
+        return FileList.model_validate_json(response.content)
+
+    call = Call("GET", files._path(path), parse, params={"list": "", "depth": depth})
+    return (yield from send(files.client, call))
+
+
+@file_method
+def delete(files: FilesBase, path: str, *, if_match: str | None = None) -> Plan[None]:
+    """Remove a file, a symlink (not what it points to) or a whole directory."""
+    headers = {"If-Match": if_match} if if_match is not None else {}
+    call = Call("DELETE", files._path(path), _expect(204)(lambda r: None), headers=headers, retry=False)
+    yield from send(files.client, call)
+
+
+@file_method
+def move(files: FilesBase, source: str, destination: str, *, overwrite: bool = False) -> Plan[FileEntry]:
+    """Move `source` to `destination` inside the workspace (parents made); where it is now."""
+    body = {"from": source, "to": destination, "overwrite": overwrite}
+    call = Call("POST", files._action("move"), _expect(200)(_entry), json=body, retry=False)
+    return (yield from send(files.client, call))
+
+
+@file_method
+def upload(files: FilesBase, source: str | os.PathLike[str] | bytes, path: str = "") -> Plan[UploadResult]:
+    """Put a local directory (sent as a tar), a local tar or zip file, or an archive's bytes under
+    `path` in the workspace; what was unpacked."""
+    body = source if isinstance(source, bytes) else _archive_of(Path(source))
+
+    @_expect(200)
+    def parse(response: httpx.Response) -> UploadResult:
+        return UploadResult.model_validate_json(response.content)
+
+    headers = {"Content-Type": "application/octet-stream"}
+    call = Call("POST", files._action("upload"), parse, content=body, params={"path": path}, headers=headers)
+    return (yield from send(files.client, call))
+
+
+def _archive_of(source: Path) -> bytes:
+    if not source.is_dir():
+        return source.read_bytes()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for child in sorted(source.iterdir()):
+            tar.add(child, arcname=child.name)  # symlinks go in as symlinks
+    return out.getvalue()
+
+
+@file_method
+def download(
+    files: FilesBase, path: str = "", to: str | os.PathLike[str] | None = None
+) -> Plan[bytes | None]:
+    """A tar of the directory (or file) at `path`: its bytes, or, with `to`, unpacked into that
+    local directory (made if missing; nothing is written outside it) and None."""
+
+    @_expect(200)
+    def parse(response: httpx.Response) -> bytes:
+        return response.content
+
+    data = yield from send(files.client, Call("GET", files._action("download"), parse, params={"path": path}))
+    if to is None:
+        return data
+    target = Path(to)
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(target, filter="data")
+    return None
+
+
+@file_iterator
+def watch(files: FilesBase, path: str = "", *, timeout: float | None = None) -> Stream[FileEvent]:
+    """The changes under the directory `path` as they happen (`created`, `modified`, `deleted`,
+    and `overflow` when some were missed), for `timeout` seconds (None: until the loop stops).
+    Not replayed: a watch that breaks raises `Unavailable`; watch again, and list."""
+    params: dict[str, Any] = {"path": path}
+    if timeout is not None:
+        params["timeoutMs"] = max(1, seconds_to_ms(timeout) or 1)
+    call = Call("GET", files._action("watch"), calls._stream_head, params=params, timeout=calls.STREAM_READ_S)
+    try:
+        response = yield Open(call)
+        if response.status_code != 200:
+            yield READ_BODY
+            call.parse(response)
+        reader = FrameReader()
+        while (line := (yield NEXT_LINE)) is not None:
+            frame = reader.line(line)
+            if frame is not None and frame.id is None and frame.data:
+                yield Item(FileEvent.model_validate_json(frame.data))
+    except BROKEN as exc:
+        raise calls.unreachable(files.client.url, exc) from exc
+
+
+def check(cls: type, described: builtins.dict[str, Described]) -> None:
+    """Refuse a handle class without every described method made from its plan."""
+    for name, item in described.items():
+        if getattr(cls.__dict__.get(name), "__wrapped__", None) is not item.plan:
+            raise TypeError(f"{cls.__name__}.{name} is not made from its plan in workbench.client.files")
