@@ -14,11 +14,13 @@ from quart_trio import QuartTrio
 
 from api.errors import error_response, json_response
 from api.requests import EVENTS_AFTER, authenticate, check_query, parse_body, parse_sequence
+from api.routes import KINDS
 from workbench.core.auth import READ
 from workbench.core.browser import CSRF_HEADER, SESSION_COOKIE, Session
+from workbench.core.changes import Change, changes_after
 from workbench.core.daemon import Daemon
+from workbench.core.principals import Principal
 from workbench.core.records import format_time
-from workbench.core.service import Change, Principal
 from workbench.core.waiting import first_of
 from workbench.wire.browser import LoginRequest
 from workbench.wire.errors import BadRequest, NotFound, Unauthorized
@@ -72,7 +74,7 @@ def _change_frame(change: Change) -> str:
 
 async def changes_stream(daemon: Daemon, principal: Principal, after: int | None) -> Response:
     """`GET /v1/events/stream`: a `ready` event with the cursor, then every change after it."""
-    store, svc = daemon.service.store, daemon.service
+    store = daemon.service.store
     head = await store.change_head()
     cursor = head if after is None else min(after, head)
 
@@ -83,7 +85,7 @@ async def changes_stream(daemon: Daemon, principal: Principal, after: int | None
         watch = store.watches.changes
         while not daemon.stopping.is_set():
             seen = watch.version
-            page = await svc.changes(principal, cursor, PAGE_CHANGES)
+            page = await changes_after(store, principal, cursor, PAGE_CHANGES)
             if page:
                 cursor = page[-1].change_id
                 yield "".join(_change_frame(c) for c in page).encode("utf-8")
@@ -164,16 +166,6 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         code, expires = browser.login_code(token.strip())
         return json_response({"code": code, "expiresAt": format_time(expires)}, 201)
 
-    @app.get("/v1/events/stream")
-    async def all_events() -> Response:
-        principal = authenticate(daemon, READ)
-        check_query(("after",))
-        after = EVENTS_AFTER.read() if "after" in request.args else None
-        last_event_id = request.headers.get("Last-Event-ID")
-        if last_event_id is not None:
-            after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
-        return await changes_stream(daemon, principal, after)
-
     @app.get("/")
     async def dashboard() -> Response:
         check_query()
@@ -189,7 +181,39 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         data = resources.files("api").joinpath(f"ui/{asset}").read_bytes()
         return Response(data, status=200, content_type=content_type, headers=PAGE_HEADERS)
 
+    _register_streams(app, daemon)
     _register_cors(app, daemon)
+
+
+def _register_streams(app: QuartTrio, daemon: Daemon) -> None:
+    """The changes stream, and the stream tokens of one execution's stream."""
+
+    async def stream_token(execution_id: str, kind: str | None = None) -> Response:
+        principal = authenticate(daemon, READ)
+        check_query()
+        await daemon.service.get(principal, execution_id, kind)  # 404 for what it cannot see
+        token, expires = daemon.browser.stream_token(principal, execution_id)
+        return json_response({"streamToken": token, "expiresAt": format_time(expires)})
+
+    app.add_url_rule(
+        f"/v1/executions/{KINDS}/<execution_id>/stream-token",
+        "stream_token_kind",
+        stream_token,
+        methods=["POST"],
+    )
+    app.add_url_rule(
+        "/v1/executions/<execution_id>/stream-token", "stream_token", stream_token, methods=["POST"]
+    )
+
+    @app.get("/v1/events/stream")
+    async def all_events() -> Response:
+        principal = authenticate(daemon, READ)
+        check_query(("after",))
+        after = EVENTS_AFTER.read() if "after" in request.args else None
+        last_event_id = request.headers.get("Last-Event-ID")
+        if last_event_id is not None:
+            after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
+        return await changes_stream(daemon, principal, after)
 
 
 def _register_cors(app: QuartTrio, daemon: Daemon) -> None:

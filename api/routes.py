@@ -30,7 +30,6 @@ from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.principals import Principal
 from workbench.core.ready import wait_ready
-from workbench.core.records import format_time
 from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound
 from workbench.wire.models import (
@@ -248,14 +247,6 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
             raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
         options = sse.Options(session_id=session_id, types=parse_types(request.args.get("types")))
         return await sse.stream(daemon, principal, execution_id, kind, after, options)
-
-    @on("/stream-token", ["POST"], "stream_token")
-    async def stream_token(kind: str | None, execution_id: str) -> Response:
-        principal = authenticate(daemon, READ)
-        check_query()
-        await svc.get(principal, execution_id, kind)  # 404 for what the principal cannot see
-        token, expires = daemon.browser.stream_token(principal, execution_id)
-        return json_response({"streamToken": token, "expiresAt": format_time(expires)})
 
     @on("/artifacts", ["GET"], "artifacts")
     async def artifacts(kind: str | None, execution_id: str) -> Response:

@@ -6,7 +6,6 @@ an idempotency key); everything slow happens later in the execution's supervisor
 
 from __future__ import annotations
 
-import builtins
 import signal as signals
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -66,16 +65,6 @@ class StreamPage:
     more: bool
     #: The sequence of the `output_truncated` event, once there is one.
     truncated_at: int | None = None
-
-
-@dataclass(frozen=True)
-class Change:
-    """One entry of the changes feed: its number, what changed, the record, its latest progress."""
-
-    change_id: int
-    change: str
-    execution: Execution
-    progress_json: str | None
 
 
 @dataclass(frozen=True)
@@ -343,15 +332,6 @@ class Service:
         page = [await self.record(f) if preview else execution_from(f) for f in rows[:limit]]
         next_cursor = page[-1].execution_id if len(rows) > limit else None
         return page, next_cursor
-
-    async def changes(self, principal: Principal, after: int, limit: int) -> builtins.list[Change]:
-        """The changes feed after `after`: each execution of `principal`'s that changed since, once,
-        as it is now, in the order of those changes."""
-        owner = None if principal.sees_all else principal.name
-        found = await self.store.read_changes(owner, after, limit)
-        return [
-            Change(f.row.change_seq, f.row.change_type, execution_from(f), f.row.progress_json) for f in found
-        ]
 
     async def wait(
         self, principal: Principal, execution_id: str, kind: str | None, wait_ms: int
