@@ -1,4 +1,4 @@
-"""The dashboard's execution page as a follower, in a process of its own (row 16).
+"""The dashboard's execution page as a follower, in a process of its own (row 18).
 
 ``python -m bench.page_follower URL TOKEN EXECUTION_ID N``: logs a headless Chromium in, opens
 the execution's page, watches its log with a MutationObserver, prints ``ready``, and once N lines

@@ -25,14 +25,14 @@ async def row19_context(ctx: Context) -> list[Line]:
     python = interpreter_on_path("python3", EXECUTION_PATH)
     if python is None:
         return [
-            Line(18, FIGURE, baseline=BASELINE, target=TARGET, error="no python3 on the executions' PATH")
+            Line(19, FIGURE, baseline=BASELINE, target=TARGET, error="no python3 on the executions' PATH")
         ]
     try:
         made = (await client.request("POST", "/v1/contexts", {"language": "python"})).json()
     except HttpError as exc:
-        return [Line(18, FIGURE, baseline=BASELINE, target=TARGET, error=str(exc))]
+        return [Line(19, FIGURE, baseline=BASELINE, target=TARGET, error=str(exc))]
     if made["status"] != "ready":
-        return [Line(18, FIGURE, baseline=BASELINE, target=TARGET, error=f"the context: {made['reason']}")]
+        return [Line(19, FIGURE, baseline=BASELINE, target=TARGET, error=f"the context: {made['reason']}")]
     context_id = made["contextId"]
     n = ctx.n(300, 50)
     try:
@@ -46,7 +46,7 @@ async def row19_context(ctx: Context) -> list[Line]:
     ratio = median(warm) / median(base)
     return [
         Line(
-            18,
+            19,
             FIGURE,
             ms(warm, 50),
             baseline=BASELINE,

@@ -1,6 +1,6 @@
 """A session's workspace and services: a 1 MiB file written and read back through the API against
-`cp` (row 14), and the time to `ready` of `python -m http.server` against a loop polling its port
-(row 15)."""
+`cp` (row 16), and the time to `ready` of `python -m http.server` against a loop polling its port
+(row 17)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from bench.stats import alternate, percentile
 from bench.table import Line
 
 MIB = 1024 * 1024
-#: How often the hand-made loop of row 15 tries the port.
+#: How often the hand-made loop of row 17 tries the port.
 POLL_S = 0.01
 
 
@@ -59,7 +59,7 @@ async def row16_file_round_trip(ctx: Context) -> list[Line]:
     ratio = _ms(figure) / _ms(base)
     return [
         Line(
-            14,
+            16,
             "1 MiB file PUT + GET through the API, p50",
             _ms(figure),
             baseline="`cp` of the same file, p50",
@@ -148,7 +148,7 @@ async def row17_service_ready(ctx: Context) -> list[Line]:
     ratio = _ms(figure) / _ms(polled)
     return [
         Line(
-            15,
+            17,
             "`python -m http.server` service: start to ready, p50",
             _ms(figure),
             baseline="the same as a background execution, its port tried every 10 ms, p50",
@@ -159,7 +159,7 @@ async def row17_service_ready(ctx: Context) -> list[Line]:
             note=f"p90 {_ms(figure, 90):.1f} ms against {_ms(polled, 90):.1f} ms",
         ),
         Line(
-            15,
+            17,
             "the same service, against no daemon at all, p50",
             _ms(figure),
             baseline="spawned by hand, its port tried every 10 ms, p50",

@@ -52,7 +52,7 @@ def _unavailable(row: int, figure: str) -> list[Line] | None:
 
 async def row20_postgres_run_wait(ctx: Context) -> list[Line]:
     figure = "run+wait `true` on PostgreSQL, p50"
-    if (missing := _unavailable(18, figure)) is not None:
+    if (missing := _unavailable(20, figure)) is not None:
         return missing
     sqlite = await ctx.main_daemon()
     n = ctx.n(300, 100)
@@ -69,7 +69,7 @@ async def row20_postgres_run_wait(ctx: Context) -> list[Line]:
     ratio = ms(on_pg, 50) / ms(on_sqlite, 50)
     return [
         Line(
-            18,
+            20,
             figure,
             ms(on_pg, 50),
             baseline="the same on SQLite, p50",
@@ -80,7 +80,7 @@ async def row20_postgres_run_wait(ctx: Context) -> list[Line]:
             note=f"subprocess.run(bash -c true) p50 {ms(base, 50):.2f} ms; PostgreSQL with fsync on",
         ),
         Line(
-            18,
+            20,
             "run+wait `true` on PostgreSQL, p99",
             ms(on_pg, 99),
             baseline="the same on SQLite, p99",
@@ -112,7 +112,7 @@ async def _tail(writer_node: Client, node: str, reader_node: Client, writer: Pat
 
 async def row21_cross_node_tail(ctx: Context) -> list[Line]:
     figure = "a line written on node A, read on node B's stream, p99"
-    if (missing := _unavailable(19, figure)) is not None:
+    if (missing := _unavailable(21, figure)) is not None:
         return missing
     writer = ctx.scratch("nodes-tail") / "writer.py"
     writer.write_text(WRITER)
@@ -129,7 +129,7 @@ async def row21_cross_node_tail(ctx: Context) -> list[Line]:
     p99 = percentile(across, 99)
     return [
         Line(
-            19,
+            21,
             "a line written on node A, read on node B's stream, p50",
             percentile(across, 50),
             baseline="read on node A's own stream, p50",
@@ -137,7 +137,7 @@ async def row21_cross_node_tail(ctx: Context) -> list[Line]:
             samples=len(across),
         ),
         Line(
-            19,
+            21,
             figure,
             p99,
             baseline="read on node A's own stream, p99",
@@ -165,7 +165,7 @@ async def _jobs(clients: list[Client]) -> float:
 
 async def row22_three_nodes(ctx: Context) -> list[Line]:
     figure = f"{JOBS} background `true` over 3 nodes (submitted round-robin, then all waited)"
-    if (missing := _unavailable(20, figure)) is not None:
+    if (missing := _unavailable(22, figure)) is not None:
         return missing
     rounds = ctx.n(3, 1)
     three: list[float] = []
@@ -180,7 +180,7 @@ async def row22_three_nodes(ctx: Context) -> list[Line]:
             await ctx.registry.stop_daemon(daemon)
     return [
         Line(
-            20,
+            22,
             figure,
             median(three),
             unit=SECONDS,

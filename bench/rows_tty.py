@@ -76,7 +76,7 @@ async def row23_tty_echo(ctx: Context) -> list[Line]:
     p99 = ms(figure, 99)
     return [
         Line(
-            18,
+            23,
             "keystroke echo through `tty: true` (POST input → byte in the SSE stream), p50",
             ms(figure, 50),
             baseline="the same `cat` on a local pty by hand, p50",
@@ -84,7 +84,7 @@ async def row23_tty_echo(ctx: Context) -> list[Line]:
             samples=n,
         ),
         Line(
-            18,
+            23,
             "keystroke echo through `tty: true`, p99",
             p99,
             baseline="the same `cat` on a local pty by hand, p99",

@@ -398,6 +398,14 @@ async function showExecution(id) {
   $("follow").onchange = (e) => { view.follow = e.target.checked; view.render(); };
   $("cancel").onclick = () => act("cancel", { reason: $("cancel-reason").value || undefined });
   $("detach").onclick = () => act("detach");
+  $("rerun").onclick = async () => {
+    try {
+      const again = await api("POST", `/v1/executions/${encodeURIComponent(id)}/rerun`, { background: true });
+      location.hash = "#/x/" + again.executionId;
+    } catch (error) {
+      $("action-result").textContent = error.code + ": " + error.message;
+    }
+  };
 
   async function act(what, body) {
     try {

@@ -63,6 +63,15 @@ def test_a_started_execution_appears_live_and_its_log_tails(
     assert page_text(page, "stdout") == "first\nsecond\n"
     assert page_text(page, "stderr") == "oops\n"
     # A cookie-authenticated change without the CSRF header is refused, here in the browser too.
+    page.click("#rerun")
+    wait_js(
+        page,
+        "(id) => location.hash.startsWith('#/x/') && !location.hash.endsWith(id)",
+        started["executionId"],
+    )
+    again = page.evaluate("() => location.hash.slice(4)")
+    assert daemon.get(again)["command"] == started["command"]
+    wait_js(page, "() => document.getElementById('log').textContent.includes('first')")
     refused = page.evaluate(
         "async (id) => (await fetch(`/v1/executions/${id}/detach`, {method: 'POST'})).status",
         started["executionId"],
@@ -97,7 +106,9 @@ def test_the_log_resumes_exactly_after_the_daemon_is_sigkilled_mid_log(
     assert page_text(page, "stdout") == written
     assert page_text(page, "stdout") == daemon.output(started["executionId"])
     assert page_text(page, "stderr") == "".join(f"err {i}\n" for i in range(10, 3001, 10))
-    # The virtualised view follows the end: the last line is in the document.
+    # The virtualised view shows the end (following it): the last line is in the document.
+    page.uncheck("#follow")
+    page.check("#follow")
     assert page.inner_text("#log .line.stdout >> nth=-1") == "line 3000 of the log"
     assert page.evaluate("() => document.querySelectorAll('#log .line').length") < 200
     assert page.errors == []
