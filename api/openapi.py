@@ -20,6 +20,7 @@ from pydantic.json_schema import models_json_schema
 from api.errors import STATUS
 from api.files_operations import file_operations
 from api.operations import PATH_PARAMETERS, SCHEMA, Op, operations, ref
+from api.retention_operations import retention_operations
 from workbench.wire.files import FileEvent, FileEventType, FileType
 from workbench.wire.models import (
     ErrorResponse,
@@ -212,7 +213,7 @@ def _operation(op: Op) -> dict[str, Any]:
 @functools.cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once)."""
-    ops = [*operations(), *file_operations()]
+    ops = [*operations(), *file_operations(), *retention_operations()]
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
         paths.setdefault(op.path, {})[op.method] = _operation(op)

@@ -26,7 +26,9 @@ from workbench.core.exits import ExitsFeed, Webhook
 from workbench.core.follow import Inotify
 from workbench.core.images import Image, default_images_dir, load_images
 from workbench.core.journal import Journal
+from workbench.core.metrics import Metrics
 from workbench.core.recovery import recover
+from workbench.core.retention import Retention
 from workbench.core.service import ADMIN, Service
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store.health import free_bytes
@@ -51,6 +53,10 @@ class Daemon:
     exits: ExitsFeed
     #: The sessions' workspaces: files, transfers, watches.
     workspace: WorkspaceFace
+    #: Bulk deletes, `WORKBENCH_RETENTION`'s sweep and the store's statistics.
+    retention: Retention
+    #: The instruments of `GET /metrics`.
+    metrics: Metrics
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
 
@@ -61,6 +67,12 @@ class Daemon:
         if not store.ok:
             return store.reason
         return self.executor.supervisor.problem
+
+    async def render_metrics(self) -> bytes:
+        """`GET /metrics`: the Prometheus text exposition, counts and sizes read now."""
+        slots = self.executor.slots
+        running = self.settings.max_concurrent_executions - slots.free
+        return await self.metrics.render(self.service.store, self.retention, slots.queued, running)
 
     def begin_stop(self) -> None:
         self.executor.accepting = False
@@ -179,6 +191,11 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         exits = ExitsFeed(store, service.stopping)
                         face.workspaces.live = lambda: [live.row for live in executor.live.values()]
                         await recover(executor, store, supervisor)
+                        retention = Retention(settings, store)
+                        metrics = Metrics()
+                        journal.observe_commit = metrics.commit_seconds.observe
+                        executor.context.observe.spawn = metrics.spawn_seconds.observe
+                        outer.start_soon(retention.run)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
                         daemon = Daemon(
@@ -191,6 +208,8 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             token_created=created,
                             exits=exits,
                             workspace=face,
+                            retention=retention,
+                            metrics=metrics,
                         )
                         try:
                             yield daemon

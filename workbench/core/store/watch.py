@@ -46,6 +46,11 @@ class Watches:
         #: lease changes: the exits feed's long-polls sleep on it.
         self.exits = Watch()
 
+    @property
+    def followers(self) -> int:
+        """How many waits and streams follow an execution now."""
+        return sum(w.users for w in self._by_id.values())
+
     @contextlib.contextmanager
     def watch(self, execution_id: str) -> Iterator[Watch]:
         """Register interest in an execution's commits for the duration of the block."""
