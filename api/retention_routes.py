@@ -11,7 +11,7 @@ from api.errors import json_response
 from api.requests import authenticate, check_query
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
-from workbench.core.metrics import CONTENT_TYPE_LATEST
+from workbench.core.metrics import CONTENT_TYPE
 from workbench.core.records import now_ms
 from workbench.core.settings import is_loopback, parse_duration
 from workbench.wire.errors import BadRequest
@@ -89,4 +89,4 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             authenticate(daemon, READ)
         check_query()
         body = await daemon.render_metrics()
-        return Response(body, status=200, content_type=CONTENT_TYPE_LATEST)
+        return Response(body, status=200, content_type=CONTENT_TYPE)

@@ -81,7 +81,7 @@ class Journal:
         """Accept an execution: its row and first status event (saying `message`), or the row its
         key already made."""
         first = event_builder("status", timestamp=row.created_at, message=message)
-        return await self._store.create_execution(row, first)
+        return await self._timed(self._store.create_execution(row, first))
 
     async def create_batch(
         self, batch: ExecutionRow, items: Sequence[ExecutionRow]

@@ -7,13 +7,14 @@ read from the store when scraped, so they are never stale and cost nothing betwe
 
 from __future__ import annotations
 
-from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE_LATEST
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from workbench.core.retention import Retention
 from workbench.core.store import Store
 from workbench.wire.status import ExecutionStatus
 
+#: The text format `generate_latest` writes (0.0.4), which every Prometheus version scrapes.
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Buckets (seconds) from a fraction of a millisecond to seconds: commits and spawns take ms.
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
