@@ -23,7 +23,7 @@ MODULES = {
     "run": "run", "code": "run", "rerun": "run", "wait": "waiting", "logs": "logs", "ls": "listing",
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
-    "batch": "batch", "cp": "files", "files": "files",
+    "batch": "batch", "cp": "files", "files": "files", "prune": "retention", "stats": "retention",
 }  # fmt: skip
 
 
@@ -85,6 +85,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser_more.add_reading(command, as_json)
         parser_more.add_acting(command, as_json)
         parser_more.add_files(command, as_json)
+        parser_more.add_retention(command, as_json)
     return parser
 
 

@@ -10,7 +10,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import anyio
 import httpx
 
-from workbench.client import methods
+from workbench.client import methods, retention
 from workbench.client.base import Base
 from workbench.client.files_handles import AsyncFiles
 from workbench.client.plan import (
@@ -120,6 +120,8 @@ class AsyncClient(Base):
     cancel = _returning(methods.cancel)
     detach = _returning(methods.detach)
     delete = _returning(methods.delete)
+    prune = _returning(retention.prune)
+    stats = _returning(retention.stats)
 
     def files(self, session_id: str = "default") -> AsyncFiles:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,

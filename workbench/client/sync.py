@@ -27,7 +27,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
-from workbench.client import methods
+from workbench.client import methods, retention
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
 from workbench.client.calls import ExecutionRef
@@ -132,6 +132,8 @@ class Client(Base):
     cancel = _returning(methods.cancel)
     detach = _returning(methods.detach)
     delete = _returning(methods.delete)
+    prune = _returning(retention.prune)
+    stats = _returning(retention.stats)
 
     def files(self, session_id: str = "default") -> Files:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,
