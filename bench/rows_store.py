@@ -1,0 +1,162 @@
+"""Storage and load: the store's bytes per byte of journaled output (row 18), and 1,000 clients at
+once, each starting one execution and waiting on it (row 19)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from bench.context import Context
+from bench.procs import TOKEN, Daemon
+from bench.stats import median, percentile
+from bench.table import MS, Line
+from bench.wire import Client, _Connection
+
+STORE_TARGET = 1.2
+CLIENTS = 1000
+
+
+def _store_used(data_dir: Path) -> int:
+    """The bytes the store's pages hold (free pages left out), as any reader sees them, WAL included."""
+    conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True)
+    try:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        return int((pages - free) * page_size)
+    finally:
+        conn.close()
+
+
+async def row18_store_bytes(ctx: Context) -> list[Line]:
+    size = ctx.n(20_000_000, 5_000_000)
+    # A budget above the output: every byte is journaled as events, none kept only as a file.
+    daemon = await ctx.start_daemon(
+        "store-bytes", {"WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": str(2 * size)}
+    )
+    commands = {
+        "binary (NUL bytes, `head -c N /dev/zero`)": f"head -c {size} /dev/zero",
+        "text (base64 lines)": f"head -c {size * 3 // 4} /dev/urandom | base64",
+    }
+    lines = []
+    try:
+        client = daemon.client
+        await client.start(command="true", waitTimeoutMs=30_000)
+        for what, command in commands.items():
+            before = _store_used(daemon.data_dir)
+            record = await client.start(command=command, waitTimeoutMs=120_000)
+            journaled = record["output"]["eventBytes"]
+            grown = _store_used(daemon.data_dir) - before
+            ratio = grown / journaled if journaled else None
+            lines.append(
+                Line(
+                    18,
+                    f"store bytes per byte of output, {what}",
+                    grown / 1e6,
+                    unit="MB",
+                    baseline=f"the output journaled as events ({journaled / 1e6:.0f} MB)",
+                    baseline_value=journaled / 1e6,
+                    ratio=ratio,
+                    target=f"≤ {STORE_TARGET}",
+                    met=ratio is not None and ratio <= STORE_TARGET and record["status"] == "completed",
+                    samples=1,
+                    note=f"{record['status']}; {record['output']['stdoutBytes']} bytes written",
+                )
+            )
+            await client.delete(record["executionId"])
+    finally:
+        await ctx.registry.stop_daemon(daemon)
+    return lines
+
+
+async def _start_and_wait(port: int, results: list[float], failures: list[str]) -> None:
+    """One client: a connection of its own, one start, one wait on it; never retried."""
+    began = time.perf_counter()
+    try:
+        conn = _Connection(await trio.open_tcp_stream("127.0.0.1", port))
+    except OSError as exc:
+        failures.append(f"connect: {exc}")
+        return
+    try:
+        body = json.dumps({"command": "true", "background": True}).encode()
+        started = await _exchange(conn, "POST", "/v1/executions/workbench_bash", body, port)
+        wait = json.dumps({"waitTimeoutMs": 120_000}).encode()
+        answer = await _exchange(conn, "POST", f"/v1/executions/{started['executionId']}/wait", wait, port)
+        if answer["execution"]["status"] != "completed":
+            failures.append(f"ended {answer['execution']['status']}")
+            return
+        results.append(time.perf_counter() - began)
+    except (OSError, EOFError, trio.BrokenResourceError, ValueError, KeyError) as exc:
+        failures.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        await conn.stream.aclose()
+
+
+async def _exchange(conn: _Connection, method: str, path: str, body: bytes, port: int) -> Any:
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    await conn.stream.send_all(head.encode("latin-1") + body)
+    status, headers = await conn.read_head()
+    content = b"".join([piece async for piece in conn.chunks(headers)])
+    if not 200 <= status < 300:
+        raise ValueError(f"HTTP {status}: {content[:200]!r}")
+    return json.loads(content)
+
+
+async def row19_clients(ctx: Context) -> list[Line]:
+    clients = ctx.n(CLIENTS, 300)
+    daemon = await ctx.start_daemon("clients", {"WORKBENCH_MAX_QUEUED_EXECUTIONS": str(clients + 100)})
+    try:
+        return await _clients(ctx, daemon, clients)
+    finally:
+        await ctx.registry.stop_daemon(daemon)
+
+
+async def _clients(ctx: Context, daemon: Daemon, clients: int) -> list[Line]:
+    alone: list[float] = []
+    for _ in range(ctx.n(30, 10)):
+        one: list[float] = []
+        failed: list[str] = []
+        await _start_and_wait(daemon.port, one, failed)
+        if failed:
+            raise RuntimeError(f"a lone client failed: {failed[0]}")
+        alone.extend(one)
+    results: list[float] = []
+    failures: list[str] = []
+    began = time.perf_counter()
+    async with ctx.profiled(daemon, f"row 19 {clients} clients"), trio.open_nursery() as nursery:
+        for _ in range(clients):
+            nursery.start_soon(_start_and_wait, daemon.port, results, failures)
+    elapsed = time.perf_counter() - began
+    p99 = percentile(results, 99) * 1000 if results else None
+    single = median(alone) * 1000
+    answered = len(results)
+    note = (
+        f"{answered}/{clients} answered in {elapsed:.1f} s (p50 {percentile(results, 50) * 1000:.0f} ms)"
+        if results
+        else "none answered"
+    )
+    if failures:
+        note += f"; {len(failures)} failed, e.g. {failures[0][:80]}"
+    await Client("127.0.0.1", daemon.port, TOKEN).aclose()
+    return [
+        Line(
+            19,
+            f"{clients} clients at once, each start + wait of `true`: p99",
+            p99,
+            unit=MS,
+            baseline="one client alone, the same start + wait (median)",
+            baseline_value=single,
+            target="every one answered, none lost",
+            met=answered == clients and not failures,
+            samples=answered,
+            note=note,
+        )
+    ]
