@@ -23,7 +23,7 @@ from quart import Response
 from workbench.core.daemon import Daemon
 from workbench.core.display import DisplayFollower, split_text
 from workbench.core.records import format_time, now_ms
-from workbench.core.service import Principal
+from workbench.core.service import Principal, StreamPage
 from workbench.core.waiting import first_of
 from workbench.wire.errors import NotFound
 
@@ -59,6 +59,10 @@ def display_frames(follower: DisplayFollower, delta_max: int) -> str:
             }
             out.append(f"event: output\ndata: {json.dumps(body, ensure_ascii=False)}\n\n")
     return "".join(out)
+
+
+def _encode(page: StreamPage) -> bytes:
+    return page.frames.encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -98,20 +102,29 @@ async def stream(
         with (
             svc.journal.watch(execution_id) as watch,
             daemon.executor.displays.follow(execution_id) as display,
+            daemon.pages.follow(execution_id),
         ):
             while not daemon.stopping.is_set():
                 seen, display_seen = watch.version, display.version
-                page = await svc.stream_page(
+                find_truncation = display_wanted and not display_open
+                # Streams at this cursor share one read and one encoding of the page (`fanout`).
+                page, encoded = await daemon.pages.page(
                     execution_id,
-                    cursor,
-                    PAGE_EVENTS,
-                    PAGE_BYTES,
-                    find_truncation=display_wanted and not display_open,
-                    types=types,
+                    seen,
+                    (cursor, find_truncation, types),
+                    partial(
+                        svc.stream_page,
+                        execution_id,
+                        cursor,
+                        PAGE_EVENTS,
+                        PAGE_BYTES,
+                        find_truncation=find_truncation,
+                        types=types,
+                    ),
+                    _encode,
                 )
                 # Display text taken after the read: all of it was written before what the read saw.
-                frames = display_frames(display, delta_max) if display_open else ""
-                frames += page.frames
+                shown = display_frames(display, delta_max) if display_open else ""
                 cursor = page.next_after
                 if (
                     display_wanted
@@ -121,8 +134,10 @@ async def stream(
                 ):
                     display_open = True
                     display_seen = -1  # what waited for the truncation event goes out next
-                if frames:
-                    yield frames.encode("utf-8")
+                if shown:  # one write still: the display's text, then the page
+                    yield shown.encode("utf-8") + encoded
+                elif encoded:
+                    yield encoded
                 if page.terminal:
                     return
                 if page.more or (display_open and display.version != display_seen):

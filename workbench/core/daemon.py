@@ -23,13 +23,14 @@ import sandbox
 from workbench.core import auth, storage
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
+from workbench.core.fanout import SharedPages
 from workbench.core.follow import Inotify
 from workbench.core.images import Image, default_images_dir, load_images
 from workbench.core.journal import Journal
 from workbench.core.metrics import Metrics
 from workbench.core.recovery import recover
 from workbench.core.retention import Retention
-from workbench.core.service import ADMIN, Service
+from workbench.core.service import ADMIN, Service, StreamPage
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
@@ -59,6 +60,8 @@ class Daemon:
     metrics: Metrics
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
+    #: The pages of the journal that streams at one cursor share (`fanout`).
+    pages: SharedPages[StreamPage] = field(default_factory=SharedPages)
 
     def health(self) -> str | None:
         """None while the daemon can take and supervise work; else why not: the store refuses
