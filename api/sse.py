@@ -29,7 +29,7 @@ from workbench.wire.errors import NotFound
 
 KEEPALIVE_S = 15.0
 #: Events read per journal query, and the most bytes of events held for one client at once.
-PAGE_EVENTS = 512
+PAGE_EVENTS = 4096
 PAGE_BYTES = 1024 * 1024
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import trio
 
 from bench.context import Context
-from bench.procs import TOKEN, Daemon
+from bench.procs import ROOT, TOKEN, VENV_PYTHON, Daemon, free_port
 from bench.stats import median, percentile
 from bench.table import MS, Line
 from bench.wire import Client, _Connection
@@ -160,3 +160,79 @@ async def _clients(ctx: Context, daemon: Daemon, clients: int) -> list[Line]:
             note=note,
         )
     ]
+
+
+SSE_EVENTS = 100_000
+SSE_TARGET = 50_000
+
+
+async def _read_stream(port: int, path: str, headers: dict[str, str]) -> tuple[int, float, bytes]:
+    """(events, seconds, the bytes) of one SSE stream read to its end."""
+    client = Client("127.0.0.1", port, TOKEN)
+    chunks = []
+    began = time.perf_counter()
+    async with client.stream(path, headers) as body:
+        async for chunk in body:
+            chunks.append(chunk)
+    elapsed = time.perf_counter() - began
+    data = b"".join(chunks)
+    return data.count(b"\nevent: "), elapsed, data
+
+
+async def row20_sse_rate(ctx: Context) -> list[Line]:
+    events = ctx.n(SSE_EVENTS, 20_000)
+    # Deltas of 4 bytes at most: 4 bytes of output per event, and every one journaled.
+    daemon = await ctx.start_daemon(
+        "sse-rate",
+        {
+            "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": "4",
+            "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": str(8 * events),
+        },
+    )
+    try:
+        record = await daemon.client.start(
+            command=f"head -c {4 * events} /dev/zero | tr '\\0' a", waitTimeoutMs=120_000
+        )
+        path = f"/v1/executions/{record['executionId']}/events/stream"
+        ours: list[float] = []
+        theirs: list[float] = []
+        count, _, frames = await _read_stream(daemon.port, path, {})  # warm-up, and the frames
+        frames_path = ctx.scratch("sse-rate") / "frames"
+        frames_path.write_bytes(frames)
+        port = free_port()
+        ctx.registry.spawn([VENV_PYTHON, "-m", "bench.sse_minimal", str(frames_path), str(port)], cwd=ROOT)
+        await _wait_port(port)
+        for _ in range(ctx.n(5, 2)):
+            n, seconds, _ = await _read_stream(daemon.port, path, {})
+            ours.append(n / seconds)
+            m, seconds, _ = await _read_stream(port, "/stream", {})
+            theirs.append(m / seconds)
+    finally:
+        await ctx.registry.stop_daemon(daemon)
+    rate, base = median(ours), median(theirs)
+    return [
+        Line(
+            20,
+            f"one SSE client replaying {count} events: events/s",
+            rate,
+            unit="",
+            baseline="a minimal quart-trio SSE endpoint writing the same frames in the same writes",
+            baseline_value=base,
+            target=f"≥ {SSE_TARGET:,} events/s",
+            met=rate >= SSE_TARGET,
+            samples=len(ours),
+            note=f"{len(frames) / count:.0f} bytes an event; median of {len(ours)} replays of the stream",
+        )
+    ]
+
+
+async def _wait_port(port: int) -> None:
+    with trio.fail_after(20):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                await trio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return

@@ -20,7 +20,7 @@ from bench.rows_files import row16_file_round_trip, row17_service_ready
 from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_code, row12_durability
 from bench.rows_live import row5_tail, row6_fanout
 from bench.rows_load import row3_many_jobs, row4_gigabyte, row9_thousand, row11_recovery
-from bench.rows_store import row18_store_bytes, row19_clients
+from bench.rows_store import row18_store_bytes, row19_clients, row20_sse_rate
 from bench.table import Line, readme_section, render, to_json, update_readme
 
 Row = Callable[[Context], Awaitable[list[Line]]]
@@ -46,6 +46,7 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     17: ("`python -m http.server` service: start to ready", row17_service_ready, (120, 60)),
     18: ("store bytes per byte of journaled output", row18_store_bytes, (120, 60)),
     19: ("1,000 clients at once: start + wait each", row19_clients, (180, 90)),
+    20: ("one SSE client: events/s", row20_sse_rate, (120, 60)),
 }
 
 COMMAND = "python -m bench"
