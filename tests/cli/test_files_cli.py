@@ -46,9 +46,9 @@ async def test_cp_a_file_and_a_tree_in_and_out(cli: Cli, wb: DaemonHandle, tmp_p
     assert shown.out == b"piped\n"
 
     missing = await cli("cp", "s:nope.txt", str(out))
-    assert missing.code == 1 and "not_found" in missing.error
+    assert missing.code == 125 and "not_found" in missing.error
     escape = await cli("cp", str(local / "src" / "main.py"), "s:../outside.txt")
-    assert escape.code == 1 and "invalid_request" in escape.error
+    assert escape.code == 125 and "invalid_request" in escape.error
     both_local = await cli("cp", str(local), str(out))
     assert both_local.code == 2 and "usage" in both_local.error
 
@@ -62,7 +62,7 @@ async def test_files_ls(cli: Cli, wb: DaemonHandle) -> None:
     inside = json.loads((await cli.ok("files", "ls", "s:a", "--json")).text)
     assert [e["path"] for e in inside["entries"]] == ["a/b.txt"]
     nothing = await cli("files", "ls", "nosuch")
-    assert nothing.code == 1 and "not_found" in nothing.error
+    assert nothing.code == 125 and "not_found" in nothing.error
 
 
 def free_port() -> int:
