@@ -40,6 +40,8 @@ DAEMON_VARIABLES = {
     "WORKBENCH_MIN_FREE_BYTES": "free disk below which new work is refused, 507 (16777216)",
     "WORKBENCH_MAX_FILE_BYTES": "the largest file the file routes write (104857600)",
     "WORKBENCH_WORKSPACE_QUOTA_BYTES": "bytes a session's workspace may hold for API writes (10737418240)",
+    "WORKBENCH_RETENTION": "delete ended executions older than this, e.g. 7d (keep everything)",
+    "WORKBENCH_METRICS_OPEN": "1: GET /metrics without a token from loopback (0)",
 }
 #: Set by the daemon inside every execution (a CLI run there sees them).
 EXECUTION_VARIABLES = ("WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS")
