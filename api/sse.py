@@ -4,7 +4,9 @@ A stream replays the committed events after `Last-Event-ID` (or `?after=`, or fr
 then sleeps on the execution's wake-up and sends what each commit added, and ends after the
 terminal event. Every pending event goes out in one write. The stream reads the journal only as
 fast as the client takes its bytes, so a slow client holds nothing but its own page of events and
-never slows the execution or other readers. Past the output budget, output that is no longer
+never slows the execution or other readers. Streams at one cursor share one read of
+the journal and one encoded page (`workbench.core.fanout`): a follower waits at most for another's
+read of the store, never for another's connection. Past the output budget, output that is no longer
 journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
 client missed some). A `: keepalive` comment goes out after 15 s of quiet; the stream ends at
 once when the daemon begins to stop.
