@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a batch of executions, all or none */
+        post: operations["startBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions": {
         parameters: {
             query?: never;
@@ -81,7 +98,8 @@ export interface paths {
         get: operations["listExecutions"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete many ended executions at once, with their events, files and acked exits */
+        delete: operations["deleteExecutions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -174,6 +192,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{kind}/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerunWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{kind}/{executionId}/wait": {
         parameters: {
             query?: never;
@@ -236,6 +288,40 @@ export interface paths {
         put?: never;
         /** Cancel: kill the whole process tree */
         post: operations["cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to every process of a running tree */
+        post: operations["signalWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to every process of a running tree */
+        post: operations["signal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -412,15 +498,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/": {
+    "/v1/sessions": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** The dashboard (HTML) */
-        get: operations["dashboard"];
+        /** The principal's sessions */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /** Remove every session of the principal, with their files */
+        delete: operations["deleteSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One session */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /** Remove a session's workspace and every file in it */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a file (honours Range), or list a directory */
+        get: operations["listWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
@@ -429,15 +551,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/ui/{asset}": {
+    "/v1/sessions/{sessionId}/files/{path}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** A file of the dashboard (script or style sheet) */
-        get: operations["dashboardAsset"];
+        /** Read a file (honours Range), or list a directory */
+        get: operations["readFile"];
+        /** Write a file atomically (its parents made) */
+        put: operations["writeFile"];
+        post?: never;
+        /** Remove a file, a symlink or a whole directory */
+        delete: operations["deleteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files:upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unpack a tar (plain, gzip, bzip2, xz) or zip archive into the workspace */
+        post: operations["uploadFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/files:download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A tar of a directory (or of one file) */
+        get: operations["downloadFiles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -446,7 +604,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/login": {
+    "/v1/sessions/{sessionId}/files:move": {
         parameters: {
             query?: never;
             header?: never;
@@ -455,57 +613,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Trade a token (or a one-time code) for a session cookie */
-        post: operations["login"];
+        /** Move (rename) a path inside the workspace */
+        post: operations["moveFile"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/logout": {
+    "/v1/sessions/{sessionId}/files:watch": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** End the session of the cookie */
-        post: operations["logout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/login/links": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** A one-time login code for a browser */
-        post: operations["loginLink"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/events/stream": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Follow every visible execution's changes (server-sent events) */
-        get: operations["changesStream"];
+        /** Follow the changes under a directory (server-sent events, from inotify) */
+        get: operations["watchFiles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -514,34 +638,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/executions/{kind}/{executionId}/stream-token": {
+    "/v1/stats": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Executions by status (the caller's; admin: everyone's) and the sizes on disk */
+        get: operations["stats"];
         put?: never;
-        /** A token that opens this execution's stream for 10 minutes */
-        post: operations["streamTokenWithKind"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/executions/{executionId}/stream-token": {
+    "/metrics": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Metrics in the Prometheus text format */
+        get: operations["metrics"];
         put?: never;
-        /** A token that opens this execution's stream for 10 minutes */
-        post: operations["streamToken"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -564,6 +688,103 @@ export interface components {
             artifacts: components["schemas"]["Artifact"][];
         };
         /**
+         * BatchItemRequest
+         * @description One item of `POST /v1/executions/batch`: a start body with its `kind`, without
+         *     `background` and `waitTimeoutMs` (the batch's own decide).
+         */
+        BatchItemRequest: {
+            /** @description The deadline, counted from acceptance, queueing included (default 3600000). */
+            timeoutMs?: number | null;
+            /** @description No output for this long ends it `timed_out` (`error.code` `idle_timeout`). */
+            idleTimeoutMs?: number | null;
+            /** @description An absolute working directory that exists (default: the session's workspace). */
+            cwd?: string | null;
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
+                [key: string]: string;
+            };
+            /** @description Text fed to the process, then end of file (default: end of file at once). */
+            stdin?: string | null;
+            /** @description Any JSON, at most 16384 bytes encoded; kept with the record and returned unchanged. */
+            metadata?: unknown;
+            /** @description The image to run in (`GET /v1/images`). */
+            image?: string;
+            /** @description The session: its workspace is the default `cwd`. Not `.` or `..`. */
+            sessionId?: string;
+            /** @description Hand the outcome to the exits feed. */
+            detached?: boolean;
+            /** @description The most bytes of each stream's `preview` in the record (its head and tail beyond that). */
+            previewBytes?: number;
+            /** @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state). */
+            previewFormat?: components["schemas"]["PreviewFormat"];
+            /** @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`). */
+            kind: components["schemas"]["ExecutionKind"];
+            /** @description For `workbench_bash`: as in a bash start. */
+            command?: string | null;
+            /** @description For `workbench_code`: as in a code start. */
+            language?: string | null;
+            /** @description For `workbench_code`: as in a code start. */
+            code?: string | null;
+        };
+        /**
+         * BatchRequest
+         * @description `POST /v1/executions/batch`: many executions accepted as one, all or none.
+         */
+        BatchRequest: {
+            /** @description 1 to 1000 start bodies, each with its `kind`. */
+            items: components["schemas"]["BatchItemRequest"][];
+            /**
+             * @description At most this many of its items run at once (default: as many as the daemon runs at once).
+             * @default null
+             */
+            concurrency: number | null;
+            /**
+             * @description When an item ends without completing, cancel the rest; the batch ends `failed`.
+             * @default false
+             */
+            failFast: boolean;
+            /**
+             * @description As a start's: 202 at once, or wait up to `waitTimeoutMs` for the end and answer 201.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground batch start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description The batch's deadline from acceptance (default 3600000); no item runs past it.
+             * @default null
+             */
+            timeoutMs: number | null;
+            /**
+             * @description Any JSON, at most 16384 bytes encoded, kept with the batch's record.
+             * @default null
+             */
+            metadata: unknown;
+            /**
+             * @description The batch's own session (for listings); each item has its own.
+             * @default default
+             */
+            sessionId: string;
+            /**
+             * @description Hand the batch's outcome to the exits feed.
+             * @default false
+             */
+            detached: boolean;
+        };
+        /**
          * CancelRequest
          * @description `POST .../cancel`.
          */
@@ -584,21 +805,24 @@ export interface components {
             cancelled: boolean;
             execution: components["schemas"]["Execution"];
         };
-        /** Capabilities */
-        Capabilities: {
-            cancellable: string;
-            streamingSupport: boolean;
-            backgroundSupport: boolean;
-        };
         /**
-         * Change
-         * @description One event of `GET /v1/events/stream`: an execution as it is after its latest change.
+         * Capabilities
+         * @description What can be done with this execution now, computed per execution.
          */
-        Change: {
-            changeId: number;
-            change: components["schemas"]["ChangeType"];
-            execution: components["schemas"]["Execution"];
-            progress: components["schemas"]["Progress"] | null;
+        Capabilities: {
+            /** @description `hard`: a cancel kills every process of its tree (every item's, for a batch). */
+            cancellable: string;
+            /** @description Its events can be followed live (`.../events/stream`). */
+            streamingSupport: boolean;
+            /** @description It can run without anyone waiting on it. */
+            backgroundSupport: boolean;
+            /** @description `POST .../detach` would detach it now: false once it has ended or is detached already. */
+            detachable: boolean;
+            /**
+             * @description What it takes after its start: false (its input was fixed when it started: `stdin` text
+             *     or none), `"stdin"` (input is open) or `"tty"` (a terminal).
+             */
+            interactive: boolean | string;
         };
         /**
          * Degraded
@@ -608,6 +832,13 @@ export interface components {
         Degraded: {
             status: string;
             reason: string;
+        };
+        /**
+         * DeleteResult
+         * @description `DELETE /v1/executions?status=&before=`: how many executions were deleted.
+         */
+        DeleteResult: {
+            deleted: number;
         };
         /**
          * DetachResult
@@ -659,6 +890,8 @@ export interface components {
             exitCode: number | null;
             signal: string | null;
             error: components["schemas"]["ErrorInfo"] | null;
+            /** @description An `item` event's: the item of a batch whose status changed, as it is now. */
+            item: components["schemas"]["ItemStatus"] | null;
         };
         /** EventPage */
         EventPage: {
@@ -678,20 +911,38 @@ export interface components {
             command: string | null;
             language: string | null;
             code: string | null;
-            cwd: string;
-            image: string;
+            /** @description Its working directory (null for a batch). */
+            cwd: string | null;
+            /** @description Its image (null for a batch). */
+            image: string | null;
+            /** @description The request's own variables, echoed: secrets belong in `secretEnv`. */
             env: {
                 [key: string]: string;
             };
+            /** @description The names of its `secretEnv` variables (their values are never returned). */
+            secretEnvNames: string[];
             metadata: unknown;
             idempotencyKey: string | null;
+            /** @description Grows with every change of the record (`GET` sends it as the `ETag`). */
+            rowVersion: number;
+            /** @description The execution it re-runs (`POST .../rerun`). */
+            rerunOf: string | null;
+            /** @description The batch it is an item of. */
+            batchId: string | null;
+            /** @description A batch's items, in order (null for any other execution). */
+            items: components["schemas"]["ItemStatus"][] | null;
+            /** @description A batch's: at most this many of its items run at once. */
+            concurrency: number | null;
+            /** @description A batch's: the rest are cancelled once an item ends without completing. */
+            failFast: boolean | null;
+            /** @description What it used, once terminal (null before). */
+            usage: components["schemas"]["Usage"] | null;
             /** Format: date-time */
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
-            /** Format: date-time */
-            deadlineAt: string;
-            timeoutMs: number;
+            deadlineAt: string | null;
+            timeoutMs: number | null;
             idleTimeoutMs: number | null;
             exitCode: number | null;
             signal: string | null;
@@ -705,6 +956,12 @@ export interface components {
             containment: components["schemas"]["Containment"] | null;
             /** @description The head and tail of stdout and stderr; null in a listing without `?include=preview`. */
             preview: components["schemas"]["Preview"] | null;
+            service: boolean;
+            readiness: components["schemas"]["Readiness-Output"] | null;
+            readyTimeoutMs: number | null;
+            /** @description A service: whether it is ready (without a readiness check, once it runs); else null. */
+            ready: boolean | null;
+            readyAt: string | null;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -715,7 +972,7 @@ export interface components {
          * @description where an execution is in its life
          * @enum {string}
          */
-        ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out";
+        ExecutionStatus: "queued" | "running" | "cancel_requested" | "completed" | "failed" | "cancelled" | "timed_out" | "partial_failed";
         /**
          * Exit
          * @description One delivery of the exits feed: the outcome of a detached execution.
@@ -731,6 +988,7 @@ export interface components {
             metadata: unknown;
             stdoutTail: string;
             stderrTail: string;
+            usage: components["schemas"]["Usage"] | null;
             finishedAt: string | null;
             attempt: number;
         };
@@ -740,6 +998,55 @@ export interface components {
          */
         ExitList: {
             exits: components["schemas"]["Exit"][];
+        };
+        /**
+         * FileEntry
+         * @description One entry of a workspace.
+         */
+        FileEntry: {
+            /** @description Relative to the workspace (`src/app.py`). */
+            path: string;
+            /** @description The last component of `path` (`""` for the workspace itself). */
+            name: string;
+            /** @description `file`, `directory`, `symlink` (never followed) or `other` (a fifo, socket or device). */
+            type: components["schemas"]["FileType"];
+            /** @description The size of a file (of the link itself for a symlink; 0 for a directory). */
+            sizeBytes: number;
+            /**
+             * Format: date-time
+             * @description The last modification time.
+             */
+            modifiedAt: string;
+            /** @description The file's version, as `GET` sends it in `ETag` (files only). */
+            etag: string | null;
+            /** @description What a symlink points to, as written. */
+            target: string | null;
+        };
+        /**
+         * FileEvent
+         * @description One change under a watched path (`GET .../files:watch`): not journaled, not replayed.
+         */
+        FileEvent: {
+            /** @description `created`, `modified`, `deleted`; `overflow` when changes were missed (list again). */
+            type: components["schemas"]["FileEventType"];
+            /** @description Relative to the workspace (`""` for an overflow). */
+            path: string;
+            /** @description Whether it is (or was) a directory. */
+            directory: boolean;
+            /** Format: date-time */
+            timestamp: string;
+        };
+        /**
+         * FileList
+         * @description `GET .../files/{path}?list`: the path itself and what is under it, to `depth` levels.
+         */
+        FileList: {
+            path: string;
+            type: components["schemas"]["FileType"];
+            /** @description Sorted by path; a file lists as itself. */
+            entries: components["schemas"]["FileEntry"][];
+            /** @description More entries than the most one listing holds (10000). */
+            truncated: boolean;
         };
         /**
          * Health
@@ -771,41 +1078,29 @@ export interface components {
             images: components["schemas"]["Image"][];
         };
         /**
-         * Login
-         * @description A session: who it is, what it may do, its CSRF value, when it ends.
+         * ItemStatus
+         * @description One item of a batch, as the batch's record and its `item` events show it.
          */
-        Login: {
-            principal: string;
-            scopes: string[];
-            /** @description Send as `X-Workbench-CSRF` with every change made with the session cookie. */
-            csrfToken: string;
-            /** Format: date-time */
-            expiresAt: string;
+        ItemStatus: {
+            executionId: string;
+            executionKind: components["schemas"]["ExecutionKind"];
+            status: components["schemas"]["ExecutionStatus"];
+            exitCode: number | null;
         };
         /**
-         * LoginLink
-         * @description A one-time login code: `/#login=CODE` opens the dashboard logged in.
+         * MoveRequest
+         * @description `POST .../files:move`.
          */
-        LoginLink: {
-            code: string;
-            /** Format: date-time */
-            expiresAt: string;
-        };
-        /**
-         * LoginRequest
-         * @description `POST /v1/login`: a bearer token, or a one-time code from `POST /v1/login/links`.
-         */
-        LoginRequest: {
+        MoveRequest: {
+            /** @description The path to move (a file, a symlink or a directory). */
+            from: string;
+            /** @description Where it goes; its parents are made. */
+            to: string;
             /**
-             * @description A bearer token; the session gets its principal and scopes.
-             * @default null
+             * @description Replace what is at `to` (a file or an empty directory); otherwise that is a `409`.
+             * @default false
              */
-            token: string | null;
-            /**
-             * @description A one-time login code (`workbench ui`), spent by this login.
-             * @default null
-             */
-            code: string | null;
+            overwrite: boolean;
         };
         /** OutputInfo */
         OutputInfo: {
@@ -829,11 +1124,143 @@ export interface components {
             stdoutElidedBytes: number;
             stderrElidedBytes: number;
         };
-        /** Progress */
-        Progress: {
-            progress: number | null;
-            total: number | null;
-            message: string | null;
+        /**
+         * Readiness
+         * @description When a service is ready: something of its tree listens on `port`, or its output matches
+         *     `logPattern`. Exactly one of the two.
+         */
+        "Readiness-Input": {
+            /** @description A TCP port that a process of the service's tree listens on once it is ready. */
+            port?: number | null;
+            /** @description A regular expression (Python syntax) searched in each line of its stdout and stderr. */
+            logPattern?: string | null;
+        };
+        /**
+         * Readiness
+         * @description When a service is ready: something of its tree listens on `port`, or its output matches
+         *     `logPattern`. Exactly one of the two.
+         */
+        "Readiness-Output": {
+            /** @description A TCP port that a process of the service's tree listens on once it is ready. */
+            port: number | null;
+            /** @description A regular expression (Python syntax) searched in each line of its stdout and stderr. */
+            logPattern: string | null;
+        };
+        /**
+         * RerunRequest
+         * @description `POST .../rerun`: the execution's spec again; each field given replaces the original's.
+         */
+        RerunRequest: {
+            /**
+             * @description As a start's.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description As a start's (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
+             * @description A bash execution's command instead of the original's.
+             * @default null
+             */
+            command: string | null;
+            /**
+             * @description A code execution's code instead of the original's (its language stays).
+             * @default null
+             */
+            code: string | null;
+            /**
+             * @description Instead of the original's `timeoutMs`, counted from the rerun's acceptance.
+             * @default null
+             */
+            timeoutMs: number | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            idleTimeoutMs: number | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            cwd: string | null;
+            /**
+             * @description Instead of the original's (the whole object).
+             * @default null
+             */
+            env: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description The values of the original's `secretEnvNames` (never kept, so a rerun needs them again).
+             * @default null
+             */
+            secretEnv: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description Instead of the original's (which is kept, and fed again by default).
+             * @default null
+             */
+            stdin: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            metadata: unknown;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            sessionId: string | null;
+            /**
+             * @description Instead of the original's.
+             * @default null
+             */
+            detached: boolean | null;
+        };
+        /**
+         * Session
+         * @description A session of the principal: its workspace and its live executions.
+         */
+        Session: {
+            sessionId: string;
+            /** @description The bytes of the files in its workspace (what the quota counts). */
+            sizeBytes: number;
+            quotaBytes: number;
+            /** Format: date-time */
+            modifiedAt: string;
+            /** @description Its executions that are queued or running. */
+            liveExecutions: number;
+        };
+        /** SessionList */
+        SessionList: {
+            sessions: components["schemas"]["Session"][];
+        };
+        /**
+         * SignalRequest
+         * @description `POST .../signal`.
+         */
+        SignalRequest: {
+            /**
+             * @description The signal for every process of the tree: HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT, STOP
+             *     or TSTP (`INT` is what Ctrl-C sends on a terminal).
+             */
+            signal: string;
+        };
+        /**
+         * SignalResult
+         * @description `POST .../signal`: the record once the signal is sent and journaled.
+         */
+        SignalResult: {
+            execution: components["schemas"]["Execution"];
         };
         /**
          * StartBashRequest
@@ -841,15 +1268,22 @@ export interface components {
          */
         StartBashRequest: {
             /**
-             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @description Meant to stay up: no default deadline, and its background processes live on after the
+             *     command's own process exits, until the tree is empty or it is cancelled.
              * @default false
              */
-            background: boolean;
+            service: boolean;
             /**
-             * @description How long a foreground start waits for the end (default 30000).
+             * @description When the service is ready (`ready: true` and a `ready` event); needs `service`.
              * @default null
              */
-            waitTimeoutMs: number | null;
+            readiness: components["schemas"]["Readiness-Input"] | null;
+            /**
+             * @description How long it may take to be ready (default 60000): then it is killed and ends `timed_out`
+             *     (`error.code` `ready_timeout`); needs `readiness`.
+             * @default null
+             */
+            readyTimeoutMs: number | null;
             /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
@@ -865,8 +1299,18 @@ export interface components {
              * @default null
              */
             cwd: string | null;
-            /** @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. */
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
             env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
                 [key: string]: string;
             };
             /**
@@ -904,6 +1348,16 @@ export interface components {
              * @default raw
              */
             previewFormat: components["schemas"]["PreviewFormat"];
+            /**
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
             /**
              * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
              * @default return
@@ -918,16 +1372,6 @@ export interface components {
          */
         StartCodeRequest: {
             /**
-             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
-             * @default false
-             */
-            background: boolean;
-            /**
-             * @description How long a foreground start waits for the end (default 30000).
-             * @default null
-             */
-            waitTimeoutMs: number | null;
-            /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
@@ -942,8 +1386,18 @@ export interface components {
              * @default null
              */
             cwd: string | null;
-            /** @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. */
+            /**
+             * @description Variables over the image's; each `NAME=value` at most 131071 bytes, without NUL. Echoed in
+             *     every record: pass secrets as `secretEnv`.
+             */
             env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Variables passed like `env` (and over it) but never returned, logged, journaled or stored:
+             *     the record lists only their names (`secretEnvNames`).
+             */
+            secretEnv?: {
                 [key: string]: string;
             };
             /**
@@ -982,6 +1436,16 @@ export interface components {
              */
             previewFormat: components["schemas"]["PreviewFormat"];
             /**
+             * @description false: wait up to `waitTimeoutMs`, then 201 with the record, terminal or not; true: 202 at once.
+             * @default false
+             */
+            background: boolean;
+            /**
+             * @description How long a foreground start waits for the end (default 30000).
+             * @default null
+             */
+            waitTimeoutMs: number | null;
+            /**
              * @description Foreground starts: when `waitTimeoutMs` passes, `return` the record, `detach` or `cancel` the run.
              * @default return
              */
@@ -992,13 +1456,50 @@ export interface components {
             code: string;
         };
         /**
-         * StreamToken
-         * @description Opens one execution's stream (`?streamToken=`) for 10 minutes.
+         * Stats
+         * @description `GET /v1/stats`: the caller's executions by status, and the sizes on disk.
          */
-        StreamToken: {
-            streamToken: string;
-            /** Format: date-time */
-            expiresAt: string;
+        Stats: {
+            /** @description Every status, with how many of the caller's executions have it (`admin`: everyone's). */
+            executions: {
+                [key: string]: number;
+            };
+            /** @description The store's size on disk (for SQLite: the database file with its WAL). */
+            storeBytes: number;
+            /** @description Of `store_bytes`, what deleted rows left free inside the store, not yet given back. */
+            storeFreeBytes: number;
+            /** @description What the data dir takes on disk, the store and every execution's files included. */
+            dataDirBytes: number;
+            /** @description `WORKBENCH_RETENTION` in milliseconds (None: everything is kept). */
+            retentionMs: number | null;
+        };
+        /**
+         * UploadResult
+         * @description `POST .../files:upload`: what the archive held, unpacked.
+         */
+        UploadResult: {
+            /** @description Where it was unpacked. */
+            path: string;
+            files: number;
+            directories: number;
+            symlinks: number;
+            /** @description The bytes of the files written. */
+            sizeBytes: number;
+        };
+        /**
+         * Usage
+         * @description What an ended execution used (null where this machine could not tell).
+         *
+         *     From the execution's cgroup where it had one (every process of its tree), else from the
+         *     resource usage of its reaped leader (which holds that of the children it waited for).
+         */
+        Usage: {
+            /** @description CPU time in user mode, in ms (a batch: the sum of its items'). */
+            cpuUserMs: number | null;
+            /** @description CPU time in the kernel, in ms (a batch: the sum of its items'). */
+            cpuSystemMs: number | null;
+            /** @description The most memory it held at once (a batch: the most of one item). */
+            peakMemoryBytes: number | null;
         };
         /**
          * WaitRequest
@@ -1010,6 +1511,11 @@ export interface components {
              * @default null
              */
             waitTimeoutMs: number | null;
+            /**
+             * @description `end`: until it is terminal; `ready`: until it is ready (a service) or terminal.
+             * @default end
+             */
+            until: components["schemas"]["WaitUntil"];
         };
         /** WaitResult */
         WaitResult: {
@@ -1020,12 +1526,12 @@ export interface components {
          * @description what an execution runs
          * @enum {string}
          */
-        ExecutionKind: "workbench_bash" | "workbench_code";
+        ExecutionKind: "workbench_bash" | "workbench_code" | "batch";
         /**
          * @description what a journal event records
          * @enum {string}
          */
-        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact";
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item" | "ready";
         /**
          * @description an output stream (and the artifact that keeps it)
          * @enum {string}
@@ -1047,15 +1553,25 @@ export interface components {
          */
         OnWaitTimeout: "return" | "detach" | "cancel";
         /**
-         * @description what changed, in the changes stream
-         * @enum {string}
-         */
-        ChangeType: "created" | "status" | "progress" | "terminal";
-        /**
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "storage_full" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
+        /**
+         * @description what a wait waits for: the end, or a service's readiness
+         * @enum {string}
+         */
+        WaitUntil: "end" | "ready";
+        /**
+         * @description what a path of a workspace is
+         * @enum {string}
+         */
+        FileType: "file" | "directory" | "symlink" | "other";
+        /**
+         * @description what changed under a watched path
+         * @enum {string}
+         */
+        FileEventType: "created" | "modified" | "deleted" | "overflow";
     };
     responses: {
         /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
@@ -1085,7 +1601,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `not_found` (404): unknown execution, kind, artifact, exit or route (or a wrong method), or an execution of another principal */
+        /** @description `not_found` (404): unknown execution, kind, artifact, exit, session, file or route (or a wrong method), or an execution or session of another principal */
         not_found: {
             headers: {
                 [name: string]: unknown;
@@ -1094,7 +1610,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `conflict` (409): the request conflicts with the current state: deleting an execution that has not ended */
+        /** @description `conflict` (409): the request conflicts with the current state: deleting an execution that has not ended, a directory where a file goes */
         conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1103,7 +1619,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `payload_too_large` (413): body over the limit (1 MiB) */
+        /** @description `precondition_failed` (412): `If-Match` or `If-None-Match` does not hold for the file as it is now */
+        precondition_failed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `payload_too_large` (413): body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
         payload_too_large: {
             headers: {
                 [name: string]: unknown;
@@ -1166,7 +1691,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `too_many_executions` (429): the queue is full */
+        /** @description `too_many_executions` (429): the queue is full, or the principal's `maxQueued` quota is reached (`details.quota` names which) */
         too_many_executions: {
             headers: {
                 [name: string]: unknown;
@@ -1186,6 +1711,15 @@ export interface components {
         };
         /** @description `storage_full` (507): the disk holding the data dir is full: nothing new is written until space is freed */
         storage_full: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `quota_exceeded` (507): the write would take the session's workspace past its quota */
+        quota_exceeded: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1389,6 +1923,69 @@ export interface operations {
             507: components["responses"]["storage_full"];
         };
     };
+    startBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
     listExecutions: {
         parameters: {
             query?: {
@@ -1402,10 +1999,14 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page */
                 cursor?: string;
-                /** @description text in the id, command, code or metadata */
-                q?: string;
+                /** @description only the reruns of this execution */
+                rerunOf?: string;
+                /** @description only the items of this batch */
+                batchId?: string;
                 /** @description `preview`: each record carries its `preview` (otherwise null) */
                 include?: "preview";
+                /** @description `true`: only services; `false`: only the others */
+                service?: boolean;
             };
             header?: never;
             path?: never;
@@ -1429,6 +2030,37 @@ export interface operations {
             503: components["responses"]["unavailable"];
         };
     };
+    deleteExecutions: {
+        parameters: {
+            query?: {
+                /** @description ended statuses, comma-separated (`completed,failed`); default: every ended one; a live status is 400 */
+                status?: string;
+                /** @description only those that ended before this: an RFC 3339 time with its offset, or a duration back from now (`7d`, `12h`, `30m`, `45s`, `500ms`) */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description how many were deleted (0 when none matched) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
     exits: {
         parameters: {
             query?: {
@@ -1436,7 +2068,7 @@ export interface operations {
                 limit?: number;
                 /** @description long-poll for this long */
                 waitTimeoutMs?: number;
-                /** @description hide what is handed out for this long */
+                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
                 leaseMs?: number;
             };
             header?: never;
@@ -1518,7 +2150,10 @@ export interface operations {
     getExecutionWithKind: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags seen before (or `*`): `304` while the record is still that version */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description the execution kind; a wrong one is 404 */
                 kind: components["schemas"]["ExecutionKind"];
@@ -1532,11 +2167,22 @@ export interface operations {
             /** @description the record */
             200: {
                 headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
+            };
+            /** @description `If-None-Match` names its current `ETag`: not modified */
+            304: {
+                headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
@@ -1580,7 +2226,10 @@ export interface operations {
     getExecution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags seen before (or `*`): `304` while the record is still that version */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
                 executionId: string;
@@ -1592,11 +2241,22 @@ export interface operations {
             /** @description the record */
             200: {
                 headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Execution"];
                 };
+            };
+            /** @description `If-None-Match` names its current `ETag`: not modified */
+            304: {
+                headers: {
+                    /** @description the record's `rowVersion`, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
@@ -1632,6 +2292,222 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    rerunWithKind: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            507: components["responses"]["storage_full"];
+        };
+    };
+    rerun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description replayed by its Idempotency-Key (header `Idempotent-Replayed: true`) */
+            200: {
+                headers: {
+                    /** @description the answer is a replay */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description ran in the foreground: the record after up to `waitTimeoutMs`, terminal or not */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description accepted in the background (`queued` or `running`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Execution"];
+                };
+            };
+            /** @description `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header; `bad_request`: malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing or wrong bearer token; `unauthorized`: missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `forbidden`: the token lacks the scope for this route; `forbidden`: the token lacks the scope for this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["not_found"];
+            /** @description `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`); `payload_too_large`: body over the limit (1 MiB; a file: `WORKBENCH_MAX_FILE_BYTES`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["too_many_executions"];
+            /** @description `unavailable`: shutting down, or the store failed; `unavailable`: shutting down, or the store failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             507: components["responses"]["storage_full"];
         };
     };
@@ -1795,6 +2671,78 @@ export interface operations {
             507: components["responses"]["storage_full"];
         };
     };
+    signalWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignalRequest"];
+            };
+        };
+        responses: {
+            /** @description sent, and journaled as a `signal` event */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
     detachWithKind: {
         parameters: {
             query?: never;
@@ -1932,8 +2880,10 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
-                /** @description instead of a token: a stream token of this execution */
-                streamToken?: string;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -1962,15 +2912,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": {
-                        event?: string;
-                        id?: string;
-                        data?: string;
-                        retry?: number;
-                    };
+                    "text/event-stream": string;
                 };
             };
-            /** @description resumed after the terminal event: nothing more will come */
+            /** @description a reconnect after the terminal event: nothing more will come */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1990,8 +2935,10 @@ export interface operations {
             query?: {
                 /** @description the last sequence already seen */
                 after?: number;
-                /** @description instead of a token: a stream token of this execution */
-                streamToken?: string;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
             };
             header?: {
                 /** @description the last `id:` seen; wins over `after` */
@@ -2018,15 +2965,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": {
-                        event?: string;
-                        id?: string;
-                        data?: string;
-                        retry?: number;
-                    };
+                    "text/event-stream": string;
                 };
             };
-            /** @description resumed after the terminal event: nothing more will come */
+            /** @description a reconnect after the terminal event: nothing more will come */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -2191,7 +3133,7 @@ export interface operations {
             503: components["responses"]["unavailable"];
         };
     };
-    dashboard: {
+    listSessions: {
         parameters: {
             query?: never;
             header?: never;
@@ -2200,74 +3142,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the dashboard's page */
+            /** @description every session with a workspace */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string;
-                };
-            };
-            400: components["responses"]["bad_request"];
-            413: components["responses"]["payload_too_large"];
-        };
-    };
-    dashboardAsset: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a file of the dashboard (`app.js`, `log.js`, `style.css`); any other is 404 */
-                asset: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the file */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                };
-            };
-            400: components["responses"]["bad_request"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-        };
-    };
-    login: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LoginRequest"];
-            };
-        };
-        responses: {
-            /** @description logged in: `Set-Cookie: workbench_session=...; HttpOnly; SameSite=Strict` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Login"];
+                    "application/json": components["schemas"]["SessionList"];
                 };
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
             413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
         };
     };
-    logout: {
+    deleteSessions: {
         parameters: {
             query?: never;
             header?: never;
@@ -2276,7 +3167,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description logged out (the cookie is cleared) */
+            /** @description gone */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -2284,69 +3175,460 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
+            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
         };
     };
-    loginLink: {
+    getSession: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description the code; `/#login=CODE` opens the dashboard logged in */
-            201: {
+            /** @description the session */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LoginLink"];
+                    "application/json": components["schemas"]["Session"];
                 };
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
-    changesStream: {
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description gone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    listWorkspace: {
         parameters: {
             query?: {
-                /** @description the last change id already seen */
-                after?: number;
+                /** @description a listing whatever the path is (a file lists as itself) */
+                list?: string;
+                /** @description how many levels a listing goes down (0: the path alone) */
+                depth?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a directory, or any path with `?list`: its listing */
+            200: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description not modified: the file is the version `If-None-Match` names */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    readFile: {
+        parameters: {
+            query?: {
+                /** @description a listing whatever the path is (a file lists as itself) */
+                list?: string;
+                /** @description how many levels a listing goes down (0: the path alone) */
+                depth?: number;
             };
             header?: {
-                /** @description the last `id:` seen; wins over `after` */
-                "Last-Event-ID"?: string;
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                Range?: string;
+                /** @description `*` or ETags: 304 when the file is one of these versions */
+                "If-None-Match"?: string;
             };
-            path?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+                /** @description a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422 */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a directory, or any path with `?list`: its listing */
+            200: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description not modified: the file is the version `If-None-Match` names */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    writeFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `*` or ETags: write (or delete) only if the file is one of these versions now; else 412 */
+                "If-Match"?: string;
+                /** @description `*`: write only if nothing is at the path (create, never replace); else 412 */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+                /** @description a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422 */
+                path: string;
+            };
+            cookie?: never;
+        };
+        /** @description the file's bytes, at most `WORKBENCH_MAX_FILE_BYTES` */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description replaced */
+            200: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description created */
+            201: {
+                headers: {
+                    /** @description the file's version; it changes with every write */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            412: components["responses"]["precondition_failed"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["quota_exceeded"];
+        };
+    };
+    deleteFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `*` or ETags: write (or delete) only if the file is one of these versions now; else 412 */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+                /** @description a path in the session's workspace, relative to it, `/`-separated; one that leads out is 422 */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description gone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            412: components["responses"]["precondition_failed"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    uploadFiles: {
+        parameters: {
+            query?: {
+                /** @description a path in the workspace (default: the workspace itself) */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description the archive, at most `WORKBENCH_MAX_FILE_BYTES` */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description unpacked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["quota_exceeded"];
+        };
+    };
+    downloadFiles: {
+        parameters: {
+            query?: {
+                /** @description a path in the workspace (default: the workspace itself) */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the tar, streamed as it is written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    moveFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveRequest"];
+            };
+        };
+        responses: {
+            /** @description where it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `invalid_request`: the body fails validation (`details` lists the fields) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["unavailable"];
+        };
+    };
+    watchFiles: {
+        parameters: {
+            query?: {
+                /** @description a path in the workspace (default: the workspace itself) */
+                path?: string;
+                /** @description end the stream after this long (0: never) */
+                timeoutMs?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the session (`[A-Za-z0-9._-]{1,64}`, not `.` or `..`); any other, or another principal's, is 404 */
+                sessionId: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             /**
-             * @description First `event: ready` with `id:` the cursor the stream starts from (the
-             *     latest change, or `after` / `Last-Event-ID`). Then, for each execution that changed since, once,
-             *     in the order of the changes: `id: CHANGE_ID`, `event: created|status|progress|terminal`,
-             *     `data: CHANGE_JSON` (a `Change`: the record as it is now and its latest progress). Resuming with
-             *     the last `id:` seen gives every execution that changed meanwhile. A `: keepalive` comment comes
-             *     at least every 15 seconds.
+             * @description Each change is `event: TYPE` and `data: FILE_EVENT_JSON` (a `FileEvent`),
+             *     without an `id:` (a watch is not replayed: watch again and list). A `: watching` comment comes
+             *     first, once every directory under the path is watched; `: keepalive` after 15 s of quiet. The
+             *     stream ends when the daemon stops, after `timeoutMs`, or once the watched directory is gone.
              */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": {
-                        event?: string;
-                        id?: string;
-                        data?: string;
-                        retry?: number;
-                    };
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    stats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description counts and sizes, read now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stats"];
                 };
             };
             400: components["responses"]["bad_request"];
@@ -2356,62 +3638,33 @@ export interface operations {
             503: components["responses"]["unavailable"];
         };
     };
-    streamTokenWithKind: {
+    metrics: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description use it as `?streamToken=` on this execution's stream only */
+            /**
+             * @description The Prometheus text exposition (version 0.0.4): `workbench_executions{status}`,
+             *     `workbench_queue_depth`, `workbench_running`, `workbench_spawn_seconds` and `workbench_commit_seconds`
+             *     (histograms), `workbench_store_bytes`, `workbench_store_free_bytes`, `workbench_followers`,
+             *     `workbench_executions_deleted_total`. Needs `logs:read`, unless `WORKBENCH_METRICS_OPEN=1` and the
+             *     scraper connects from loopback.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StreamToken"];
+                    "text/plain; version=0.0.4; charset=utf-8": string;
                 };
             };
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    streamToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description use it as `?streamToken=` on this execution's stream only */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StreamToken"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
