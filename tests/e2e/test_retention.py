@@ -93,13 +93,17 @@ async def test_a_principal_deletes_and_counts_only_its_own(principals: Principal
     assert (await stats(principals["admin"]))["executions"]["completed"] == 1
 
 
-async def test_acked_exits_go_with_their_execution_and_unacked_ones_stay(wb: DaemonHandle) -> None:
+async def test_acked_exits_go_with_their_execution_and_unacked_ones_stay(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
     """Nothing is lost (1): an exit not yet delivered outlives the deletion of its execution."""
     ids = []
-    for _ in range(2):
-        started = await wb.start("true")
+    for n in range(2):
+        # It runs until it is detached: a detach after the end would make no exit.
+        started = await wb.start(f"while [ ! -e go{n} ]; do sleep 0.02; done", cwd=str(tmp_path))
         response = await wb.client.post(f"/v1/executions/{started['executionId']}/detach")
-        assert response.status_code == 200
+        assert response.status_code == 200 and response.json() == {"detached": True}
+        (tmp_path / f"go{n}").touch()
         await wb.wait(started["executionId"])
         ids.append(started["executionId"])
     exits = (await wb.client.get("/v1/exits", params={"leaseMs": 0})).json()["exits"]
