@@ -6,6 +6,7 @@ from api.contexts_operations import context_operations
 from api.files_operations import file_operations
 from api.operations import ANY, PER_EXECUTION, WITH_BODY, Op, operations, with_and_without_kind
 from api.requests import EVENTS_AFTER
+from api.retention_operations import retention_operations
 from workbench.wire.browser import Login, LoginLink, LoginRequest, StreamToken
 
 CHANGES_DESCRIPTION = """First `event: ready` with `id:` the cursor the stream starts from (the
@@ -101,6 +102,7 @@ def all_operations() -> list[Op]:
         *operations(),
         *file_operations(),
         *context_operations(),
+        *retention_operations(),
         *browser_operations(),
         *with_and_without_kind(stream_token_operation()),
     ]

@@ -5,7 +5,9 @@ then sleeps on the execution's wake-up and sends what each commit added, and end
 terminal event; resumed after the terminal event, it is `204 No Content`. Every pending event
 goes out in one write. The stream reads the journal only as
 fast as the client takes its bytes, so a slow client holds nothing but its own page of events and
-never slows the execution or other readers. Past the output budget, output that is no longer
+never slows the execution or other readers. Streams at one cursor share one read of
+the journal and one encoded page (`workbench.core.fanout`): a follower waits at most for another's
+read of the store, never for another's connection. Past the output budget, output that is no longer
 journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
 client missed some). A `: keepalive` comment goes out after 15 s of quiet; the stream ends at
 once when the daemon begins to stop.
@@ -24,13 +26,13 @@ from quart import Response
 from workbench.core.daemon import Daemon
 from workbench.core.display import DisplayFollower, split_text
 from workbench.core.records import format_time, now_ms
-from workbench.core.service import Principal
+from workbench.core.service import Principal, StreamPage
 from workbench.core.waiting import first_of
 from workbench.wire.errors import NotFound
 
 KEEPALIVE_S = 15.0
 #: Events read per journal query, and the most bytes of events held for one client at once.
-PAGE_EVENTS = 512
+PAGE_EVENTS = 4096
 PAGE_BYTES = 1024 * 1024
 
 
@@ -60,6 +62,10 @@ def display_frames(follower: DisplayFollower, delta_max: int) -> str:
             }
             out.append(f"event: output\ndata: {json.dumps(body, ensure_ascii=False)}\n\n")
     return "".join(out)
+
+
+def _encode(page: StreamPage) -> bytes:
+    return page.frames.encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -101,20 +107,29 @@ async def stream(
         with (
             svc.journal.watch(execution_id) as watch,
             daemon.executor.displays.follow(execution_id) as display,
+            daemon.pages.follow(execution_id),
         ):
             while not daemon.stopping.is_set():
                 seen, display_seen = watch.version, display.version
-                page = await svc.stream_page(
+                find_truncation = display_wanted and not display_open
+                # Streams at this cursor share one read and one encoding of the page (`fanout`).
+                page, encoded = await daemon.pages.page(
                     execution_id,
-                    cursor,
-                    PAGE_EVENTS,
-                    PAGE_BYTES,
-                    find_truncation=display_wanted and not display_open,
-                    types=types,
+                    seen,
+                    (cursor, find_truncation, types),
+                    partial(
+                        svc.stream_page,
+                        execution_id,
+                        cursor,
+                        PAGE_EVENTS,
+                        PAGE_BYTES,
+                        find_truncation=find_truncation,
+                        types=types,
+                    ),
+                    _encode,
                 )
                 # Display text taken after the read: all of it was written before what the read saw.
-                frames = display_frames(display, delta_max) if display_open else ""
-                frames += page.frames
+                shown = display_frames(display, delta_max) if display_open else ""
                 cursor = page.next_after
                 if (
                     display_wanted
@@ -124,8 +139,10 @@ async def stream(
                 ):
                     display_open = True
                     display_seen = -1  # what waited for the truncation event goes out next
-                if frames:
-                    yield frames.encode("utf-8")
+                if shown:  # one write still: the display's text, then the page
+                    yield shown.encode("utf-8") + encoded
+                elif encoded:
+                    yield encoded
                 if page.terminal:
                     return
                 if page.more or (display_open and display.version != display_seen):

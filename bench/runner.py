@@ -23,6 +23,7 @@ from bench.rows_latency import row1_run_wait, row2_cli, row8_containment, row10_
 from bench.rows_live import row5_tail, row6_fanout
 from bench.rows_load import row3_many_jobs, row4_gigabyte, row9_thousand, row11_recovery
 from bench.rows_nodes import row20_postgres_run_wait, row21_cross_node_tail, row22_three_nodes
+from bench.rows_store import row24_store_bytes, row25_clients, row26_sse_rate
 from bench.rows_tty import row23_tty_echo
 from bench.table import Line, readme_section, render, to_json, update_readme
 
@@ -53,6 +54,9 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     21: ("a line written on node A read on node B", row21_cross_node_tail, (120, 60)),
     22: ("500 jobs over 3 nodes vs 1 node", row22_three_nodes, (240, 120)),
     23: ("keystroke echo through a tty execution", row23_tty_echo, (60, 30)),
+    24: ("store bytes per byte of journaled output", row24_store_bytes, (120, 60)),
+    25: ("1,000 clients at once: start + wait each", row25_clients, (180, 90)),
+    26: ("one SSE client: events/s", row26_sse_rate, (120, 60)),
 }
 
 COMMAND = "python -m bench"

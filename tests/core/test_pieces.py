@@ -201,3 +201,21 @@ def test_slots_keep_caps_and_let_the_next_that_fits_go_first() -> None:
 )
 def test_progress_numbers_out_of_bounds_are_not_progress(line: bytes) -> None:
     assert parse_progress(line) is None
+
+
+def test_retention_and_metrics_settings_parse_or_name_the_variable() -> None:
+    from workbench.core.settings import Settings
+    from workbench.wire.errors import ConfigError
+
+    assert Settings.load(environ={"WORKBENCH_RETENTION": "7d"}).retention_ms == 7 * 24 * 3600 * 1000
+    assert Settings.load(environ={"WORKBENCH_RETENTION": "90m"}).retention_ms == 90 * 60 * 1000
+    assert Settings.load(environ={}).retention_ms is None
+    assert Settings.load(environ={"WORKBENCH_METRICS_OPEN": "1"}).metrics_open
+    for name, raw in (
+        ("WORKBENCH_RETENTION", "0d"),
+        ("WORKBENCH_RETENTION", "7 days"),
+        ("WORKBENCH_RETENTION", "-1h"),
+        ("WORKBENCH_METRICS_OPEN", "yes"),
+    ):
+        with pytest.raises(ConfigError, match=name):
+            Settings.load(environ={name: raw})

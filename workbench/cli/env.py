@@ -46,6 +46,8 @@ DAEMON_VARIABLES = {
     "WORKBENCH_NODE_ID": "this daemon's name among the nodes of a shared store (the host name)",
     "WORKBENCH_NODE_URL": "how other nodes reach this one (http(s)://...)",
     "WORKBENCH_NODE_LEASE_MS": "a node silent this long is lost: its runs end node_lost (15000)",
+    "WORKBENCH_RETENTION": "delete ended executions older than this, e.g. 7d (keep everything)",
+    "WORKBENCH_METRICS_OPEN": "1: GET /metrics without a token from loopback (0)",
 }
 #: Set by the daemon inside every execution (a CLI run there sees them).
 EXECUTION_VARIABLES = ("WORKBENCH_EXECUTION_ID", "WORKBENCH_PROGRESS")

@@ -24,7 +24,8 @@ MODULES = {
     "show": "commands", "events": "commands", "cancel": "commands", "artifacts": "commands",
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
     "batch": "batch", "cp": "files", "files": "files", "ui": "commands", "context": "contexts",
-    "send": "interactive", "kill": "interactive", "attach": "attach",
+    "send": "interactive", "kill": "interactive", "attach": "attach", "prune": "retention",
+    "stats": "retention",
 }  # fmt: skip
 
 
@@ -88,6 +89,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser_more.add_files(command, as_json)
         parser_more.add_ui(command, as_json)
         parser_more.add_contexts(command, as_json)
+        parser_more.add_retention(command, as_json)
     return parser
 
 

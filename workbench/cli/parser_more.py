@@ -242,6 +242,36 @@ def _add_rm(command: Adder) -> None:
         )
 
 
+def add_retention(command: Adder, as_json: Parser) -> None:
+    """`prune` and `stats`: bulk deletes on the daemon, and what its store holds."""
+    prune = command(
+        "prune",
+        "delete ended executions in bulk, on the daemon",
+        "Delete every ended execution that --before and --status select, with its events, files\n"
+        "and acked exits, in one request; the daemon gives the space back. Prints how many, and\n"
+        "the store's size after.",
+        as_json,
+    )
+    if prune is not None:
+        prune.add_argument(
+            "--status",
+            action="append",
+            type=STATUS_LIST,
+            metavar="STATUS",
+            help="only these ended statuses (repeatable, or a,b): completed, failed, cancelled, timed_out, "
+            "partial_failed",
+        )
+        prune.add_argument(
+            "--before", metavar="WHEN", help="only those that ended before, e.g. 7d (ago) or 2026-11-29"
+        )
+    command(
+        "stats",
+        "what the daemon's store holds",
+        "Executions by status (yours; admin: everyone's), the store's size and the data dir's.",
+        as_json,
+    )
+
+
 def add_files(command: Adder, as_json: Parser) -> None:
     """`cp` and `files`: a session's workspace."""
     cp = command(

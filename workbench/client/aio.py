@@ -11,7 +11,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import anyio
 import httpx
 
-from workbench.client import interactive, methods, reading
+from workbench.client import interactive, methods, reading, retention
 from workbench.client.base import Base
 from workbench.client.contexts import AsyncCodeContext, create_plan, list_plan
 from workbench.client.files_handles import AsyncFiles
@@ -125,6 +125,8 @@ class AsyncClient(Base):
     send_input = _returning(interactive.send_input)
     resize = _returning(interactive.resize)
     signal = _returning(interactive.signal)
+    prune = _returning(retention.prune)
+    stats = _returning(retention.stats)
 
     def files(self, session_id: str = "default") -> AsyncFiles:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,

@@ -28,7 +28,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
-from workbench.client import interactive, methods, reading
+from workbench.client import interactive, methods, reading, retention
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
 from workbench.client.calls import ExecutionRef
@@ -137,6 +137,8 @@ class Client(Base):
     send_input = _returning(interactive.send_input)
     resize = _returning(interactive.resize)
     signal = _returning(interactive.signal)
+    prune = _returning(retention.prune)
+    stats = _returning(retention.stats)
 
     def files(self, session_id: str = "default") -> Files:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,

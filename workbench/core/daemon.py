@@ -25,11 +25,14 @@ from workbench.core.browser import BrowserAuth, load_key
 from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
 from workbench.core.exits import ExitsFeed, Webhook
+from workbench.core.fanout import SharedPages
 from workbench.core.follow import Inotify
 from workbench.core.images import Image, default_images_dir, load_images
 from workbench.core.journal import Journal
+from workbench.core.metrics import Metrics
 from workbench.core.recovery import recover
-from workbench.core.service import ADMIN, Service
+from workbench.core.retention import Retention
+from workbench.core.service import ADMIN, Service, StreamPage
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store import Store
 from workbench.core.store.base import SharedStore
@@ -56,8 +59,14 @@ class Daemon:
     #: The sessions' workspaces: files, transfers, watches.
     workspace: WorkspaceFace
     browser: BrowserAuth
+    #: Bulk deletes, `WORKBENCH_RETENTION`'s sweep and the store's statistics.
+    retention: Retention
+    #: The instruments of `GET /metrics`.
+    metrics: Metrics
     #: Set when a graceful stop begins: open streams end, new work is refused.
     stopping: trio.Event = field(default_factory=trio.Event)
+    #: The pages of the journal that streams at one cursor share (`fanout`).
+    pages: SharedPages[StreamPage] = field(default_factory=SharedPages)
 
     def health(self) -> str | None:
         """None while the daemon can take and supervise work; else why not: the store refuses
@@ -66,6 +75,12 @@ class Daemon:
         if not store.ok:
             return store.reason
         return self.executor.supervisor.problem
+
+    async def render_metrics(self) -> bytes:
+        """`GET /metrics`: the Prometheus text exposition, counts and sizes read now."""
+        slots = self.executor.slots
+        running = self.settings.max_concurrent_executions - slots.free
+        return await self.metrics.render(self.service.store, self.retention, slots.queued, running)
 
     def begin_stop(self) -> None:
         self.executor.accepting = False
@@ -182,6 +197,11 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
+                        retention = Retention(settings, store)
+                        metrics = Metrics()
+                        journal.observe_commit = metrics.commit_seconds.observe
+                        executor.context.observe.spawn = metrics.spawn_seconds.observe
+                        outer.start_soon(retention.run)
                         if settings.exit_webhook_url is not None:
                             outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
                         daemon = Daemon(
@@ -195,6 +215,8 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                             exits=exits,
                             workspace=face,
                             browser=browser,
+                            retention=retention,
+                            metrics=metrics,
                         )
                         try:
                             yield daemon

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -51,6 +52,10 @@ class _Step:
     event: EventBuilder
 
 
+def _nowhere(seconds: float) -> None:
+    return None
+
+
 class Journal:
     """Status transitions and events of executions, durable before anyone sees them."""
 
@@ -60,6 +65,8 @@ class Journal:
         self.stopping = trio.Event()
         #: The non-terminal transitions asked for each live execution, in order.
         self._steps: dict[str, list[_Step]] = {}
+        #: Told the seconds each transition or append took to commit (`GET /metrics`).
+        self.observe_commit: Callable[[float], None] = _nowhere
 
     @property
     def exits_watch(self) -> Watch:
@@ -74,7 +81,7 @@ class Journal:
         """Accept an execution: its row and first status event (saying `message`), or the row its
         key already made."""
         first = event_builder("status", timestamp=row.created_at, message=message)
-        return await self._store.create_execution(row, first)
+        return await self._timed(self._store.create_execution(row, first))
 
     async def create_batch(
         self, batch: ExecutionRow, items: Sequence[ExecutionRow]
@@ -128,13 +135,13 @@ class Journal:
         )
         if not target.terminal:
             try:
-                return await pending().result()
+                return await self._timed(pending().result())
             except Unavailable as exc:
                 log.warning("execution %s: %s not recorded yet: %s", execution_id, target.value, exc)
                 return None
         what = f"execution {execution_id}: the outcome ({target.value})"
         try:
-            sequence = await self._until_committed(lambda: pending().result(), what)
+            sequence = await self._until_committed(lambda: self._timed(pending().result()), what)
             if sequence is None and self._steps.get(execution_id):
                 # Refused: a step before it may be missing (not committed then). Each is guarded,
                 # so writing them again writes only the missing ones.
@@ -145,6 +152,12 @@ class Journal:
             return None  # the daemon stops: the next start recovers it
         self._steps.pop(execution_id, None)
         return sequence
+
+    async def _timed(self, write: Awaitable[T]) -> T:
+        began = time.perf_counter()
+        result = await write
+        self.observe_commit(time.perf_counter() - began)
+        return result
 
     async def _replay(self, execution_id: str, step: _Step) -> int | None:
         sources = sources_of(step.target)
@@ -223,8 +236,9 @@ class Journal:
             created_at=created_at,
         )
         if not retry:
-            return await write()
+            return await self._timed(write())
         try:
-            return await self._until_committed(write, f"execution {execution_id}: its events")
+            what = f"execution {execution_id}: its events"
+            return await self._until_committed(lambda: self._timed(write()), what)
         except Unavailable:
             return None  # the daemon stops: the next start resumes from the last committed offsets

@@ -169,6 +169,18 @@ class Slots:
 Tidy = Callable[[str, "str | None", "set[str]"], None]
 
 
+def _nowhere(seconds: float) -> None:
+    return None
+
+
+@dataclass(eq=False)
+class Observers:
+    """Where the supervisor tasks report latencies (`GET /metrics` sets them; by default nowhere)."""
+
+    #: Seconds from a slot being granted until the tree runs.
+    spawn: Callable[[float], None] = _nowhere
+
+
 @dataclass(frozen=True, eq=False)
 class RunContext:
     """What a supervisor task needs of the daemon (the executor provides it)."""
@@ -182,3 +194,4 @@ class RunContext:
     slots: Slots
     displays: Displays
     tidy: Tidy
+    observe: Observers = field(default_factory=Observers)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import signal as signals
+import time
 from functools import partial
 from typing import Any
 
@@ -108,6 +109,7 @@ class Run:
     async def _spawn(self) -> bool:
         image = self.ex.images[self.row.image]
         spec = None
+        began = time.perf_counter()
         try:
             # File-system work off the event loop: on a busy disk a mkdir costs 0.1 ms or more.
             await trio.to_thread.run_sync(launch.prepare_directory, self.row, image, self.ex.settings.layout)
@@ -117,6 +119,7 @@ class Run:
             hide = [p for p in (settings.tokens_file, settings.unix_socket) if p is not None]
             spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
             self.child = await self.ex.supervisor.spawn(spec)
+            self.ex.observe.spawn(time.perf_counter() - began)
             if self.row.secret_env_names_json:
                 # In the tree's environment now: not a moment longer on disk than needed.
                 self.directory.secret_env.unlink(missing_ok=True)

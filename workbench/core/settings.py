@@ -113,6 +113,11 @@ class Settings:
     node_url: str | None = None
     #: A node whose heartbeat is older than this is lost: its running executions end `node_lost`.
     node_lease_ms: int = 15 * SECONDS
+    #: Terminal executions older than this (by when they ended) are removed with their events,
+    #: files and acked exits; None: keep everything.
+    retention_ms: int | None = None
+    #: `GET /metrics` without a token, for a scraper on loopback (only when bound to loopback).
+    metrics_open: bool = False
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
@@ -226,6 +231,25 @@ def _path(raw: str) -> Path:
     return Path(raw).expanduser()
 
 
+_DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d)")
+_DURATION_UNITS = {"ms": MS, "s": SECONDS, "m": MINUTES, "h": HOURS, "d": 24 * HOURS}
+
+
+def parse_duration(raw: str, *, zero: bool = False) -> int:
+    """`7d`, `12h`, `30m`, `45s` or `500ms` → milliseconds (positive, or 0 too when `zero`);
+    ValueError otherwise."""
+    found = _DURATION.fullmatch(raw.strip())
+    if found is None or (int(found[1]) == 0 and not zero) or len(found[1]) > 12:
+        raise ValueError(f"{raw!r} is not a duration such as 7d, 12h, 30m, 45s or 500ms")
+    return int(found[1]) * _DURATION_UNITS[found[2]]
+
+
+def _flag(raw: str) -> bool:
+    if raw.strip() not in ("0", "1"):
+        raise ValueError(f"{raw!r}; expected 0 or 1")
+    return raw.strip() == "1"
+
+
 def _text(raw: str) -> str:
     if not raw:
         raise ValueError("empty value")
@@ -302,6 +326,8 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_NODE_ID": ("node_id", _text),
     "WORKBENCH_NODE_URL": ("node_url", _url),
     "WORKBENCH_NODE_LEASE_MS": ("node_lease_ms", _positive_int),
+    "WORKBENCH_RETENTION": ("retention_ms", parse_duration),
+    "WORKBENCH_METRICS_OPEN": ("metrics_open", _flag),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

@@ -179,3 +179,25 @@ async def test_many_concurrent_writes_share_commits(db: Store) -> None:
             )
     events = (await db.read_events("ex_3", 0, 1000)).events
     assert [e.sequence for e in events] == list(range(1, 302))
+
+
+def test_a_store_made_without_incremental_vacuum_is_rewritten_with_it(tmp_path: Path) -> None:
+    """An older store (auto_vacuum NONE) is switched once at start, and keeps what it holds."""
+    from workbench.core.store.sqlite_schema import prepare
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE kept (x)")
+    conn.execute("INSERT INTO kept VALUES ('here')")
+    conn.commit()
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    conn.close()
+    prepare(path)
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        assert conn.execute("SELECT x FROM kept").fetchall() == [("here",)]
+        assert conn.execute("SELECT COUNT(*) FROM executions").fetchone()[0] == 0
+    finally:
+        conn.close()

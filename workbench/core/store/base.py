@@ -21,6 +21,7 @@ from workbench.core.store.rows import (
     Found,
     ItemEvent,
     ListFilter,
+    StoreStats,
 )
 from workbench.core.store.watch import Watches
 from workbench.wire.status import ExecutionStatus
@@ -136,6 +137,34 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def delete_execution(self, execution_id: str) -> bool:
         """Delete a terminal execution with its events and artifacts; False if not terminal."""
+
+    @abc.abstractmethod
+    async def delete_terminal(
+        self,
+        principal: str | None,
+        statuses: Iterable[ExecutionStatus],
+        ended_before: int | None,
+        limit: int,
+    ) -> list[str]:
+        """Delete up to `limit` executions in one of `statuses` (all terminal), oldest first, with
+        their events, artifacts and acked exits (unacked exits stay, to be delivered): their ids.
+
+        `principal` None: anyone's. `ended_before` (ms): only those that ended before then (an
+        execution without an end time counts from its creation). A live execution is never
+        deleted, whatever `statuses` says. One transaction: call again until fewer come back.
+        """
+
+    @abc.abstractmethod
+    async def reclaim(self, max_bytes: int) -> bool:
+        """Give back to the filesystem up to about `max_bytes` of the space deleted rows left free
+        inside the store, in one short transaction; True when there is more to give back.
+
+        An engine that gives space back by itself (or cannot) returns False at once.
+        """
+
+    @abc.abstractmethod
+    async def stats(self, principal: str | None) -> StoreStats:
+        """Counts of `principal`'s executions by status (None: everyone's) and the store's size."""
 
     # -- reading --------------------------------------------------------------------------------
 

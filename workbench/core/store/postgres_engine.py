@@ -19,6 +19,7 @@ from typing import Any
 import trio
 
 from workbench.core.store import postgres_queries as q
+from workbench.core.store import postgres_retention as retention
 from workbench.core.store.base import ExitBody, Store
 from workbench.core.store.postgres_schema import prepare
 from workbench.core.store.postgres_threads import (
@@ -40,6 +41,7 @@ from workbench.core.store.rows import (
     Found,
     ItemEvent,
     ListFilter,
+    StoreStats,
 )
 from workbench.core.store.watch import Watches
 from workbench.wire.errors import Unavailable
@@ -209,6 +211,24 @@ class PostgresEngine(PostgresThreads, Store):
 
     async def delete_execution(self, execution_id: str) -> bool:
         return await self._write(lambda conn: q.delete_execution(conn, execution_id))
+
+    async def delete_terminal(
+        self,
+        principal: str | None,
+        statuses: Iterable[ExecutionStatus],
+        ended_before: int | None,
+        limit: int,
+    ) -> list[str]:
+        wanted = tuple(statuses)
+        return await self._write(
+            lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit)
+        )
+
+    async def reclaim(self, max_bytes: int) -> bool:
+        return False  # autovacuum makes deleted rows' space reusable by itself
+
+    async def stats(self, principal: str | None) -> StoreStats:
+        return await self._read(lambda conn: retention.stats(conn, principal))
 
     # -- reading --------------------------------------------------------------------------------
 

@@ -256,3 +256,16 @@ class ListFilter:
     service: bool | None = None
     #: Text found (ignoring case) in the id, the command, the code or the metadata's JSON.
     text: str | None = None
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """What the store holds: executions by status, and its size."""
+
+    #: Status → how many executions have it (statuses with none are left out).
+    counts: dict[str, int]
+    #: The bytes the store takes on disk now (for SQLite: the database file with its WAL).
+    store_bytes: int
+    #: Of those, the bytes that are free inside it: reused by later writes, or given back by
+    #: `reclaim`.
+    free_bytes: int

@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeVar
 import trio
 
 from workbench.core.store import sqlite_queries as q
+from workbench.core.store import sqlite_retention as retention
 from workbench.core.store.base import ExitBody, Store
 from workbench.core.store.health import StoreHealth, free_bytes
 from workbench.core.store.rows import (
@@ -38,6 +39,7 @@ from workbench.core.store.rows import (
     Found,
     ItemEvent,
     ListFilter,
+    StoreStats,
 )
 from workbench.core.store.sqlite_schema import connect, prepare
 from workbench.core.store.watch import Watches
@@ -284,6 +286,27 @@ class SQLiteStore(Store):
 
     async def delete_execution(self, execution_id: str) -> bool:
         return await self._write(lambda conn: q.delete_execution(conn, execution_id))
+
+    async def delete_terminal(
+        self,
+        principal: str | None,
+        statuses: Iterable[ExecutionStatus],
+        ended_before: int | None,
+        limit: int,
+    ) -> list[str]:
+        wanted = tuple(statuses)
+        return await self._write(
+            lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit)
+        )
+
+    async def reclaim(self, max_bytes: int) -> bool:
+        more = await self._write(lambda conn: retention.reclaim(conn, max_bytes))
+        if not more:  # the file is shortened on disk by the checkpoint
+            await trio.to_thread.run_sync(retention.checkpoint, self.path)
+        return more
+
+    async def stats(self, principal: str | None) -> StoreStats:
+        return await self._read(lambda conn: retention.stats(conn, self.path, principal))
 
     # -- reading --------------------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ def prepare(path: Path) -> None:
         os.chmod(path, 0o600)
         conn = connect(path)
         try:
+            _incremental_vacuum(conn, path)
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal":
                 raise ConfigError(f"the store {path} cannot use WAL mode (got {mode!r})")
@@ -105,6 +106,27 @@ def prepare(path: Path) -> None:
             f"the store {path} cannot be opened: {exc}; if the file is damaged, move it aside to "
             "start with an empty store"
         ) from None
+
+
+def _incremental_vacuum(conn: sqlite3.Connection, path: Path) -> None:
+    """Make the store one that gives deleted space back (`auto_vacuum = INCREMENTAL`).
+
+    A new file takes it before its first table, at no cost. A store made before (auto_vacuum
+    NONE) is rewritten once with VACUUM, which is the only way to switch it: that takes time in
+    proportion to its size and room for a copy; when it fails (a full disk) the store goes on
+    as it is, reusing freed pages without shrinking, and the next start tries again.
+    """
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+        return
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+        return  # a new file: set before any table exists
+    size = path.stat().st_size
+    log.warning("store: rewriting %s (%d bytes) once so that deleted space is given back", path, size)
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError as exc:
+        log.warning("store: could not rewrite the store (%s); freed space is reused, not given back", exc)
 
 
 def _split_sql(script: str) -> list[str]:

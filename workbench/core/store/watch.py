@@ -50,6 +50,11 @@ class Watches:
         #: Woken when a shared queue may have work to claim (a shared store's nodes sleep on it).
         self.queue = Watch()
 
+    @property
+    def followers(self) -> int:
+        """How many waits and streams follow an execution now."""
+        return sum(w.users for w in self._by_id.values())
+
     @contextlib.contextmanager
     def watch(self, execution_id: str) -> Iterator[Watch]:
         """Register interest in an execution's commits for the duration of the block."""

@@ -1,0 +1,40 @@
+"""`workbench prune` and `workbench stats`: bulk deletes on the daemon, and what its store holds."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli.conftest import Cli
+from tests.conftest import DaemonHandle
+
+
+async def test_prune_deletes_on_the_daemon_and_says_how_much_is_left(cli: Cli, wb: DaemonHandle) -> None:
+    failed = await wb.run("exit 1")
+    done = [await wb.run("echo hi") for _ in range(2)]
+    running = await wb.start("sleep 30")
+    stats = json.loads((await cli.ok("stats", "--json")).out)
+    assert stats["executions"]["completed"] == 2 and stats["executions"]["running"] == 1
+    shown = (await cli.ok("stats")).text
+    assert "completed 2" in shown and "failed 1" in shown and "retention: keep everything" in shown
+
+    young = await cli.ok("prune", "--status", "completed", "--before", "1h")
+    assert young.text.startswith("deleted 0 executions; store ")
+    pruned = json.loads((await cli.ok("prune", "--json", "--status", "completed")).out)
+    assert pruned["deleted"] == 2 and pruned["stats"]["executions"]["completed"] == 0
+    for record in done:
+        assert (await wb.client.get(f"/v1/executions/{record['executionId']}")).status_code == 404
+    last = await cli.ok("prune", "--before", "2999-01-01")
+    assert last.text.startswith("deleted 1 execution; ")
+    assert (await wb.client.get(f"/v1/executions/{failed['executionId']}")).status_code == 404
+    assert (await wb.client.get(f"/v1/executions/{running['executionId']}")).json()["status"] == "running"
+    await wb.client.post(f"/v1/executions/{running['executionId']}/cancel", json={})
+    await wb.wait(running["executionId"])
+
+
+async def test_prune_refuses_what_it_cannot_mean(cli: Cli, wb: DaemonHandle) -> None:
+    await wb.run("true")
+    for argv in (("prune",), ("prune", "--status", "running"), ("prune", "--before", "soon")):
+        refused = await cli(*argv)
+        assert refused.code == 2, (argv, refused.error)
+        assert refused.error.startswith("workbench: usage: ")
+    assert (await cli.ok("stats", "--json")).out.count(b'"completed": 1') == 1

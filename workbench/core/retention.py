@@ -1,0 +1,119 @@
+"""Retention: deleting ended executions in bulk, by age (`WORKBENCH_RETENTION`) or on request,
+giving their space back, and what the store holds (`GET /v1/stats`).
+
+A delete removes the rows in short transactions (`_CHUNK` executions each), so that live
+executions' writes go on between them, then each execution's directory, then gives the freed
+pages back to the filesystem a few MiB at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import trio
+
+from workbench.core.principals import Principal
+from workbench.core.records import now_ms
+from workbench.core.settings import SECONDS, MiB, Settings
+from workbench.core.store import Store
+from workbench.wire.stats import Stats
+from workbench.wire.status import TERMINAL, ExecutionStatus
+
+log = logging.getLogger("workbench.core.retention")
+
+#: Executions deleted per transaction.
+_CHUNK = 256
+#: Bytes given back per transaction.
+_RECLAIM_STEP = 8 * MiB
+#: How often the retention sweep runs at most and at least.
+_SWEEP_MIN_MS = 1 * SECONDS
+_SWEEP_MAX_MS = 60 * SECONDS
+
+
+class Retention:
+    """Bulk deletes and the store's statistics."""
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self.settings = settings
+        self.store = store
+        #: Executions deleted since the start (for `/metrics`).
+        self.deleted_total = 0
+
+    async def delete(
+        self, principal: Principal, statuses: Iterable[ExecutionStatus] | None, ended_before: int | None
+    ) -> int:
+        """Delete the principal's (admin: anyone's) ended executions in `statuses` (None: every
+        terminal one) that ended before `ended_before` (ms; None: whenever): how many."""
+        owner = None if principal.sees_all else principal.name
+        wanted = sorted(TERMINAL if statuses is None else set(statuses) & TERMINAL)
+        return await self._delete(owner, wanted, ended_before)
+
+    async def _delete(self, owner: str | None, statuses: list[ExecutionStatus], before: int | None) -> int:
+        deleted = 0
+        while True:
+            ids = await self.store.delete_terminal(owner, statuses, before, _CHUNK)
+            deleted += len(ids)
+            self.deleted_total += len(ids)
+            if ids:
+                await trio.to_thread.run_sync(self._remove_directories, ids)
+            if len(ids) < _CHUNK:
+                break
+        if deleted:
+            while await self.store.reclaim(_RECLAIM_STEP):
+                pass
+        return deleted
+
+    def _remove_directories(self, ids: list[str]) -> None:
+        layout = self.settings.layout
+        for execution_id in ids:
+            layout.execution(execution_id).remove(set())
+
+    async def sweep(self) -> int:
+        """Delete every execution that ended longer than `WORKBENCH_RETENTION` ago: how many."""
+        if self.settings.retention_ms is None:
+            return 0
+        return await self._delete(None, sorted(TERMINAL), now_ms() - self.settings.retention_ms)
+
+    async def run(self) -> None:
+        """Sweep now and then for ever (nothing when everything is kept); a failed sweep (a full
+        disk, say) is logged and tried again at the next turn."""
+        retention = self.settings.retention_ms
+        if retention is None:
+            return
+        period = min(max(retention // 4, _SWEEP_MIN_MS), _SWEEP_MAX_MS)
+        while True:
+            try:
+                removed = await self.sweep()
+                if removed:
+                    log.info("retention: deleted %d executions that ended over %d ms ago", removed, retention)
+            except Exception as exc:  # the daemon goes on; the next sweep tries again
+                log.warning("retention: sweep failed: %s", exc)
+            await trio.sleep(period / 1000)
+
+    async def stats(self, principal: Principal) -> Stats:
+        """The principal's (admin: everyone's) executions by status, and the sizes on disk."""
+        store = await self.store.stats(None if principal.sees_all else principal.name)
+        data_dir = await trio.to_thread.run_sync(disk_usage, self.settings.data_dir)
+        counts = {s.value: store.counts.get(s.value, 0) for s in ExecutionStatus}
+        return Stats(
+            executions=counts,
+            store_bytes=store.store_bytes,
+            store_free_bytes=store.free_bytes,
+            data_dir_bytes=data_dir,
+            retention_ms=self.settings.retention_ms,
+        )
+
+
+def disk_usage(path: Path) -> int:
+    """The bytes of disk the files under `path` take (blocks, as `du` counts; links not followed)."""
+    total = 0
+    for root, dirs, files in os.walk(path, onerror=lambda exc: None):
+        for name in (*dirs, *files):
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass  # removed while walking
+    return total
