@@ -36,6 +36,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/exits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Long-poll the exits feed of detached executions */
+        get: operations["exits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exits/{deliveryId}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark an exit delivered */
+        post: operations["ackExit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The images executions can run in */
+        get: operations["images"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/workbench_bash": {
         parameters: {
             query?: never;
@@ -105,57 +156,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/exits": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Long-poll the exits feed of detached executions */
-        get: operations["exits"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/exits/{deliveryId}/ack": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Mark an exit delivered */
-        post: operations["ackExit"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/images": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The images executions can run in */
-        get: operations["images"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/executions/{kind}/{executionId}": {
         parameters: {
             query?: never;
@@ -192,40 +192,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/executions/{kind}/{executionId}/rerun": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a new execution with the same spec (stdin included) */
-        post: operations["rerunWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/rerun": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a new execution with the same spec (stdin included) */
-        post: operations["rerun"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/executions/{kind}/{executionId}/wait": {
         parameters: {
             query?: never;
@@ -254,108 +220,6 @@ export interface paths {
         put?: never;
         /** Wait for the end (long-poll) */
         post: operations["wait"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{kind}/{executionId}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel: kill the whole process tree */
-        post: operations["cancelWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel: kill the whole process tree */
-        post: operations["cancel"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{kind}/{executionId}/signal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a signal to every process of a running tree */
-        post: operations["signalWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/signal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a signal to every process of a running tree */
-        post: operations["signal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{kind}/{executionId}/detach": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Hand the outcome to the exits feed */
-        post: operations["detachWithKind"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/executions/{executionId}/detach": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Hand the outcome to the exits feed */
-        post: operations["detach"];
         delete?: never;
         options?: never;
         head?: never;
@@ -492,6 +356,210 @@ export interface paths {
         get: operations["artifact"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerunWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a new execution with the same spec (stdin included) */
+        post: operations["rerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: kill the whole process tree */
+        post: operations["cancelWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: kill the whole process tree */
+        post: operations["cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write to the open stdin (or terminal) of a running execution */
+        post: operations["sendInputWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write to the open stdin (or terminal) of a running execution */
+        post: operations["sendInput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the size of a running execution's terminal */
+        post: operations["resizeWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the size of a running execution's terminal */
+        post: operations["resize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to a running tree (to its terminal's foreground process group on a tty) */
+        post: operations["signalWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to a running tree (to its terminal's foreground process group on a tty) */
+        post: operations["signal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/detach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand the outcome to the exits feed */
+        post: operations["detachWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/detach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand the outcome to the exits feed */
+        post: operations["detach"];
         delete?: never;
         options?: never;
         head?: never;
@@ -638,6 +706,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/contexts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The principal's code contexts */
+        get: operations["listContexts"];
+        put?: never;
+        /** Start a code context: a long-lived interpreter whose names persist between executions */
+        post: operations["createContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contexts/{contextId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One code context */
+        get: operations["getContext"];
+        put?: never;
+        post?: never;
+        /** Kill a code context's interpreter tree and forget it (what waits in it fails) */
+        delete: operations["deleteContext"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stats": {
         parameters: {
             query?: never;
@@ -666,6 +770,142 @@ export interface paths {
         get: operations["metrics"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard (HTML) */
+        get: operations["dashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of the dashboard (script or style sheet) */
+        get: operations["dashboardAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Trade a token (or a one-time code) for a session cookie */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the session of the cookie */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/login/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time login code for a browser */
+        post: operations["loginLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow every visible execution's changes (server-sent events) */
+        get: operations["changesStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{kind}/{executionId}/stream-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token that opens this execution's stream for 10 minutes */
+        post: operations["streamTokenWithKind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{executionId}/stream-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token that opens this execution's stream for 10 minutes */
+        post: operations["streamToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -825,6 +1065,74 @@ export interface components {
             interactive: boolean | string;
         };
         /**
+         * Change
+         * @description One event of `GET /v1/events/stream`: an execution as it is after its latest change.
+         */
+        Change: {
+            changeId: number;
+            change: components["schemas"]["ChangeType"];
+            execution: components["schemas"]["Execution"];
+            progress: components["schemas"]["Progress"] | null;
+        };
+        /**
+         * Context
+         * @description A code context.
+         */
+        Context: {
+            contextId: string;
+            language: string;
+            image: string;
+            sessionId: string;
+            /** @description `starting`, `ready` (idle), `busy` (running an execution) or `dead` (its interpreter is gone). */
+            status: components["schemas"]["ContextStatus"];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When an execution of it last ended (its creation before the first).
+             */
+            lastUsedAt: string;
+            /** @description How many executions it has run. */
+            executions: number;
+            idleTimeoutMs: number | null;
+            /** @description Why it is `dead` (null otherwise). */
+            reason: string | null;
+        };
+        /**
+         * ContextList
+         * @description `GET /v1/contexts`: the principal's contexts, oldest first.
+         */
+        ContextList: {
+            contexts: components["schemas"]["Context"][];
+        };
+        /**
+         * ContextRequest
+         * @description `POST /v1/contexts`.
+         */
+        ContextRequest: {
+            /** @description The interpreter: `python`. */
+            language: string;
+            /**
+             * @description The image it runs in, contained and limited like any execution of that image.
+             * @default host
+             */
+            image: string;
+            /**
+             * @description The session: the interpreter's working directory is its workspace.
+             * @default default
+             */
+            sessionId: string;
+            /** @description Variables over the image's, for the interpreter's whole life. */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * @description An idle context (no execution running or queued) for this long is killed (`dead`).
+             * @default null
+             */
+            idleTimeoutMs: number | null;
+        };
+        /**
          * Degraded
          * @description The answer of `/healthz` (503) while the daemon refuses new work (a full disk) or cannot
          *     supervise executions (its shim is being replaced).
@@ -863,10 +1171,12 @@ export interface components {
         ErrorInfo: {
             /**
              * @description `spawn_failed`, `timeout`, `idle_timeout`, `signal`, `oom`, `cpu_limit`, `file_size_limit`,
-             *     `lost` or `internal`.
+             *     `lost`, `internal`, `exception` (a code context's uncaught exception) or `context_dead`.
              */
             code: string;
             message: string;
+            /** @description The traceback of an `exception` (null otherwise). */
+            traceback: string | null;
         };
         /** ErrorResponse */
         ErrorResponse: {
@@ -892,6 +1202,15 @@ export interface components {
             error: components["schemas"]["ErrorInfo"] | null;
             /** @description An `item` event's: the item of a batch whose status changed, as it is now. */
             item: components["schemas"]["ItemStatus"] | null;
+            /** @description An `input` event's: how many bytes were written to stdin. */
+            inputBytes: number | null;
+            /**
+             * @description An `input` event's: those bytes as UTF-8 text (U+FFFD for invalid bytes); null when the
+             *     input said `"record": false`.
+             */
+            inputDelta: string | null;
+            /** @description A `resize` event's: the terminal's new size. */
+            ttySize: components["schemas"]["TtySize"] | null;
         };
         /** EventPage */
         EventPage: {
@@ -911,7 +1230,10 @@ export interface components {
             command: string | null;
             language: string | null;
             code: string | null;
-            /** @description Its working directory (null for a batch). */
+            /**
+             * @description Its working directory (null for a batch, and while it waits in a shared queue without a
+             *     `cwd` of its own: the node that claims it runs it in the session's workspace there).
+             */
             cwd: string | null;
             /** @description Its image (null for a batch). */
             image: string | null;
@@ -962,6 +1284,28 @@ export interface components {
             /** @description A service: whether it is ready (without a readiness check, once it runs); else null. */
             ready: boolean | null;
             readyAt: string | null;
+            /** @description The code context it ran in (`contextId` of its start), else null. */
+            contextId: string | null;
+            /**
+             * @description In a code context: `{"text/plain": "..."}`, the value of the code's final expression (as
+             *     a notebook shows it), once completed; else null.
+             */
+            result: {
+                [key: string]: string;
+            } | null;
+            /** @description The node that runs it (null while it waits in a shared queue). */
+            nodeId: string | null;
+            /**
+             * @description Its stdin was kept open for `POST .../input` (`capabilities.interactive` says whether it
+             *     still takes input).
+             */
+            openStdin: boolean;
+            /** @description It runs on a pseudo-terminal. */
+            tty: boolean;
+            /** @description The terminal's current size (null without `tty`). */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /** @description It carries its session's shell state (`persistShell`). */
+            persistShell: boolean;
         };
         /** ExecutionList */
         ExecutionList: {
@@ -1078,6 +1422,27 @@ export interface components {
             images: components["schemas"]["Image"][];
         };
         /**
+         * InputRequest
+         * @description `POST .../input` as JSON (raw bytes go as `application/octet-stream`, with `?eof=true`).
+         */
+        InputRequest: {
+            /**
+             * @description Text written to stdin as UTF-8 (at most 1048576 bytes).
+             * @default
+             */
+            data: string;
+            /**
+             * @description Then close stdin (on a terminal: send its end-of-file character, Ctrl-D).
+             * @default false
+             */
+            eof: boolean;
+            /**
+             * @description false: journal only the byte count, not the bytes (a password).
+             * @default true
+             */
+            record: boolean;
+        };
+        /**
          * ItemStatus
          * @description One item of a batch, as the batch's record and its `item` events show it.
          */
@@ -1086,6 +1451,43 @@ export interface components {
             executionKind: components["schemas"]["ExecutionKind"];
             status: components["schemas"]["ExecutionStatus"];
             exitCode: number | null;
+        };
+        /**
+         * Login
+         * @description A session: who it is, what it may do, its CSRF value, when it ends.
+         */
+        Login: {
+            principal: string;
+            scopes: string[];
+            /** @description Send as `X-Workbench-CSRF` with every change made with the session cookie. */
+            csrfToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * LoginLink
+         * @description A one-time login code: `/#login=CODE` opens the dashboard logged in.
+         */
+        LoginLink: {
+            code: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * LoginRequest
+         * @description `POST /v1/login`: a bearer token, or a one-time code from `POST /v1/login/links`.
+         */
+        LoginRequest: {
+            /**
+             * @description A bearer token; the session gets its principal and scopes.
+             * @default null
+             */
+            token: string | null;
+            /**
+             * @description A one-time login code (`workbench ui`), spent by this login.
+             * @default null
+             */
+            code: string | null;
         };
         /**
          * MoveRequest
@@ -1123,6 +1525,12 @@ export interface components {
             stderr: string;
             stdoutElidedBytes: number;
             stderrElidedBytes: number;
+        };
+        /** Progress */
+        Progress: {
+            progress: number | null;
+            total: number | null;
+            message: string | null;
         };
         /**
          * Readiness
@@ -1227,6 +1635,14 @@ export interface components {
             detached: boolean | null;
         };
         /**
+         * ResizeRequest
+         * @description `POST .../resize`: the terminal's new size, in character cells.
+         */
+        ResizeRequest: {
+            rows: number;
+            cols: number;
+        };
+        /**
          * Session
          * @description A session of the principal: its workspace and its live executions.
          */
@@ -1268,6 +1684,13 @@ export interface components {
          */
         StartBashRequest: {
             /**
+             * @description Start in the working directory and with the exported variables that the last finished
+             *     `persistShell` execution of the same session and principal left (captured by its shell after
+             *     the command, also when it failed; not when it was killed), and leave its own for the next.
+             * @default false
+             */
+            persistShell: boolean;
+            /**
              * @description Meant to stay up: no default deadline, and its background processes live on after the
              *     command's own process exits, until the tree is empty or it is cancelled.
              * @default false
@@ -1285,6 +1708,24 @@ export interface components {
              */
             readyTimeoutMs: number | null;
             /**
+             * @description Keep stdin open (`POST .../input` writes to it, `eof` closes it) instead of `stdin` text then
+             *     end of file.
+             * @default false
+             */
+            openStdin: boolean;
+            /**
+             * @description Run the tree on a pseudo-terminal: stdin, stdout and stderr are the terminal, its output is
+             *     the one `stdout` stream, `TERM` is `xterm-256color` unless `env` says otherwise; input is
+             *     open as with `openStdin`.
+             * @default false
+             */
+            tty: boolean;
+            /**
+             * @description The terminal's size (default 24 rows, 80 columns); needs `tty`.
+             * @default null
+             */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
@@ -1363,6 +1804,11 @@ export interface components {
              * @default return
              */
             onWaitTimeout: components["schemas"]["OnWaitTimeout"];
+            /**
+             * @description Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot.
+             * @default null
+             */
+            node: string | null;
             /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
             command: string;
         };
@@ -1372,6 +1818,24 @@ export interface components {
          */
         StartCodeRequest: {
             /**
+             * @description Keep stdin open (`POST .../input` writes to it, `eof` closes it) instead of `stdin` text then
+             *     end of file.
+             * @default false
+             */
+            openStdin: boolean;
+            /**
+             * @description Run the tree on a pseudo-terminal: stdin, stdout and stderr are the terminal, its output is
+             *     the one `stdout` stream, `TERM` is `xterm-256color` unless `env` says otherwise; input is
+             *     open as with `openStdin`.
+             * @default false
+             */
+            tty: boolean;
+            /**
+             * @description The terminal's size (default 24 rows, 80 columns); needs `tty`.
+             * @default null
+             */
+            ttySize: components["schemas"]["TtySize"] | null;
+            /**
              * @description The deadline, counted from acceptance, queueing included (default 3600000).
              * @default null
              */
@@ -1450,10 +1914,22 @@ export interface components {
              * @default return
              */
             onWaitTimeout: components["schemas"]["OnWaitTimeout"];
+            /**
+             * @description Run it on this node only (`WORKBENCH_NODE_ID`); default: whichever node has a free slot.
+             * @default null
+             */
+            node: string | null;
             /** @description A language of the image (`bash`, `sh`, `python`, `node` where installed). */
             language: string;
             /** @description The program, written to a file and run by the image's command for `language`; without NUL. */
             code: string;
+            /**
+             * @description Run `code` in this code context (`POST /v1/contexts`): its names persist between
+             *     executions. The context's language, image, session and environment apply: `cwd`, `env`,
+             *     `secretEnv`, `stdin` and `idleTimeoutMs` are refused with it.
+             * @default null
+             */
+            contextId: string | null;
         };
         /**
          * Stats
@@ -1472,6 +1948,23 @@ export interface components {
             dataDirBytes: number;
             /** @description `WORKBENCH_RETENTION` in milliseconds (None: everything is kept). */
             retentionMs: number | null;
+        };
+        /**
+         * StreamToken
+         * @description Opens one execution's stream (`?streamToken=`) for 10 minutes.
+         */
+        StreamToken: {
+            streamToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * TtySize
+         * @description A terminal's size in character cells.
+         */
+        TtySize: {
+            rows: number;
+            cols: number;
         };
         /**
          * UploadResult
@@ -1531,7 +2024,7 @@ export interface components {
          * @description what a journal event records
          * @enum {string}
          */
-        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item" | "ready";
+        EventType: "status" | "output" | "output_truncated" | "progress" | "artifact" | "signal" | "item" | "ready" | "input" | "resize";
         /**
          * @description an output stream (and the artifact that keeps it)
          * @enum {string}
@@ -1553,10 +2046,15 @@ export interface components {
          */
         OnWaitTimeout: "return" | "detach" | "cancel";
         /**
+         * @description what changed, in the changes stream
+         * @enum {string}
+         */
+        ChangeType: "created" | "status" | "progress" | "terminal";
+        /**
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "input_backlog" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
         /**
          * @description what a wait waits for: the end, or a service's readiness
          * @enum {string}
@@ -1572,6 +2070,11 @@ export interface components {
          * @enum {string}
          */
         FileEventType: "created" | "modified" | "deleted" | "overflow";
+        /**
+         * @description what a code context is doing
+         * @enum {string}
+         */
+        ContextStatus: "starting" | "ready" | "busy" | "dead";
     };
     responses: {
         /** @description `bad_request` (400): malformed JSON, a query parameter the route does not take or that does not parse, a bad header */
@@ -1700,6 +2203,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description `input_backlog` (429): the process has not read the input sent before; nothing of this one was taken */
+        input_backlog: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description `unavailable` (503): shutting down, or the store failed */
         unavailable: {
             headers: {
@@ -1795,6 +2307,92 @@ export interface operations {
             };
             400: components["responses"]["bad_request"];
             413: components["responses"]["payload_too_large"];
+        };
+    };
+    exits: {
+        parameters: {
+            query?: {
+                /** @description at most this many */
+                limit?: number;
+                /** @description long-poll for this long */
+                waitTimeoutMs?: number;
+                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
+                leaseMs?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description undelivered exits, each leased for `leaseMs` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExitList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    ackExit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the delivery id of an exit (`dl_` + 26 characters); any other is 404 */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description delivered: never handed out again */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    images: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every image, available or not */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImageList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
         };
     };
     startBash: {
@@ -1908,6 +2506,8 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             /** @description `invalid_request`: the body fails validation (`details` lists the fields); `idempotency_key_reused`: the Idempotency-Key was first used with a different body; `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
             422: {
@@ -2003,6 +2603,8 @@ export interface operations {
                 rerunOf?: string;
                 /** @description only the items of this batch */
                 batchId?: string;
+                /** @description text in the id, command, code or metadata */
+                q?: string;
                 /** @description `preview`: each record carries its `preview` (otherwise null) */
                 include?: "preview";
                 /** @description `true`: only services; `false`: only the others */
@@ -2059,92 +2661,6 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
             507: components["responses"]["storage_full"];
-        };
-    };
-    exits: {
-        parameters: {
-            query?: {
-                /** @description at most this many */
-                limit?: number;
-                /** @description long-poll for this long */
-                waitTimeoutMs?: number;
-                /** @description hide what is handed out for this long (0: a look, hiding nothing) */
-                leaseMs?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description undelivered exits, each leased for `leaseMs` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExitList"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    ackExit: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the delivery id of an exit (`dl_` + 26 characters); any other is 404 */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description delivered: never handed out again */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-            507: components["responses"]["storage_full"];
-        };
-    };
-    images: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description every image, available or not */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ImageList"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
         };
     };
     getExecutionWithKind: {
@@ -2293,6 +2809,418 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
             507: components["responses"]["storage_full"];
+        };
+    };
+    waitWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WaitRequest"];
+            };
+        };
+        responses: {
+            /** @description terminal, or the wait timed out (`waitTimedOut`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WaitResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    wait: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WaitRequest"];
+            };
+        };
+        responses: {
+            /** @description terminal, or the wait timed out (`waitTimedOut`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WaitResult"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    eventsWithKind: {
+        parameters: {
+            query?: {
+                /** @description the last sequence already seen */
+                after?: number;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description events after `after` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    events: {
+        parameters: {
+            query?: {
+                /** @description the last sequence already seen */
+                after?: number;
+                /** @description page size */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description events after `after` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    eventsStreamWithKind: {
+        parameters: {
+            query?: {
+                /** @description the last sequence already seen */
+                after?: number;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
+                /** @description instead of a token: a stream token of this execution */
+                streamToken?: string;
+            };
+            header?: {
+                /** @description the last `id:` seen; wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
+             *     then a blank line. The stream replays every event after `Last-Event-ID` (or `?after=`), follows
+             *     live, and ends after the terminal status event. Past the output budget, live followers also get
+             *     `output` events without an `id:` (display only: not journaled, not replayed) and, if they fell
+             *     behind, one `event: gap` with data `{"missedBytes": N}`. A `: keepalive` comment comes at least
+             *     every 15 seconds.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description a reconnect after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    eventsStream: {
+        parameters: {
+            query?: {
+                /** @description the last sequence already seen */
+                after?: number;
+                /** @description the session the execution must be of (another is 404) */
+                sessionId?: string;
+                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
+                types?: string;
+                /** @description instead of a token: a stream token of this execution */
+                streamToken?: string;
+            };
+            header?: {
+                /** @description the last `id:` seen; wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
+             *     then a blank line. The stream replays every event after `Last-Event-ID` (or `?after=`), follows
+             *     live, and ends after the terminal status event. Past the output budget, live followers also get
+             *     `output` events without an `id:` (display only: not journaled, not replayed) and, if they fell
+             *     behind, one `event: gap` with data `{"missedBytes": N}`. A `: keepalive` comment comes at least
+             *     every 15 seconds.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description a reconnect after the terminal event: nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    artifactsWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the artifacts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    artifacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the artifacts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    artifactWithKind: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                Range?: string;
+            };
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the whole artifact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    artifact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                Range?: string;
+            };
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the whole artifact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
+            503: components["responses"]["unavailable"];
         };
     };
     rerunWithKind: {
@@ -2511,76 +3439,6 @@ export interface operations {
             507: components["responses"]["storage_full"];
         };
     };
-    waitWithKind: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["WaitRequest"];
-            };
-        };
-        responses: {
-            /** @description terminal, or the wait timed out (`waitTimedOut`) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WaitResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    wait: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["WaitRequest"];
-            };
-        };
-        responses: {
-            /** @description terminal, or the wait timed out (`waitTimedOut`) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WaitResult"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            422: components["responses"]["invalid_request"];
-            503: components["responses"]["unavailable"];
-        };
-    };
     cancelWithKind: {
         parameters: {
             query?: never;
@@ -2665,6 +3523,162 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    sendInputWithKind: {
+        parameters: {
+            query?: {
+                /** @description raw bytes only: then close stdin (JSON bodies say `eof`) */
+                eof?: boolean;
+                /** @description raw bytes only: `false` keeps the bytes out of the journal */
+                record?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON `InputRequest`, or the raw bytes to write */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InputRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description written (or waiting for the process to read it), and journaled as `input` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            429: components["responses"]["input_backlog"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    sendInput: {
+        parameters: {
+            query?: {
+                /** @description raw bytes only: then close stdin (JSON bodies say `eof`) */
+                eof?: boolean;
+                /** @description raw bytes only: `false` keeps the bytes out of the journal */
+                record?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON `InputRequest`, or the raw bytes to write */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InputRequest"];
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description written (or waiting for the process to read it), and journaled as `input` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            429: components["responses"]["input_backlog"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    resizeWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResizeRequest"];
+            };
+        };
+        responses: {
+            /** @description resized (its foreground process group gets SIGWINCH), journaled as `resize` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    resize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResizeRequest"];
+            };
+        };
+        responses: {
+            /** @description resized (its foreground process group gets SIGWINCH), journaled as `resize` */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
             503: components["responses"]["unavailable"];
@@ -2803,334 +3817,6 @@ export interface operations {
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
             507: components["responses"]["storage_full"];
-        };
-    };
-    eventsWithKind: {
-        parameters: {
-            query?: {
-                /** @description the last sequence already seen */
-                after?: number;
-                /** @description page size */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description events after `after` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EventPage"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    events: {
-        parameters: {
-            query?: {
-                /** @description the last sequence already seen */
-                after?: number;
-                /** @description page size */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description events after `after` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EventPage"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    eventsStreamWithKind: {
-        parameters: {
-            query?: {
-                /** @description the last sequence already seen */
-                after?: number;
-                /** @description the session the execution must be of (another is 404) */
-                sessionId?: string;
-                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
-                types?: string;
-            };
-            header?: {
-                /** @description the last `id:` seen; wins over `after` */
-                "Last-Event-ID"?: string;
-            };
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /**
-             * @description Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
-             *     then a blank line. The stream replays every event after `Last-Event-ID` (or `?after=`), follows
-             *     live, and ends after the terminal status event. Past the output budget, live followers also get
-             *     `output` events without an `id:` (display only: not journaled, not replayed) and, if they fell
-             *     behind, one `event: gap` with data `{"missedBytes": N}`. A `: keepalive` comment comes at least
-             *     every 15 seconds.
-             */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description a reconnect after the terminal event: nothing more will come */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    eventsStream: {
-        parameters: {
-            query?: {
-                /** @description the last sequence already seen */
-                after?: number;
-                /** @description the session the execution must be of (another is 404) */
-                sessionId?: string;
-                /** @description event types separated by commas: only those are sent (sequences stay the journal's) */
-                types?: string;
-            };
-            header?: {
-                /** @description the last `id:` seen; wins over `after` */
-                "Last-Event-ID"?: string;
-            };
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /**
-             * @description Each event is `id: SEQUENCE`, `event: EVENT_TYPE`, `data: EVENT_JSON` (an `Event`),
-             *     then a blank line. The stream replays every event after `Last-Event-ID` (or `?after=`), follows
-             *     live, and ends after the terminal status event. Past the output budget, live followers also get
-             *     `output` events without an `id:` (display only: not journaled, not replayed) and, if they fell
-             *     behind, one `event: gap` with data `{"missedBytes": N}`. A `: keepalive` comment comes at least
-             *     every 15 seconds.
-             */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description a reconnect after the terminal event: nothing more will come */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    artifactsWithKind: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the artifacts */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ArtifactList"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    artifacts: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the artifacts */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ArtifactList"];
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    artifactWithKind: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
-                Range?: string;
-            };
-            path: {
-                /** @description the execution kind; a wrong one is 404 */
-                kind: components["schemas"]["ExecutionKind"];
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-                /** @description the artifact; any other name is 404 */
-                name: components["schemas"]["StreamName"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the whole artifact */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            /** @description the range asked for (`Content-Range`) */
-            206: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            416: components["responses"]["range_not_satisfiable"];
-            503: components["responses"]["unavailable"];
-        };
-    };
-    artifact: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
-                Range?: string;
-            };
-            path: {
-                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
-                executionId: string;
-                /** @description the artifact; any other name is 404 */
-                name: components["schemas"]["StreamName"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the whole artifact */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            /** @description the range asked for (`Content-Range`) */
-            206: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            400: components["responses"]["bad_request"];
-            401: components["responses"]["unauthorized"];
-            403: components["responses"]["forbidden"];
-            404: components["responses"]["not_found"];
-            413: components["responses"]["payload_too_large"];
-            416: components["responses"]["range_not_satisfiable"];
-            503: components["responses"]["unavailable"];
         };
     };
     listSessions: {
@@ -3600,7 +4286,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
                 };
             };
             400: components["responses"]["bad_request"];
@@ -3610,6 +4301,126 @@ export interface operations {
             409: components["responses"]["conflict"];
             413: components["responses"]["payload_too_large"];
             422: components["responses"]["invalid_request"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    listContexts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextList"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    createContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContextRequest"];
+            };
+        };
+        responses: {
+            /** @description started: `ready`, or `dead` with the `reason` it could not start */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Context"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            /** @description `invalid_request`: the body fails validation (`details` lists the fields); `unknown_image`: no image by that name; `image_unavailable`: the image cannot run on this machine; `unsupported_language`: the image has no such language */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            503: components["responses"]["unavailable"];
+            507: components["responses"]["storage_full"];
+        };
+    };
+    getContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the context id (`cx_` + 26 characters); any other, or another principal's, is 404 */
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the context */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Context"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    deleteContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the context id (`cx_` + 26 characters); any other, or another principal's, is 404 */
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description gone */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
     };
@@ -3665,6 +4476,231 @@ export interface operations {
             400: components["responses"]["bad_request"];
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    dashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the dashboard's page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            413: components["responses"]["payload_too_large"];
+        };
+    };
+    dashboardAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a file of the dashboard (`app.js`, `log.js`, `style.css`); any other is 404 */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+        };
+    };
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description logged in: `Set-Cookie: workbench_session=...; HttpOnly; SameSite=Strict` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Login"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            413: components["responses"]["payload_too_large"];
+            422: components["responses"]["invalid_request"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description logged out (the cookie is cleared) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["bad_request"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+        };
+    };
+    loginLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the code; `/#login=CODE` opens the dashboard logged in */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginLink"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    changesStream: {
+        parameters: {
+            query?: {
+                /** @description the last change id already seen */
+                after?: number;
+            };
+            header?: {
+                /** @description the last `id:` seen; wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description First `event: ready` with `id:` the cursor the stream starts from (the
+             *     latest change, or `after` / `Last-Event-ID`). Then, for each execution that changed since, once,
+             *     in the order of the changes: `id: CHANGE_ID`, `event: created|status|progress|terminal`,
+             *     `data: CHANGE_JSON` (a `Change`: the record as it is now and its latest progress). Resuming with
+             *     the last `id:` seen gives every execution that changed meanwhile. A `: keepalive` comment comes
+             *     at least every 15 seconds.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        id?: string;
+                        data?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    streamTokenWithKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution kind; a wrong one is 404 */
+                kind: components["schemas"]["ExecutionKind"];
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description use it as `?streamToken=` on this execution's stream only */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamToken"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    streamToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description use it as `?streamToken=` on this execution's stream only */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamToken"];
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            403: components["responses"]["forbidden"];
+            404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             503: components["responses"]["unavailable"];
         };
