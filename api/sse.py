@@ -96,73 +96,77 @@ async def stream(
         # Resumed after the terminal event: nothing will ever come. 204 tells an `EventSource`
         # to stop reconnecting (an empty 200 would have it reconnect every few seconds forever).
         return Response("", status=204)
-    delta_max = daemon.settings.execution_event_delta_max_bytes
-    types = options.types
-    display_wanted = types is None or "output" in types
-
-    async def events() -> AsyncIterator[bytes]:
-        # An id beyond the last event: nothing to replay; follow live from here.
-        cursor = min(after, execution.last_sequence)
-        display_open = False
-        with (
-            svc.journal.watch(execution_id) as watch,
-            daemon.executor.displays.follow(execution_id) as display,
-            daemon.pages.follow(execution_id),
-        ):
-            while not daemon.stopping.is_set():
-                seen, display_seen = watch.version, display.version
-                find_truncation = display_wanted and not display_open
-                # Streams at this cursor share one read and one encoding of the page (`fanout`).
-                page, encoded = await daemon.pages.page(
-                    execution_id,
-                    seen,
-                    (cursor, find_truncation, types),
-                    partial(
-                        svc.stream_page,
-                        execution_id,
-                        cursor,
-                        PAGE_EVENTS,
-                        PAGE_BYTES,
-                        find_truncation=find_truncation,
-                        types=types,
-                    ),
-                    _encode,
-                )
-                # Display text taken after the read: all of it was written before what the read saw.
-                shown = display_frames(display, delta_max) if display_open else ""
-                cursor = page.next_after
-                if (
-                    display_wanted
-                    and not display_open
-                    and page.truncated_at is not None
-                    and cursor >= page.truncated_at
-                ):
-                    display_open = True
-                    display_seen = -1  # what waited for the truncation event goes out next
-                if shown:  # one write still: the display's text, then the page
-                    yield shown.encode("utf-8") + encoded
-                elif encoded:
-                    yield encoded
-                if page.terminal:
-                    return
-                if page.more or (display_open and display.version != display_seen):
-                    continue
-                with trio.move_on_after(KEEPALIVE_S) as quiet:
-                    waits: list[Callable[[], Awaitable[object]]] = [
-                        partial(watch.wait_changed, seen),
-                        daemon.stopping.wait,
-                    ]
-                    if display_open:
-                        waits.append(partial(display.wait_changed, display_seen))
-                    await first_of(*waits)
-                if quiet.cancelled_caught:
-                    yield b": keepalive\n\n"
-
     response = Response(
-        events(),
+        _events(daemon, execution_id, execution.last_sequence, after, options.types),
         status=200,
         content_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
     response.timeout = None
     return response
+
+
+async def _events(
+    daemon: Daemon, execution_id: str, last_sequence: int, after: int, types: frozenset[str] | None
+) -> AsyncIterator[bytes]:
+    """The frames of one execution's stream: its journal from `after`, live, and display output
+    past the budget; keep-alive comments while nothing happens."""
+    svc = daemon.service
+    delta_max = daemon.settings.execution_event_delta_max_bytes
+    display_wanted = types is None or "output" in types
+    # An id beyond the last event: nothing to replay; follow live from here.
+    cursor = min(after, last_sequence)
+    display_open = False
+    with (
+        svc.journal.watch(execution_id) as watch,
+        daemon.executor.displays.follow(execution_id) as display,
+        daemon.pages.follow(execution_id),
+    ):
+        while not daemon.stopping.is_set():
+            seen, display_seen = watch.version, display.version
+            find_truncation = display_wanted and not display_open
+            # Streams at this cursor share one read and one encoding of the page (`fanout`).
+            page, encoded = await daemon.pages.page(
+                execution_id,
+                seen,
+                (cursor, find_truncation, types),
+                partial(
+                    svc.stream_page,
+                    execution_id,
+                    cursor,
+                    PAGE_EVENTS,
+                    PAGE_BYTES,
+                    find_truncation=find_truncation,
+                    types=types,
+                ),
+                _encode,
+            )
+            # Display text taken after the read: all of it was written before what the read saw.
+            shown = display_frames(display, delta_max) if display_open else ""
+            cursor = page.next_after
+            if (
+                display_wanted
+                and not display_open
+                and page.truncated_at is not None
+                and cursor >= page.truncated_at
+            ):
+                display_open = True
+                display_seen = -1  # what waited for the truncation event goes out next
+            if shown:  # one write still: the display's text, then the page
+                yield shown.encode("utf-8") + encoded
+            elif encoded:
+                yield encoded
+            if page.terminal:
+                return
+            if page.more or (display_open and display.version != display_seen):
+                continue
+            with trio.move_on_after(KEEPALIVE_S) as quiet:
+                waits: list[Callable[[], Awaitable[object]]] = [
+                    partial(watch.wait_changed, seen),
+                    daemon.stopping.wait,
+                ]
+                if display_open:
+                    waits.append(partial(display.wait_changed, display_seen))
+                await first_of(*waits)
+            if quiet.cancelled_caught:
+                yield b": keepalive\n\n"

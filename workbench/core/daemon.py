@@ -176,8 +176,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 outer.start_soon(storage.watch, store, settings.data_dir, settings.min_free_bytes)
                 outer.start_soon(face.watcher.run)
                 # A shim killed under the daemon is replaced at once and takes the trees back.
-                run_dir = settings.layout.run_dir
-                async with sandbox.open_supervisor(run_dir, replace_dead_shim=True) as supervisor:
+                async with sandbox.open_supervisor(settings.layout.run_dir, replace_dead_shim=True) as supervisor:
                     journal = Journal(store)
                     async with trio.open_nursery() as executions:
                         executor = Executor(
@@ -197,13 +196,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
-                        retention = Retention(settings, store)
-                        metrics = Metrics()
-                        journal.observe_commit = metrics.commit_seconds.observe
-                        executor.context.observe.spawn = metrics.spawn_seconds.observe
-                        outer.start_soon(retention.run)
-                        if settings.exit_webhook_url is not None:
-                            outer.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
+                        retention, metrics = _side_tasks(settings, store, journal, executor, exits, outer)
                         daemon = Daemon(
                             settings=settings,
                             service=service,
@@ -230,6 +223,25 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
+
+
+def _side_tasks(
+    settings: Settings,
+    store: Store,
+    journal: Journal,
+    executor: Executor,
+    exits: ExitsFeed,
+    nursery: trio.Nursery,
+) -> tuple[Retention, Metrics]:
+    """Start the retention sweep and the exit webhook; measure commits and spawns for /metrics."""
+    retention = Retention(settings, store)
+    metrics = Metrics()
+    journal.observe_commit = metrics.commit_seconds.observe
+    executor.context.observe.spawn = metrics.spawn_seconds.observe
+    nursery.start_soon(retention.run)
+    if settings.exit_webhook_url is not None:
+        nursery.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
+    return retention, metrics
 
 
 async def _join_cluster(

@@ -41,6 +41,9 @@ from workbench.core.store.rows import (
     ListFilter,
     StoreStats,
 )
+from workbench.core.store.sqlite_errors import is_full as _is_full
+from workbench.core.store.sqlite_errors import is_storage as _is_storage
+from workbench.core.store.sqlite_errors import translated as _translated
 from workbench.core.store.sqlite_schema import connect, prepare
 from workbench.core.store.watch import Watches
 from workbench.wire.errors import StorageFull, Unavailable
@@ -54,11 +57,6 @@ T = TypeVar("T")
 #: Most jobs one transaction takes; keeps a commit's latency bounded under a flood.
 _MAX_BATCH = 512
 _READERS = 3
-#: SQLite's primary result codes for a full disk and an I/O error (the low byte of extended ones).
-_SQLITE_FULL = 13
-_SQLITE_IOERR = 10
-#: An I/O error on a disk with less room than this is taken for a full disk.
-_NEARLY_FULL = 1024 * 1024
 
 
 @dataclass(eq=False)
@@ -487,22 +485,3 @@ def _abandon(conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
         log.error("store: rollback failed (%s); reconnecting", exc)
         conn.close()
         return None
-
-
-def _is_storage(exc: sqlite3.Error) -> bool:
-    """An error of the disk under the store, not of one job's statement."""
-    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_FULL, _SQLITE_IOERR)
-
-
-def _is_full(exc: sqlite3.Error, path: Path) -> bool:
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    # SQLite says FULL for ENOSPC on most writes, but a failed write of its shared-memory file
-    # or a failed sync is an I/O error: a disk with next to no room left is the likely cause.
-    return code == _SQLITE_FULL or (code == _SQLITE_IOERR and free_bytes(path.parent) < _NEARLY_FULL)
-
-
-def _translated(exc: Exception) -> Exception:
-    """What a job's error becomes outside the store: SQLite's own errors become Workbench errors."""
-    if isinstance(exc, sqlite3.Error):
-        return Unavailable(f"the store failed: {exc}")
-    return exc
