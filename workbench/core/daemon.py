@@ -162,9 +162,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
         with _full_disk_stops_the_start(settings.data_dir):
             store = await _prepared_store(settings)
-        caps = await trio.to_thread.run_sync(sandbox.detect)
-        containment = choose_containment(settings.containment, caps)
-        log.info("containment: %s (%s)", containment.value, caps.describe())
+        caps, containment = await _containment(settings)
         store.start()
         inotify = Inotify()
         face = workspace_face(settings)
@@ -176,7 +174,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 outer.start_soon(storage.watch, store, settings.data_dir, settings.min_free_bytes)
                 outer.start_soon(face.watcher.run)
                 # A shim killed under the daemon is replaced at once and takes the trees back.
-                async with sandbox.open_supervisor(settings.layout.run_dir, replace_dead_shim=True) as supervisor:
+                async with sandbox.open_supervisor(
+                    settings.layout.run_dir, replace_dead_shim=True
+                ) as supervisor:
                     journal = Journal(store)
                     async with trio.open_nursery() as executions:
                         executor = Executor(
@@ -223,6 +223,14 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             face.watcher.close()
             with trio.CancelScope(shield=True):
                 await store.aclose()
+
+
+async def _containment(settings: Settings) -> tuple[sandbox.Capabilities, sandbox.Containment]:
+    """What this machine allows, and the containment the settings choose from it (logged)."""
+    caps = await trio.to_thread.run_sync(sandbox.detect)
+    containment = choose_containment(settings.containment, caps)
+    log.info("containment: %s (%s)", containment.value, caps.describe())
+    return caps, containment
 
 
 def _side_tasks(
