@@ -127,40 +127,30 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
         return await _service(client, args)
     if args.readiness is not None or args.ready_timeout_seconds is not None:
         raise ValueError("readiness and readyTimeoutSeconds need service: true")
-    execution = await client.run_bash(
-        args.command,
-        background=args.background,
-        wait_timeout=None if args.background else args.wait_seconds,
-        timeout=args.timeout_seconds,
-        cwd=args.cwd,
-        session_id=args.session_id,
-        image=args.image,
-        open_stdin=args.open_stdin,
-        preview_format="plain",
-        # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
-        detached=args.background,
-        on_wait_timeout="return" if args.background else "detach",
-    )
+    execution = await client.run_bash(args.command, **_run_options(args))
     return outcome(execution, None if args.background else args.wait_seconds)
 
 
 async def code(client: AsyncClient, args: CodeArguments) -> Answer:
-    execution = await client.run_code(
-        args.language,
-        args.code,
-        background=args.background,
-        wait_timeout=None if args.background else args.wait_seconds,
-        timeout=args.timeout_seconds,
-        cwd=args.cwd,
-        session_id=args.session_id,
-        image=args.image,
-        open_stdin=args.open_stdin,
-        preview_format="plain",
-        # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
-        detached=args.background,
-        on_wait_timeout="return" if args.background else "detach",
-    )
+    execution = await client.run_code(args.language, args.code, **_run_options(args))
     return outcome(execution, None if args.background else args.wait_seconds)
+
+
+def _run_options(args: BashArguments | CodeArguments) -> dict[str, Any]:
+    """The start options the bash and code tools share."""
+    return {
+        "background": args.background,
+        "wait_timeout": None if args.background else args.wait_seconds,
+        "timeout": args.timeout_seconds,
+        "cwd": args.cwd,
+        "session_id": args.session_id,
+        "image": args.image,
+        "open_stdin": args.open_stdin,
+        "preview_format": "plain",
+        # A run that outlives the wait is handed over: its outcome reaches the exits tool later.
+        "detached": args.background,
+        "on_wait_timeout": "return" if args.background else "detach",
+    }
 
 
 async def send_input(client: AsyncClient, args: InputArguments) -> Answer:
