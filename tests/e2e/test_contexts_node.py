@@ -50,7 +50,8 @@ async def start_in(wb: DaemonHandle, context_id: str, code: str) -> str:
 @needs_node
 async def test_names_persist_and_the_completion_value_is_the_result(wb: DaemonHandle) -> None:
     cx = await new_node_context(wb)
-    first = await run_in(wb, cx, "let x = 20\nconst y = 2\nfunction f(n) { return n * y }\nconsole.log('set', x)")
+    code = "let x = 20\nconst y = 2\nfunction f(n) { return n * y }\nconsole.log('set', x)"
+    first = await run_in(wb, cx, code)
     assert first["status"] == "completed" and first["exitCode"] == 0, first
     assert first["result"] is None  # a declaration's completion value is undefined: no result
     assert await streams(wb, first["executionId"]) == {"stdout": "set 20\n", "stderr": ""}
@@ -131,7 +132,7 @@ async def test_a_cell_that_does_not_stop_kills_its_context(wb: DaemonHandle) -> 
 
 async def test_node_where_the_image_has_none_is_unsupported(make_daemon: Any, tmp_path: Path) -> None:
     """A context for a language its image cannot run: `422 unsupported_language`, nothing made."""
-    root = Path(__file__).resolve().parents[2] / "images"
+    root = Path(__file__).parents[2] / "images"
     images = tmp_path / "images"
     images.mkdir()
     host = (root / "host.toml").read_text()

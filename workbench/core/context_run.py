@@ -4,8 +4,9 @@ Like `runner.Run` for a tree of its own, exactly one task moves the execution, a
 through `finish` under a cancel shield. It waits for its context's turn (one execution of a
 context at a time, in order), hands the driver the code with the execution's own stdout and
 stderr spool files as the cell's fds 1 and 2 (python; node's driver opens them by path) so that
-output, budget, artifacts and resume are those of any execution, and waits for the driver's reply. A cancel or a deadline interrupts
-the cell (KeyboardInterrupt); one that does not stop in 2 s has its context killed.
+output, budget, artifacts and resume are those of any execution, and waits for the driver's
+reply. A cancel or a deadline interrupts the cell (KeyboardInterrupt); one that does not stop in
+2 s has its context killed.
 """
 
 from __future__ import annotations

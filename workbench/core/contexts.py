@@ -3,11 +3,12 @@ the executions run in them (`docs/api.md`, "Code contexts").
 
 A context is a tree started through the sandbox supervisor like any execution's (same image,
 containment, limits, workspace and principal), named by its id, whose interpreter runs our
-driver (`ctxdriver.py` for python, `ctxdriver.js` for node, copied into `<data>/contexts/<id>/`). The driver listens on a Unix socket
-in that directory; the daemon connects to it, and again after a restart, since the shim holds
-the tree through a daemon crash. What a context is (who owns it, its image, its counts) is kept
-in `context.json` beside it. Its executions are ordinary rows with `context_id`; each gets a
-supervisor task (`context_run.ContextRun`), and a context runs one at a time, in order.
+driver (`ctxdriver.py` for python, `ctxdriver.js` for node, copied into
+`<data>/contexts/<id>/`). The driver listens on a Unix socket in that directory; the daemon
+connects to it, and again after a restart, since the shim holds the tree through a daemon crash.
+What a context is (who owns it, its image, its counts) is kept in `context.json` beside it. Its
+executions are ordinary rows with `context_id`; each gets a supervisor task
+(`context_run.ContextRun`), and a context runs one at a time, in order.
 """
 
 from __future__ import annotations
