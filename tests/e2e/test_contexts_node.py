@@ -145,3 +145,25 @@ async def test_node_where_the_image_has_none_is_unsupported(make_daemon: Any, tm
     assert response.json()["error"]["code"] == "unsupported_language"
     assert (await wb.client.get("/v1/contexts")).json() == {"contexts": []}
     assert not (wb.data_dir / "contexts").exists() or not list((wb.data_dir / "contexts").iterdir())
+
+
+@needs_node
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_a_node_context_in_the_sandbox_image(wb: DaemonHandle) -> None:
+    """The `sandbox` image has the host's node (its root is bound read-only): the interpreter
+    runs in bubblewrap, its output by hard link through the channel directory works there."""
+    images = (await wb.client.get("/v1/images")).json()["images"]
+    sandbox = next(i for i in images if i["name"] == "sandbox")
+    if not sandbox["available"]:
+        pytest.skip(f"the sandbox image is unavailable here: {sandbox.get('unavailableReason')}")
+    assert "node" in sandbox["languages"], sandbox
+    cx = await new_node_context(wb, image="sandbox")
+    listing = f"require('fs').readdirSync({str(wb.data_dir)!r})"
+    code = f"var seen = {listing}\nconsole.log('in', process.pid)"
+    record = await run_in(wb, cx, code)
+    assert record["status"] == "completed" and record["image"] == "sandbox", record
+    out = (await streams(wb, record["executionId"]))["stdout"]
+    assert out.startswith("in ") and int(out.split()[1]) < 100, out
+    # Only the mount points of what is bound back in (the workspace, the context's channel).
+    check = "seen.every((name) => ['workspaces', 'contexts'].includes(name))"
+    assert (await run_in(wb, cx, check))["result"] == {"text/plain": "true"}
