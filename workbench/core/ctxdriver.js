@@ -180,6 +180,8 @@ class Driver {
     });
     // The REPL gives its context a console of its own, on its output: the cell's is the process's.
     this.server.context.console = console;
+    // Its first use warns that it is experimental: into the context's log now, not into a cell.
+    if (LOADER) compile("import('node:path')", '<start>').runInContext(vm.createContext({}));
     // An error thrown by a cell reaches the REPL's domain, not the evaluator's callback.
     this.server._domain.removeAllListeners('error');
     this.server._domain.on('error', (err) => this.thrown(err));
@@ -287,16 +289,20 @@ class Driver {
   }
 }
 
+// `import()` in a cell loads as the main context does, where this node can (20.8 and later).
+const LOADER = vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+
 function compile(code, filename) {
+  const options = LOADER ? { filename, importModuleDynamically: LOADER } : { filename };
   // As the REPL does: a cell that starts with `{` is first taken as an object literal.
   if (/^\s*\{/.test(code) && !/;\s*$/.test(code)) {
     try {
-      return new vm.Script(`(${code}\n)`, { filename });
+      return new vm.Script(`(${code}\n)`, options);
     } catch {
       // a block after all
     }
   }
-  return new vm.Script(code, { filename });
+  return new vm.Script(code, options);
 }
 
 function say(err) {
