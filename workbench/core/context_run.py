@@ -11,6 +11,7 @@ reply. A cancel or a deadline interrupts the cell (KeyboardInterrupt); one that 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -189,8 +190,7 @@ class ContextRun:
         fds.clear()
 
     def _spool_links(self, context: Context) -> dict[str, str]:
-        # As the interpreter sees it: a sandboxed one has the channel bound at its real path.
-        chan = os.path.realpath(context.socket.parent)
+        chan = _real_path(str(context.socket.parent))
         return {name: os.path.join(chan, f"{self.live.id}.{name}") for name in ("stdout", "stderr")}
 
     def _unlink_spools(self, context: Context) -> None:
@@ -313,6 +313,13 @@ class ContextRun:
             progress_offset=row.progress_offset,
             on_display=partial(self.ex.displays.publish, self.live.id),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _real_path(path: str) -> str:
+    """A context's channel directory as its interpreter sees it (a sandboxed one has it bound at
+    its real path); it does not move in the context's life."""
+    return os.path.realpath(path)
 
 
 async def _first(*waits: Any) -> None:
