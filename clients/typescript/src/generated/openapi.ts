@@ -1110,7 +1110,7 @@ export interface components {
          * @description `POST /v1/contexts`.
          */
         ContextRequest: {
-            /** @description The interpreter: `python`. */
+            /** @description The interpreter: `python`, or `node` where the image has it. */
             language: string;
             /**
              * @description The image it runs in, contained and limited like any execution of that image.
