@@ -262,7 +262,7 @@ def _streams_and_artifacts() -> list[Op]:
             "/artifacts/{name}",
             "artifact",
             "Download an artifact (honours Range)",
-            errors=(*PER_EXECUTION, "range_not_satisfiable"),
+            errors=(*PER_EXECUTION, "range_not_satisfiable", "node_unavailable"),
             headers=(("Range", {"type": "string"}, "one range: `bytes=a-b`, `bytes=a-` or `bytes=-n`"),),
             raw={
                 200: ("application/octet-stream", "the whole artifact"),
