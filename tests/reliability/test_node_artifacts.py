@@ -15,18 +15,26 @@ from tests import pg
 from tests.conftest import TOKEN
 from tests.reliability.conftest import DaemonProcess
 from tests.reliability.test_nodes import Factory
+from tests.tls import Certs, make_certs
 
 NODE_TOKEN = "node-secret-0123456789abcdef"
 
 
 def cluster(
-    daemon_process: Factory, server: pg.PostgresServer, tmp_path: Path, tokens: dict[str, str | None]
+    daemon_process: Factory,
+    server: pg.PostgresServer,
+    tmp_path: Path,
+    tokens: dict[str, str | None],
+    certs: Certs | None = None,
 ) -> dict[str, DaemonProcess]:
-    """One node per name of `tokens`, each with its `WORKBENCH_NODE_TOKEN` (None: none)."""
+    """One node per name of `tokens`, each with its `WORKBENCH_NODE_TOKEN` (None: none); HTTPS
+    with `certs`."""
     url = server.url_for(tmp_path / "cluster")
     made = {}
     for name, token in tokens.items():
         node = daemon_process(tmp_path / f"node-{name}", WORKBENCH_STORE_URL=url, WORKBENCH_NODE_ID=name)
+        if certs is not None:
+            node.use_tls(certs.cert, certs.key, certs.ca)
         node.env["WORKBENCH_NODE_URL"] = node.url
         if token is not None:
             node.env["WORKBENCH_NODE_TOKEN"] = token
@@ -118,3 +126,18 @@ def test_an_artifact_of_node_a_is_read_through_the_others(
     status, code, message = error_of(b.client.get(path))
     assert (status, code) == (503, "node_unavailable") and "'a'" in message, message
     assert b.client.get(f"/v1/executions/{eid}").json()["nodeId"] == "a", "the record still reads"
+
+
+@pytest.mark.timeout(120)
+def test_nodes_fetch_artifacts_over_https_verified_against_their_ca(
+    daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
+) -> None:
+    """With TLS, the node URLs are https:// and a node verifies the other against WORKBENCH_TLS_CA."""
+    certs = make_certs(tmp_path / "certs")
+    n = cluster(daemon_process, postgres_server, tmp_path, {"a": NODE_TOKEN, "b": NODE_TOKEN}, certs)
+    record = n["a"].start_bash("printf 'secret\\377'", node="a")
+    assert n["b"].wait(record["executionId"])["nodeId"] == "a"
+    path = f"/v1/executions/{record['executionId']}/artifacts/stdout"
+    assert n["b"].client.get(path).content == b"secret\xff"
+    ranged = n["b"].client.get(path, headers={"Range": "bytes=2-3"})
+    assert ranged.status_code == 206 and ranged.content == b"cr"
