@@ -31,7 +31,7 @@ def test_the_deploy_files_are_there() -> None:
 
 def test_every_yaml_file_parses() -> None:
     yaml = pytest.importorskip("yaml")  # PyYAML, when installed (the dev extra brings it)
-    kinds = set()
+    kinds: set[object] = set()
     for path in deploy_files(".yaml", ".yml"):
         documents = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
         assert documents, f"{path} holds no YAML document"
