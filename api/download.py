@@ -77,7 +77,8 @@ async def file_response(path: os.PathLike[str] | str, size: int, content_type: s
 
 async def remote_response(calls: NodeCalls, node: str, execution_id: str, name: str) -> Response:
     """An artifact on another node's disk, streamed from that node with the request's `Range`."""
-    remote = await calls.fetch_artifact(node, execution_id, name, request.headers.get("Range"))
+    method = "HEAD" if request.method == "HEAD" else "GET"
+    remote = await calls.fetch_artifact(node, execution_id, name, request.headers.get("Range"), method=method)
     content_type = remote.headers.pop("content-type", None)
     response = Response(remote.body, status=remote.status, headers=remote.headers, content_type=content_type)
     response.timeout = None

@@ -81,6 +81,8 @@ def test_an_artifact_of_node_a_is_read_through_the_others(
     assert whole.status_code == 200 and whole.content == local.content
     for header in ("content-type", "content-length", "accept-ranges", "content-disposition"):
         assert whole.headers[header] == local.headers[header], header
+    head = b.client.head(path)
+    assert head.status_code == 200 and head.headers["content-length"] == local.headers["content-length"]
 
     for asked in ("bytes=10-19", "bytes=-7", "bytes=1000000-"):
         mine, theirs = (

@@ -67,8 +67,11 @@ class NodeCalls:
         self.store = store
         self._tls = node_tls_context(settings)
 
-    async def fetch_artifact(self, node: str, execution_id: str, name: str, range_: str | None) -> RemoteFile:
-        """Open the artifact `name` of `execution_id` on `node`; NodeUnavailable when it cannot be."""
+    async def fetch_artifact(
+        self, node: str, execution_id: str, name: str, range_: str | None, *, method: str = "GET"
+    ) -> RemoteFile:
+        """Open the artifact `name` of `execution_id` on `node` (`HEAD`: its headers only);
+        NodeUnavailable when it cannot be."""
         token = self.settings.node_token
         if token is None:
             raise NodeUnavailable(
@@ -95,7 +98,7 @@ class NodeCalls:
         client = httpx.AsyncClient(verify=self._tls, timeout=httpx.Timeout(READ_S, connect=CONNECT_S))
         try:
             response = await client.send(
-                client.build_request("GET", url.rstrip("/") + path, headers=headers), stream=True
+                client.build_request(method, url.rstrip("/") + path, headers=headers), stream=True
             )
         except httpx.HTTPError as exc:
             await client.aclose()
