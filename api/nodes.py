@@ -49,8 +49,8 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
 
     @app.get("/v1/nodes/<node_id>/artifacts/<execution_id>/<name>")
     async def node_artifact(node_id: str, execution_id: str, name: str) -> Response:
+        check_query()  # first, as on every route
         check_node_credential(settings.node_token, request.headers.get("Authorization"))
-        check_query()
         if node_id != settings.node_id:
             raise NotFound(f"this is node {settings.node_id!r}, not {node_id[:63]!r}")
         path, size, content_type = await daemon.service.node_artifact_file(execution_id, name)

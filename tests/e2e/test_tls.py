@@ -35,11 +35,17 @@ async def tls_daemon(make_daemon: Any, certs: Certs, **overrides: Any) -> Daemon
     return handle
 
 
-async def test_the_client_the_cli_healthz_and_sse_over_https(make_daemon: Any, certs: Certs) -> None:
-    wb = await tls_daemon(make_daemon, certs)
+async def test_the_client_the_cli_healthz_and_sse_over_https(
+    make_daemon: Any, certs: Certs, tmp_path: Path
+) -> None:
+    sock = tmp_path / "wb.sock"
+    wb = await tls_daemon(make_daemon, certs, unix_socket=sock)
     assert wb.url.startswith("https://127.0.0.1:")
     health = await wb.client.get("/healthz")
     assert health.status_code == 200 and health.json()["status"] == "ok"
+    # The Unix socket (0600, this user only) stays plain HTTP.
+    async with AsyncClient(f"unix://{sock}", TOKEN) as local:
+        assert (await local.health()).status == "ok"
 
     async with AsyncClient(wb.url, TOKEN, ca_file=str(certs.ca)) as client:
         done = await client.run_bash("echo over-tls")

@@ -35,7 +35,11 @@ class Base:
     def _verify(self) -> Any:
         """What httpx verifies an `https://` daemon with: `ca_file`/`$WORKBENCH_TLS_CA`, else the
         system's store."""
-        return self._target.ssl_context() if self._target.tls and self._target.ca_file else True
+        if self._target.tls and self._target.ca_file:
+            import ssl
+
+            return ssl.create_default_context(cafile=self._target.ca_file)
+        return True
 
     @property
     def url(self) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 UNIX_SCHEME = "unix://"
@@ -51,12 +50,6 @@ class Target:
     @property
     def tls(self) -> bool:
         return self.base_url.startswith("https://")
-
-    def ssl_context(self) -> Any:
-        """The `ssl.SSLContext` that verifies an `https://` daemon (imported only when needed)."""
-        import ssl
-
-        return ssl.create_default_context(cafile=self.ca_file)
 
     def __repr__(self) -> str:
         return f"Target({self.display_url!r}, token from {self.token_source})"
