@@ -19,11 +19,16 @@ CLIENT_VARIABLES = {
     "WORKBENCH_URL": "where the daemon is: http://HOST:PORT or unix:///path.sock",
     "WORKBENCH_TOKEN": "the bearer token",
     "WORKBENCH_DATA_DIR": "the data dir, whose file `token` the CLI reads",
+    "WORKBENCH_TLS_CA": "a PEM CA certificate an https:// daemon is verified against (the system's)",
 }
 #: The daemon's settings (`workbench serve --help`); tests/cli checks them against the daemon's.
 DAEMON_VARIABLES = {
     "WORKBENCH_DATA_DIR": "the store, executions' files, workspaces, token (~/.local/share/workbench)",
-    "WORKBENCH_BIND": "HOST:PORT to listen on (127.0.0.1:8787)",
+    "WORKBENCH_BIND": "HOST:PORT to listen on (127.0.0.1:8787); beyond loopback: TLS or --allow-remote",
+    "WORKBENCH_ALLOW_REMOTE": "1: as --allow-remote, plain HTTP on a non-loopback bind (0)",
+    "WORKBENCH_TLS_CERT": "a PEM certificate chain: serve HTTPS (with WORKBENCH_TLS_KEY)",
+    "WORKBENCH_TLS_KEY": "the PEM private key of WORKBENCH_TLS_CERT",
+    "WORKBENCH_TLS_CA": "a PEM CA certificate other nodes' https:// URLs are verified against",
     "WORKBENCH_TOKEN": "the admin token (default: generated into <data dir>/token)",
     "WORKBENCH_TOKENS_FILE": "a TOML file of more tokens, with principals and scopes",
     "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": "output journaled as events per execution (5242880)",
@@ -45,6 +50,7 @@ DAEMON_VARIABLES = {
     "WORKBENCH_STORE_URL": "postgresql://... : a store many daemons share (default: SQLite in the data dir)",
     "WORKBENCH_NODE_ID": "this daemon's name among the nodes of a shared store (the host name)",
     "WORKBENCH_NODE_URL": "how other nodes reach this one (http(s)://...)",
+    "WORKBENCH_NODE_TOKEN": "the secret the nodes share to fetch each other's artifacts (none)",
     "WORKBENCH_NODE_LEASE_MS": "a node silent this long is lost: its runs end node_lost (15000)",
     "WORKBENCH_RETENTION": "delete ended executions older than this, e.g. 7d (keep everything)",
     "WORKBENCH_METRICS_OPEN": "1: GET /metrics without a token from loopback (0)",

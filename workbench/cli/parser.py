@@ -110,7 +110,8 @@ def _add_serve(sub: Any) -> None:
     serve.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow binding a non-loopback address (anyone who reaches it with a token runs commands)",
+        help="allow binding a non-loopback address without TLS (anyone who reaches it with a token "
+        "runs commands); with WORKBENCH_TLS_CERT/WORKBENCH_TLS_KEY it is not needed",
     )
     serve.set_defaults(module=None)
 
