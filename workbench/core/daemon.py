@@ -194,6 +194,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         face.workspaces.live = lambda: [live.row for live in executor.live.values()]
                         node = await _join_cluster(settings, store, service, executor, supervisor)
                         await recover(executor, store, supervisor, node_id=node)
+                        executions.start_soon(executor.warm.run)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
                         retention, metrics = _side_tasks(settings, store, journal, executor, exits, outer)
@@ -295,6 +296,7 @@ async def _prepared_store(settings: Settings) -> Store:
 async def _stop_executions(
     settings: Settings, executor: Executor, supervisor: sandbox.Supervisor, executions: trio.Nursery
 ) -> None:
+    await executor.warm.close()
     if settings.shutdown_mode is ShutdownMode.KILL:
         await executor.kill_all("daemon shutdown")
         await executor.contexts.kill_all("the daemon shut down (WORKBENCH_SHUTDOWN_MODE=kill)")
