@@ -14,33 +14,44 @@ import trio
 
 from tests import ceilings
 from tests.conftest import DaemonHandle
+from tests.e2e.test_metrics import samples
 
 #: What the process sees of itself; the two per-execution variables and its own ids are masked.
 PROBE = r"""
 import json, os, resource, signal, sys
-own = {os.environ["WORKBENCH_EXECUTION_ID"], os.environ["WORKBENCH_PROGRESS"]}
+ID = os.environ["WORKBENCH_EXECUTION_ID"]
+own = {ID, os.environ["WORKBENCH_PROGRESS"]}
 env = {k: v for k, v in os.environ.items() if v not in own}
 cgroups = []
 for line in open("/proc/self/cgroup").read().splitlines():
     number, controllers, path = line.split(":", 2)
     parent, leaf = os.path.split(path)
-    cgroups.append([number, controllers, parent, leaf == os.environ["WORKBENCH_EXECUTION_ID"] or leaf.startswith("warm-")])
-namespaces = {n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{os.getppid()}/ns/{n}")
-              for n in sorted(os.listdir("/proc/self/ns"))}
-limits = {n: resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")}
-dispositions = {int(s): str(signal.getsignal(s)) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)}
-stdio = [(repr(s), s.seekable(), s.line_buffering, s.errors, type(s.buffer).__name__) for s in (sys.stdin, sys.stdout, sys.stderr)]
-umask = os.umask(0); os.umask(umask)
+    cgroups.append([number, controllers, parent, leaf == ID or leaf.startswith("warm-")])
+namespaces = {
+    n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{os.getppid()}/ns/{n}")
+    for n in sorted(os.listdir("/proc/self/ns"))
+}
+limits = {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")}
+signals = {
+    int(s): str(signal.getsignal(s))
+    for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
+}
+stdio = [
+    (repr(s), s.seekable(), s.line_buffering, s.errors, type(s.buffer).__name__)
+    for s in (sys.stdin, sys.stdout, sys.stderr)
+]
+umask = os.umask(0)
+os.umask(umask)
+ids = [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]
 print(json.dumps({
-    "env": env, "envOrder": list(os.environ), "cwd": os.getcwd(), "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()],
+    "env": env, "envOrder": list(os.environ), "cwd": os.getcwd(), "ids": ids,
     "session": [os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid()], "pid1": os.getpid() == 1,
-    "cgroups": cgroups, "namespaces": namespaces, "limits": limits, "signals": dispositions, "umask": umask,
-    "argv": [a.replace(os.environ["WORKBENCH_EXECUTION_ID"], "ID") for a in sys.argv],
-    "path": [p.replace(os.environ["WORKBENCH_EXECUTION_ID"], "ID") for p in sys.path],
-    "flags": list(sys.flags), "modules": sorted(sys.modules), "main": sorted(globals()),
-    "file": __file__.replace(os.environ["WORKBENCH_EXECUTION_ID"], "ID"), "stdio": stdio,
-    "fds": sorted(os.listdir("/proc/self/fd")), "stdin": sys.stdin.read(),
-    "hashSeedRandom": sys.flags.hash_randomization,
+    "cgroups": cgroups, "namespaces": namespaces, "limits": limits, "signals": signals,
+    "umask": umask, "argv": [a.replace(ID, "ID") for a in sys.argv],
+    "path": [p.replace(ID, "ID") for p in sys.path], "flags": list(sys.flags),
+    "modules": sorted(sys.modules), "main": sorted(globals()), "file": __file__.replace(ID, "ID"),
+    "stdio": stdio, "fds": sorted(os.listdir("/proc/self/fd")), "stdin": sys.stdin.read(),
+    "importers": [k.replace(ID, "ID") for k in sys.path_importer_cache],
 }, sort_keys=True))
 """
 
@@ -119,9 +130,8 @@ async def test_output_exit_codes_and_exceptions_are_a_cold_starts(make_daemon: A
     ]
     for code in cases:
         cold, warm = await cold_and_warm(wb, code)
-        fields = ("status", "exitCode", "signal", "error", "stdout", "stderr")
-        same = {f: cold.get(f) for f in fields}, {f: warm.get(f) for f in fields}
-        masked = [json.dumps(r).replace(rec["executionId"], "ID") for r, rec in zip(same, (cold, warm), strict=True)]
+        keys = ("status", "exitCode", "signal", "error", "stdout", "stderr")
+        masked = [json.dumps({k: r.get(k) for k in keys}).replace(r["executionId"], "ID") for r in (cold, warm)]
         assert masked[0] == masked[1], code
 
 
@@ -158,9 +168,8 @@ async def test_cancel_and_deadline_kill_a_warm_runs_whole_tree(make_daemon: Any)
         await pool_ready(wb)
         warm_before = pool.starts["warm"]
         extra = {"timeoutMs": 1500} if how == "deadline" else {}
-        response = await wb.client.post(
-            "/v1/executions/workbench_code", json={"language": "python", "code": TREE, "background": True, **extra}
-        )
+        body = {"language": "python", "code": TREE, "background": True, **extra}
+        response = await wb.client.post("/v1/executions/workbench_code", json=body)
         assert response.status_code == 202, response.text
         eid = response.json()["executionId"]
         pids = await _tree_pids(wb, eid)
@@ -196,6 +205,9 @@ async def test_each_interpreter_is_used_once_and_an_empty_pool_starts_cold(make_
     pid = wb.daemon.executor.supervisor.known()[name].info.pid
     assert pid not in pids and _alive(pid)
     assert pool.size == 1 and sum(len(n) for n in pool.idle.values()) == 1
+    got = samples((await wb.client.get("/metrics")).text)
+    assert got[("workbench_warm_starts_total", (("start", "warm"),))] == 1
+    assert got[("workbench_warm_starts_total", (("start", "cold"),))] == 2
 
 
 async def test_the_pool_is_off_with_zero_and_for_other_starts(make_daemon: Any) -> None:
@@ -224,13 +236,13 @@ async def test_stopping_the_daemon_kills_the_pool(make_daemon: Any) -> None:
     await run_code(wb, "pass")
     pool = wb.daemon.executor.warm
     with ceilings.within(20, "the pool to fill"):
-        while sum(len(n) for n in pool.idle.values()) < 2:
+        while sum(len(n) for n in pool.idle.values()) < 2:  # noqa: ASYNC110  # the pool has no event
             await trio.sleep(0.01)
     known = wb.daemon.executor.supervisor.known()
     pids = [known[name].info.pid for names in pool.idle.values() for name in names]
     assert all(_alive(p) for p in pids)
     wb.shutdown.set()
     with ceilings.within(20, "the pool's interpreters to die with the daemon"):
-        while any(_alive(p) for p in pids):
+        while any(_alive(p) for p in pids):  # noqa: ASYNC110  # processes, not tasks
             await trio.sleep(0.02)
     assert not any(os.scandir(wb.data_dir / "warm"))

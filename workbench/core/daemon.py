@@ -247,6 +247,7 @@ def _side_tasks(
     metrics = Metrics()
     journal.observe_commit = metrics.commit_seconds.observe
     executor.context.observe.spawn = metrics.spawn_seconds.observe
+    metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
     if settings.exit_webhook_url is not None:
         nursery.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
