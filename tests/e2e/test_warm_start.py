@@ -131,7 +131,7 @@ async def test_output_exit_codes_and_exceptions_are_a_cold_starts(make_daemon: A
     for code in cases:
         cold, warm = await cold_and_warm(wb, code)
         keys = ("status", "exitCode", "signal", "error", "stdout", "stderr")
-        masked = [json.dumps({k: r.get(k) for k in keys}).replace(r["executionId"], "X") for r in (cold, warm)]
+        masked = [json.dumps({k: r.get(k) for k in keys}).replace(r["executionId"], "") for r in (cold, warm)]
         assert masked[0] == masked[1], code
 
 
