@@ -246,3 +246,14 @@ async def test_stopping_the_daemon_kills_the_pool(make_daemon: Any) -> None:
         while any(_alive(p) for p in pids):  # noqa: ASYNC110  # processes, not tasks
             await trio.sleep(0.02)
     assert not any(os.scandir(wb.data_dir / "warm"))
+
+
+async def test_an_interpreter_that_writes_while_starting_is_not_used(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    pool = wb.daemon.executor.warm
+    env = {"PYTHONWARNINGS": "bogus"}  # start-up writes a warning to stderr
+    for _ in range(3):
+        record = await run_code(wb, "print(1)", env=env)
+        assert record["stdout"] == "1\n" and "Invalid -W option ignored" in record["stderr"], record
+        await pool_ready(wb)
+    assert pool.starts == {"warm": 0, "cold": 3}

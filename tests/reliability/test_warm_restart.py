@@ -66,8 +66,21 @@ def test_a_killed_daemons_pool_dies_and_the_next_daemon_warms_again(daemon_proce
     assert record["status"] == "completed"
     new = waiting_interpreters(daemon.data_dir, 2)
     assert not set(new) & set(pids)
-    second = run_python(daemon, "import os; print(os.getpid())")
-    assert second["status"] == "completed" and second["exitCode"] == 0
+    # A warm run (named like any execution once claimed) is adopted after a SIGKILL like a cold one.
+    code = "import time; time.sleep(1.5); print('done')"
+    body = {"language": "python", "code": code, "background": True}
+    response = daemon.client.post("/v1/executions/workbench_code", json=body)
+    assert response.status_code == 202, response.text
+    eid = response.json()["executionId"]
+    deadline = time.monotonic() + 20
+    while daemon.get(eid)["status"] != "running" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    metrics = daemon.client.get("/metrics").text
+    assert 'workbench_warm_starts_total{start="warm"} 1.0' in metrics, metrics
+    daemon.kill9()
+    daemon.start()
+    record = daemon.wait(eid)
+    assert record["status"] == "completed" and daemon.output(eid) == "done\n", record
 
 
 def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any) -> None:

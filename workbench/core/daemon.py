@@ -194,7 +194,6 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         face.workspaces.live = lambda: [live.row for live in executor.live.values()]
                         node = await _join_cluster(settings, store, service, executor, supervisor)
                         await recover(executor, store, supervisor, node_id=node)
-                        executions.start_soon(executor.warm.run)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
                         retention, metrics = _side_tasks(settings, store, journal, executor, exits, outer)
@@ -242,13 +241,15 @@ def _side_tasks(
     exits: ExitsFeed,
     nursery: trio.Nursery,
 ) -> tuple[Retention, Metrics]:
-    """Start the retention sweep and the exit webhook; measure commits and spawns for /metrics."""
+    """Start the retention sweep, the exit webhook and the warm pool's refill (after recovery, which
+    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics."""
     retention = Retention(settings, store)
     metrics = Metrics()
     journal.observe_commit = metrics.commit_seconds.observe
     executor.context.observe.spawn = metrics.spawn_seconds.observe
     metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
+    nursery.start_soon(executor.warm.run)
     if settings.exit_webhook_url is not None:
         nursery.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
     return retention, metrics

@@ -25,6 +25,7 @@ daemon is gone (a crash); one whose shim died reads the end of its stdin and exi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -118,26 +119,33 @@ class WarmPool:
 
         Raises what `Supervisor.spawn` raises.
         """
-        kind = self._kind(spec) if warm and self.size and not self.closed else None
-        if kind is not None:
+        if not warm:
+            return await self.supervisor.spawn(spec)
+        kind = self._kind(spec) if self.size and not self.closed else None
+        if kind is None:
+            self.starts["cold"] += 1
+            return await self.supervisor.spawn(spec)
+        try:
             info = await self._claim(kind, spec)
             if info is not None:
                 self.starts["warm"] += 1
                 return info
             if kind not in self.templates and len(self.templates) < MAX_KINDS:
-                self.templates[kind] = spec
+                # Only what a pre-start takes: no request's values beyond its start-up variables.
+                startup = {k: v for k, v in spec.env.items() if reads_at_startup(k)}
+                self.templates[kind] = dataclasses.replace(spec, env=startup, stdin_path=None)
+            self.starts["cold"] += 1
+            return await self.supervisor.spawn(spec)
+        finally:
+            # The refill's spawns queue at the shim behind this start's, never ahead of it.
             self._wake.set()
-        self.starts["cold"] += 1
-        return await self.supervisor.spawn(spec)
 
     async def _claim(self, kind: Kind, spec: sandbox.SpawnSpec) -> sandbox.ChildInfo | None:
         waiting = self.idle.get(kind, [])
         message = claim_message(spec)
         while waiting and len(message) <= sandbox.MAX_PENDING_INPUT:
             name = waiting.pop(0)
-            self._wake.set()
-            if not self._usable(name):
-                self._failed(kind, name)
+            if not self._usable(kind, name):
                 continue
             try:
                 info = await self.supervisor.claim(name, spec, message)
@@ -149,28 +157,32 @@ class WarmPool:
                 if known is not None and known.status is None:
                     waiting.insert(0, name)
                 else:
-                    self._failed(kind, name)
+                    self._discard(name)
                 return None
             log.debug("execution %s: warm start (%s)", spec.name, name)
             self._to_remove.append(name)
             return info
         return None
 
-    def _usable(self, name: str) -> bool:
-        """Alive, and silent while starting (a cold start's output would have had it)."""
-        known = self.supervisor.known().get(name)
-        if known is None or known.status is not None:
-            return False
+    def _usable(self, kind: Kind, name: str) -> bool:
+        """Alive, and silent while starting (a cold start's output would have had what it wrote);
+        else discarded. One that wrote something (a warning, a crash) counts as a failure."""
         directory = self.directory / name
         try:
-            return all(os.stat(directory / f).st_size == 0 for f in ("stdout", "stderr"))
+            silent = all(os.stat(directory / f).st_size == 0 for f in ("stdout", "stderr"))
         except OSError:
-            return False
+            silent = False
+        if not silent:
+            self.failures[kind] = failures = self.failures.get(kind, 0) + 1
+            if failures == MAX_FAILURES:
+                log.warning("pre-started interpreters write while starting: those starts are cold now")
+        known = self.supervisor.known().get(name)
+        if silent and known is not None and known.status is None:
+            return True
+        self._discard(name)
+        return False
 
-    def _failed(self, kind: Kind, name: str) -> None:
-        self.failures[kind] = failures = self.failures.get(kind, 0) + 1
-        if failures == MAX_FAILURES:
-            log.warning("pre-started interpreters of a kind of start keep failing: starting those cold")
+    def _discard(self, name: str) -> None:
         self._to_kill.append(name)
         self._wake.set()
 
@@ -189,7 +201,8 @@ class WarmPool:
 
     async def _refill(self) -> None:
         while self._to_kill:
-            await self._kill(self._to_kill.pop())
+            await self._kill(self._to_kill[-1])  # still listed if cancelled: `close` kills it
+            self._to_kill.pop()
         if self._to_remove:
             names, self._to_remove = self._to_remove, []
             await trio.to_thread.run_sync(self._discard_dirs, names)
@@ -211,7 +224,7 @@ class WarmPool:
             name=name,
             # Its directory as an argument: `ps` tells whose it is (the claim replaces sys.argv).
             argv=(*template.argv[:-1], "-c", _DRIVER, str(directory)),
-            env={"PATH": EXECUTION_PATH, **{k: v for k, v in template.env.items() if reads_at_startup(k)}},
+            env={"PATH": EXECUTION_PATH, **template.env},
             cwd=str(directory),
             dir=str(directory),
             stdout_path=str(directory / "stdout"),
