@@ -184,27 +184,27 @@ async def test_cancel_and_deadline_kill_a_warm_runs_whole_tree(make_daemon: Any)
 async def test_each_interpreter_is_used_once_and_an_empty_pool_starts_cold(make_daemon: Any) -> None:
     wb = await make_daemon(warm_pool=1)
     pool = wb.daemon.executor.warm
-    first = await run_code(wb, "import os; print(os.getpid())")
+    known = wb.daemon.executor.supervisor.known
+    pid_code = "import os; print(os.getpid())"
+    first = await run_code(wb, pid_code)
     assert pool.starts == {"warm": 0, "cold": 1}
-    await pool_ready(wb)
-    # Two at once: one claims the waiting interpreter, the other finds the pool empty.
-    records: list[dict[str, Any]] = []
-
-    async def one() -> None:
-        records.append(await run_code(wb, "import os, time; time.sleep(0.3); print(os.getpid())"))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(one)
-        nursery.start_soon(one)
-    assert pool.starts == {"warm": 1, "cold": 2}
-    pids = {int(r["stdout"]) for r in records} | {int(first["stdout"])}
-    assert len(pids) == 3 and all(r["status"] == "completed" for r in records)
-    assert not any(_alive(p) for p in pids), "a used interpreter was kept"
-    # The pool refills, with a new interpreter.
     name = await pool_ready(wb)
-    pid = wb.daemon.executor.supervisor.known()[name].info.pid
-    assert pid not in pids and _alive(pid)
-    assert pool.size == 1 and sum(len(n) for n in pool.idle.values()) == 1
+    waiting_pid = known()[name].info.pid
+    warm = await run_code(wb, pid_code)
+    assert pool.starts == {"warm": 1, "cold": 1} and int(warm["stdout"]) == waiting_pid
+    assert not _alive(waiting_pid), "a used interpreter was kept"
+    # The pool refills, with a new interpreter; one taken away leaves it empty: the start is cold.
+    (kind,) = pool.idle
+    name = await pool_ready(wb)
+    refilled = known()[name].info.pid
+    assert refilled != waiting_pid and _alive(refilled)
+    taken = pool.idle[kind].pop()
+    try:
+        cold = await run_code(wb, pid_code)
+    finally:
+        pool.idle[kind].append(taken)  # the pool kills it at the end
+    assert pool.starts == {"warm": 1, "cold": 2} and cold["status"] == "completed"
+    assert int(cold["stdout"]) not in {refilled, waiting_pid, int(first["stdout"])}
     got = samples((await wb.client.get("/metrics")).text)
     assert got[("workbench_warm_starts_total", (("start", "warm"),))] == 1
     assert got[("workbench_warm_starts_total", (("start", "cold"),))] == 2
