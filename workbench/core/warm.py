@@ -15,7 +15,8 @@ the user site directory, `TZ`, and the loader's `LD_*`, `GLIBC_*` and `MALLOC_*`
 that sets one of those differently from the pool's (or as a secret) starts cold. Only the host
 filesystem images (a sandbox binds the session's workspace when it starts), only executions
 without an open stdin or terminal, and only under the cgroup and pidns containments (the pgroup
-containment finds a tree's processes by the environment they were started with).
+containment finds a tree's processes by the environment they were started with), and not for a
+tree run as another user than the shim's (the driver opens the execution's files itself).
 
 An interpreter that is still starting when claimed finishes its start-up first (still sooner
 than a cold start). One that printed anything while starting, or died, is discarded: the start
@@ -111,6 +112,8 @@ class WarmPool:
         containment = self.supervisor.capabilities.resolve(spec.containment)
         if containment not in (sandbox.Containment.CGROUP, sandbox.Containment.PIDNS):
             return None
+        if spec.user is not None:
+            return None  # the driver opens the execution's files itself: as the shim's user only
         startup = tuple(sorted((k, v) for k, v in spec.env.items() if reads_at_startup(k)))
         return (spec.argv[:-1], startup, spec.limits, containment, spec.pid_namespace, spec.user)
 
