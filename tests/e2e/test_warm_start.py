@@ -27,6 +27,16 @@ for line in open("/proc/self/cgroup").read().splitlines():
     number, controllers, path = line.split(":", 2)
     parent, leaf = os.path.split(path)
     cgroups.append([number, controllers, parent, leaf == ID or leaf.startswith("warm-")])
+    v2 = "unified" if os.path.isdir("/sys/fs/cgroup/unified") else ""
+    files = {"memory": ["memory.limit_in_bytes"], "pids": ["pids.max"]}
+    for name in files.get(controllers, ["memory.max", "pids.max", "cgroup.procs"] if number == "0" else []):
+        mount = v2 if number == "0" else controllers
+        try:
+            value = open(os.path.join("/sys/fs/cgroup", mount, path.lstrip("/"), name)).read()
+        except OSError:
+            continue
+        own = name == "cgroup.procs" and value.split() == [str(os.getpid())]
+        cgroups.append([name, "only this process" if own else value])
 namespaces = {
     n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{os.getppid()}/ns/{n}")
     for n in sorted(os.listdir("/proc/self/ns"))
@@ -113,6 +123,10 @@ async def test_a_warm_start_is_the_process_a_cold_start_would_be(make_daemon: An
     a, b = probe_of(cold), probe_of(warm)
     assert a == b
     assert a["env"]["FOO"] == "bar" and a["stdin"] == "input line\n"
+    if wb.daemon.executor.supervisor.capabilities.memory is not None:  # the image's limits, read back
+        assert any(entry[0] in ("memory.limit_in_bytes", "memory.max") for entry in a["cgroups"]), a
+    if wb.daemon.executor.context.containment.value == "cgroup":
+        assert ["cgroup.procs", "only this process"] in a["cgroups"], a["cgroups"]
     assert a["namespaces"]["pid"] is False or wb.daemon.executor.context.containment.value != "pidns"
     assert cold["stderr"] == warm["stderr"] == ""
 
