@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
 import signal
@@ -12,7 +13,7 @@ from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
 from ._files import PROC_FILE, write_json_atomic
 from ._launch import abort, apply_rlimits, launch, make_plan
-from ._model import ChildInfo, Containment, KnownChild, Limits, SpawnSpec
+from ._model import WARM_PREFIX, ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
 from ._tracking import Host, Tracked, make_tracked
 
@@ -119,6 +120,61 @@ class Executions:
             self.discard.add(spec.name)
             raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
         return tracked.known()
+
+    def claim(self, name: str, spec: SpawnSpec, data: bytes) -> KnownChild:
+        """Make the waiting pre-started leader `name` the execution `spec`, and send it `data`.
+
+        `name` (``warm-...``) was spawned with an open stdin and the containment and limits
+        `spec` asks for; it is renamed `spec.name`, its proc.json is written into `spec.dir`,
+        and `data` then an end of file go to its stdin. Checks first what a spawn of `spec`
+        would fail on (name, directory, cwd, stdio files), so that a refusal changes nothing
+        and the caller can start `spec` cold instead, to fail or not exactly as it would.
+
+        Raises:
+            SpawnError: it cannot be claimed for `spec` (see above); it is left as it was.
+        """
+        tracked = self.get(name)
+        channel = tracked.channel
+        if not name.startswith(WARM_PREFIX) or tracked.status is not None or channel is None:
+            raise SpawnError(f"{name!r} is not a pre-started leader waiting for a claim")
+        if spec.name in self.children:
+            raise SpawnError(f"an execution named {spec.name!r} already exists")
+        if not os.path.isdir(spec.dir):
+            raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
+        if not (os.path.isdir(spec.cwd) and os.access(spec.cwd, os.X_OK)):
+            raise SpawnError(f"cannot change directory to {spec.cwd!r}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+        try:
+            paths = [(spec.stdin_path or os.devnull, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)]
+            for path in (spec.stdout_path, spec.stderr_path):
+                paths.append((path, flags))
+            for path, mode in paths:
+                os.close(os.open(path, mode, 0o600))
+            info = dataclasses.replace(tracked.info, name=spec.name, dir=spec.dir, tag=spec.tag)
+            write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
+        except OSError as e:
+            raise SpawnError(f"cannot claim {name!r} for {spec.name!r}: {e}") from None
+        try:
+            channel.write(data, eof=True)
+        except SandboxError:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(spec.dir, PROC_FILE))
+            raise SpawnError(f"cannot send the claim to {name!r}") from None
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(tracked.info.dir, PROC_FILE))
+        del self.children[name]
+        tracked.info = info
+        channel.name = spec.name
+        self.children[spec.name] = tracked
+        return tracked.known()
+
+    def drop_unclaimed(self) -> None:
+        """Kill the pre-started leaders nobody claimed (their daemon left); forget them once dead."""
+        for tracked in self.children.values():
+            if tracked.name.startswith(WARM_PREFIX):
+                if not tracked.finished:
+                    tracked.signal(signal.SIGKILL)
+                self.discard.add(tracked.name)
 
     def reaped(self, pid: int, wait_status: int, usage: resource.struct_rusage) -> None:
         """A child of the shim was reaped (a leader, or an escapee it adopted as subreaper)."""

@@ -241,12 +241,15 @@ def _side_tasks(
     exits: ExitsFeed,
     nursery: trio.Nursery,
 ) -> tuple[Retention, Metrics]:
-    """Start the retention sweep and the exit webhook; measure commits and spawns for /metrics."""
+    """Start the retention sweep, the exit webhook and the warm pool's refill (after recovery, which
+    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics."""
     retention = Retention(settings, store)
     metrics = Metrics()
     journal.observe_commit = metrics.commit_seconds.observe
     executor.context.observe.spawn = metrics.spawn_seconds.observe
+    metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
+    nursery.start_soon(executor.warm.run)
     if settings.exit_webhook_url is not None:
         nursery.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
     return retention, metrics
@@ -295,6 +298,7 @@ async def _prepared_store(settings: Settings) -> Store:
 async def _stop_executions(
     settings: Settings, executor: Executor, supervisor: sandbox.Supervisor, executions: trio.Nursery
 ) -> None:
+    await executor.warm.close()
     if settings.shutdown_mode is ShutdownMode.KILL:
         await executor.kill_all("daemon shutdown")
         await executor.contexts.kill_all("the daemon shut down (WORKBENCH_SHUTDOWN_MODE=kill)")

@@ -72,6 +72,8 @@ class Settings:
     execution_event_output_budget_bytes: int = 5 * MiB
     execution_event_delta_max_bytes: int = 64 * KiB
     max_concurrent_executions: int = 16
+    #: Pre-started interpreters kept per kind of start (image, language, start-up env); 0: none.
+    warm_pool: int = 2
     max_queued_executions: int = 1000
     default_timeout_ms: int = 1 * HOURS
     max_timeout_ms: int = 24 * HOURS
@@ -344,6 +346,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": ("execution_event_delta_max_bytes", _positive_int),
     "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": ("max_concurrent_executions", _positive_int),
     "WORKBENCH_MAX_QUEUED_EXECUTIONS": ("max_queued_executions", _non_negative_int),
+    "WORKBENCH_WARM_POOL": ("warm_pool", _non_negative_int),
     "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
     "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
