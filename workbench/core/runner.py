@@ -134,9 +134,9 @@ class Run:
                     Outcome(S.FAILED, error=error),
                 )
             return False
-        # Queued, not awaited: it commits before anything this execution writes later (often in
-        # the same transaction as its end, for a short command), and a crash before it commits
-        # is recovered from the supervisor's proc file.
+        # Queued, not awaited: it commits before anything this execution writes later (lazily:
+        # in the same transaction, one fsync, as the end of a short command), and a crash before
+        # it commits is recovered from the supervisor's proc file.
         self.ex.journal.begin_transition(
             self.live.id,
             S.RUNNING,
@@ -147,6 +147,7 @@ class Run:
                 # A persistent shell starts where the last one of its session left off.
                 **({"cwd": spec.cwd} if self.row.persist_shell else {}),
             },
+            lazy=True,
         )
         self.live.status = S.RUNNING
         self.live.child = self.child.name
