@@ -182,6 +182,11 @@ async def test_many_concurrent_writes_share_commits(db: Store) -> None:
     assert [e.sequence for e in events] == list(range(1, 302))
 
 
+def _taken_by_the_writer(db: SQLiteStore) -> None:
+    while not db._writes.empty():
+        time.sleep(0.001)
+
+
 async def test_a_lazy_running_and_the_end_after_it_share_one_commit(tmp_path: Path) -> None:
     """Issue 20: a short command's `running` (not awaited) and its terminal status cost one fsync."""
     path = tmp_path / "workbench.db"
@@ -193,8 +198,7 @@ async def test_a_lazy_running_and_the_end_after_it_share_one_commit(tmp_path: Pa
         await db.create_execution(row("ex_4"), event_builder("status"))
         before = db.commits
         running = journal.begin_transition("ex_4", S.RUNNING, lazy=True)
-        while not db._writes.empty():  # the writer has it, and waits for company
-            time.sleep(0.001)
+        await trio.to_thread.run_sync(_taken_by_the_writer, db)  # which waits for company
         ended = journal.begin_transition("ex_4", S.COMPLETED, exit_code=0)
         assert (await running.result(), await ended.result()) == (2, 3)
         assert db.commits == before + 1
