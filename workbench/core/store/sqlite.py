@@ -2,7 +2,8 @@
 
 The writer thread runs every job that is waiting in one transaction (each job in its own
 savepoint, so one failing job does not undo the others) and commits once: under load many
-executions share one fsync, and a lone job commits at once. After the commit each job's
+executions share one fsync, and a lone job commits at once (a lone lazy one, which nobody
+awaits yet, first waits up to 10 ms for another to share its commit). After the commit each job's
 wake-ups run on the trio thread, before its caller resumes, so nothing is visible before it is
 durable. The SQL is in `sqlite_queries` and `sql/sqlite/`.
 
