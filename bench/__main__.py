@@ -19,6 +19,7 @@ from types import FrameType
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
+CHART = ROOT / "docs" / "bench.svg"
 
 
 def _in_venv() -> bool:
@@ -79,6 +80,14 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (daemon logs)")
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
+    parser.add_argument(
+        "--chart",
+        nargs="?",
+        const=str(CHART),
+        metavar="SVG",
+        help=f"draw the latest table (bench/results.json) as an SVG (default {CHART.relative_to(ROOT)}); "
+        "runs no rows",
+    )
     return parser.parse_args(argv)
 
 
@@ -89,6 +98,11 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str]) -> int:
     args = _parse(argv)
+    if args.chart:
+        from bench.chart import write_chart
+
+        _say(f"wrote {write_chart(ROOT / 'bench' / 'results.json', Path(args.chart))}")
+        return 0
     if not _in_venv():
         _setup_project()
         python = str(VENV / "bin" / "python")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import trio
 
+from bench.chart import write_chart
 from bench.context import Context
 from bench.procs import ROOT, Registry, describe_machine, scratch_root
 from bench.rows_agent import row14_mcp_bash, row15_preview
@@ -157,4 +158,5 @@ def run(*, quick: bool, only: list[int] | None, profile: str | None, keep: bool,
                 f"{BUSY if load_start[0] > 1 else ''}."
             )
             update_readme(ROOT / "README.md", readme_section(COMMAND, table, sentence))
+            write_chart(ROOT / "bench" / name, ROOT / "docs" / "bench.svg")
     return 0

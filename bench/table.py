@@ -129,7 +129,8 @@ def readme_section(command: str, table: str, machine_sentence: str) -> str:
         "packages for row 3) and saves the results as `bench/results.json` too. `--quick` runs a "
         "reduced set in under two minutes; `--only 1,4` runs some rows; `--profile cpu|wall` samples "
         "the daemon with py-spy during each row and prints its top frames. A row that fails says why "
-        "in its line instead of stopping the run."
+        "in its line instead of stopping the run. `--chart` draws the latest table as "
+        "`docs/bench.svg` (a full run draws it too): each figure against its target."
     )
     return (
         f"{BENCH_START}\n"
@@ -138,6 +139,7 @@ def readme_section(command: str, table: str, machine_sentence: str) -> str:
         f"```sh\n{command}\n```\n\n"
         f"{textwrap.fill(usage, 100)}\n\n"
         f"```\n{table}\n```\n\n"
+        "![Each figure of the table against its target](docs/bench.svg)\n\n"
         f"{textwrap.fill(machine_sentence, 100)}\n"
         f"{BENCH_END}"
     )

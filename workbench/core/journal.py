@@ -193,8 +193,13 @@ class Journal:
         signal: str | None = None,
         error: dict[str, str] | None = None,
         exit_body: ExitBody | None = None,
+        lazy: bool = False,
     ) -> Pending[int | None]:
-        """`transition`, queued now and awaited later: later writes commit after it."""
+        """`transition`, queued now and awaited later: later writes commit after it.
+
+        `lazy`: not awaited at once, so its commit may wait a few ms to share the next one's
+        (see `Store.begin_transition`).
+        """
         build = event_builder("status", message=message, exit_code=exit_code, signal=signal, error=error)
         values = dict(fields or {})
         if not target.terminal:
@@ -207,6 +212,7 @@ class Journal:
             build,
             exit_body=exit_body,
             item_event=item_event,
+            lazy=lazy,
         )
 
     async def append(

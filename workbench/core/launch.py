@@ -120,6 +120,15 @@ def argv_for(row: ExecutionRow, image: Image, directory: ExecutionDir) -> tuple[
     return tuple(path if part == "{file}" else part for part in lang.argv)
 
 
+def only_a_directory(row: ExecutionRow, image: Image, layout: Layout) -> bool:
+    """Whether `prepare_directory` has nothing to do for `row` but make its directory: no stdin,
+    no code file, no sandbox's files, and a workspace that is there already (or not needed)."""
+    if row.stdin is not None or row.kind == "workbench_code" or image.sandboxed:
+        return False
+    workspace = layout.workspace(row.principal, row.session_id)
+    return row.cwd != str(workspace) or workspace.is_dir()
+
+
 def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
     """Create the execution's directory with its stdin and code files (idempotent).
 

@@ -111,8 +111,14 @@ class Run:
         spec = None
         began = time.perf_counter()
         try:
-            # File-system work off the event loop: on a busy disk a mkdir costs 0.1 ms or more.
-            await trio.to_thread.run_sync(launch.prepare_directory, self.row, image, self.ex.settings.layout)
+            layout = self.ex.settings.layout
+            if launch.only_a_directory(self.row, image, layout):
+                # One mkdir (tens of µs): less than the two thread switches that would move it off
+                # the event loop, which under load cost milliseconds each.
+                launch.prepare_directory(self.row, image, layout)
+            else:
+                # More file-system work (stdin, a code file, a first workspace): off the event loop.
+                await trio.to_thread.run_sync(launch.prepare_directory, self.row, image, layout)
             # A tokens file and a Unix socket kept outside the data dir are hidden from sandboxed
             # executions too (the socket is a way into the API for anyone holding a token).
             settings = self.ex.settings
@@ -134,9 +140,9 @@ class Run:
                     Outcome(S.FAILED, error=error),
                 )
             return False
-        # Queued, not awaited: it commits before anything this execution writes later (often in
-        # the same transaction as its end, for a short command), and a crash before it commits
-        # is recovered from the supervisor's proc file.
+        # Queued, not awaited: it commits before anything this execution writes later (lazily:
+        # in the same transaction, one fsync, as the end of a short command), and a crash before
+        # it commits is recovered from the supervisor's proc file.
         self.ex.journal.begin_transition(
             self.live.id,
             S.RUNNING,
@@ -147,6 +153,7 @@ class Run:
                 # A persistent shell starts where the last one of its session left off.
                 **({"cwd": spec.cwd} if self.row.persist_shell else {}),
             },
+            lazy=True,
         )
         self.live.status = S.RUNNING
         self.live.child = self.child.name

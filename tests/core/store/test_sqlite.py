@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,44 @@ async def test_many_concurrent_writes_share_commits(db: Store) -> None:
             )
     events = (await db.read_events("ex_3", 0, 1000)).events
     assert [e.sequence for e in events] == list(range(1, 302))
+
+
+def _taken_by_the_writer(db: SQLiteStore) -> None:
+    while not db._writes.empty():
+        time.sleep(0.001)
+
+
+async def test_a_lazy_running_and_the_end_after_it_share_one_commit(tmp_path: Path) -> None:
+    """Issue 20: a short command's `running` (not awaited) and its terminal status cost one fsync."""
+    path = tmp_path / "workbench.db"
+    schema.prepare(path)
+    db = SQLiteStore(path, linger_s=5.0)  # long enough for this test on any machine
+    db.start()
+    try:
+        journal = Journal(db)
+        await db.create_execution(row("ex_4"), event_builder("status"))
+        before = db.commits
+        running = journal.begin_transition("ex_4", S.RUNNING, lazy=True)
+        await trio.to_thread.run_sync(_taken_by_the_writer, db)  # which waits for company
+        ended = journal.begin_transition("ex_4", S.COMPLETED, exit_code=0)
+        assert (await running.result(), await ended.result()) == (2, 3)
+        assert db.commits == before + 1
+        events = (await db.read_events("ex_4", 0, 100)).events
+        assert [json.loads(e.body)["status"] for e in events] == ["queued", "running", "completed"]
+    finally:
+        await db.aclose()
+
+
+async def test_a_lazy_write_alone_still_commits_at_once_or_nearly(db: SQLiteStore) -> None:
+    journal = Journal(db)
+    await db.create_execution(row("ex_5"), event_builder("status"))
+    before = db.commits
+    with trio.fail_after(2):
+        assert await journal.begin_transition("ex_5", S.RUNNING, lazy=True).result() == 2
+    assert db.commits == before + 1
+    # A write that is awaited does not linger: it commits with whatever waits, or alone.
+    with trio.fail_after(2):
+        assert await journal.transition("ex_5", S.COMPLETED) == 3
 
 
 def test_a_store_made_without_incremental_vacuum_is_rewritten_with_it(tmp_path: Path) -> None:

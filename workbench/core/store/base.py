@@ -103,6 +103,7 @@ class Store(abc.ABC):
         *,
         exit_body: ExitBody | None = None,
         item_event: ItemEvent | None = None,
+        lazy: bool = False,
     ) -> Pending[int | None]:
         """Queue the guarded status update with its event; await `.result()` for its sequence.
 
@@ -112,6 +113,11 @@ class Store(abc.ABC):
         batch's journal gets that event in the same transaction too (unless the batch has
         ended), and the batch's watchers are woken. A terminal transition hands its final
         record to the watchers.
+
+        `lazy`: nobody waits for it at once, so an engine may hold its commit back for a few
+        milliseconds to share it with the writes that follow (a short command's `running` and
+        its terminal status then cost one commit, one fsync); never past a write submitted
+        after it, which commits with it or after it as ever.
         """
 
     @abc.abstractmethod

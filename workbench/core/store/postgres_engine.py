@@ -135,7 +135,9 @@ class PostgresEngine(PostgresThreads, Store):
         *,
         exit_body: ExitBody | None = None,
         item_event: ItemEvent | None = None,
+        lazy: bool = False,
     ) -> PostgresPending[int | None]:
+        # `lazy` is not used: each write here is its own transaction on a pooled connection.
         final: list[Found] = []
         batches: list[str] = []
         allowed = tuple(sources)
