@@ -11,6 +11,7 @@ from . import _cgroups as cg
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
 from ._files import PROC_FILE, write_json_atomic
+from ._keeper import Keeper, start_keeper
 from ._launch import abort, apply_rlimits, launch, make_plan
 from ._model import ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
@@ -29,9 +30,13 @@ class Executions:
         self.caps = caps
         self.children: dict[str, Tracked] = {}
         self.leaders: dict[int, Tracked] = {}  # the shim's children not yet reaped, by pid
+        self.keepers: dict[int, Tracked] = {}  # the keepers (also its children) not yet reaped
         self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
         self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
         self.bases = self._prepare_bases(cg.base_name(run_dir))
+        #: The keeper the next cgroup tree will use (see `prepare_keeper`).
+        self.spare: Keeper | None = None
+        self.keeper_failed = False
 
     def get(self, name: str) -> Tracked:
         """The execution named `name`; raises UnknownExecution."""
@@ -58,17 +63,19 @@ class Executions:
         dirs = self._make_cgroups(spec.name, containment, spec.limits)
         joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
         use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
-        # A cgroup alone is left by a root process that writes its pid elsewhere: as the init of
-        # a pid namespace too, the leader takes every process of the tree with it when killed.
-        pidns = containment is Containment.PIDNS or (
-            containment is Containment.CGROUP and spec.pid_namespace and self.caps.pidns
-        )
+        # A cgroup alone is left by a process that may write its pid into another cgroup.procs
+        # (root; or the owner of a delegated subtree, as the tree's user is): in a pid namespace
+        # too, whose keeper dies with the tree, it takes every process of the tree with it.
+        keeper = self._take_keeper() if containment is Containment.CGROUP and self.caps.pidns else None
+        pidns = containment is Containment.PIDNS or keeper is not None
         channel = None
         try:
             if spec.open_stdin or spec.tty is not None:
                 channel = Channel(self.host, spec.name, spec.tty, spec.stdout_path)
         except OSError as e:
             _remove_cgroups(dirs)
+            if keeper is not None:
+                keeper.discard()
             raise SpawnError(f"cannot open the stdin or terminal of {spec.name!r}: {e.strerror}") from None
         plan = make_plan(
             spec,
@@ -80,17 +87,31 @@ class Executions:
             tty=spec.tty is not None,
         )
         try:
-            pid, started = launch(plan)
+            pid, started = launch(plan, keeper)
         except BaseException:
             _remove_cgroups(dirs)
+            if keeper is not None:
+                keeper.discard()
             if channel is not None:
                 channel.close()
             raise
         if channel is not None:
             channel.spawned()
+        if keeper is not None:
+            os.close(keeper.namespace)
         v2, v1_memory, v1_pids = dirs
         info = ChildInfo(
-            spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag, pidns
+            spec.name,
+            pid,
+            started,
+            containment,
+            spec.dir,
+            v2,
+            v1_memory,
+            v1_pids,
+            spec.tag,
+            pidns,
+            keeper.identity if keeper is not None else None,
         )
         tracked = make_tracked(self.host, info, spec.limits, adopted=False)
         tracked.channel = channel
@@ -106,12 +127,16 @@ class Executions:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # its fresh group; not reaped, so not reused
             abort(pid)
+            if keeper is not None:
+                abort(keeper.pid)
             _remove_cgroups(dirs)
             if channel is not None:
                 channel.close()
             raise SpawnError(f"cannot set up the containment of {spec.name!r}: {why}") from None
         self.children[spec.name] = tracked
         self.leaders[pid] = tracked
+        if keeper is not None:
+            self.keepers[keeper.pid] = tracked
         try:
             write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
         except OSError as e:
@@ -120,11 +145,31 @@ class Executions:
             raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
         return tracked.known()
 
+    def prepare_keeper(self) -> None:
+        """Start the keeper the next cgroup tree will use, unless there is one (call when idle)."""
+        if self.spare is not None or self.keeper_failed or not (self.caps.cgroup and self.caps.pidns):
+            return
+        try:
+            self.spare = start_keeper()
+        except SpawnError as e:
+            self.keeper_failed = True  # each spawn then tries for itself, and says why it fails
+            self.host.log(f"cannot start keepers ahead: {e}")
+
+    def _take_keeper(self) -> Keeper:
+        keeper, self.spare = self.spare, None
+        return keeper if keeper is not None else start_keeper()
+
     def reaped(self, pid: int, wait_status: int, usage: resource.struct_rusage) -> None:
         """A child of the shim was reaped (a leader, or an escapee it adopted as subreaper)."""
         tracked = self.leaders.pop(pid, None)
         if tracked is not None:
             tracked.reaped(wait_status, usage)
+        tracked = self.keepers.pop(pid, None)
+        if tracked is not None:
+            tracked.keeper_died()
+        if self.spare is not None and pid == self.spare.pid:
+            os.close(self.spare.namespace)
+            self.spare = None
 
     def signal(self, name: str, sig: int, foreground: bool = False) -> None:
         """Send `sig` to the whole tree of `name` (SIGKILL: the containment's hard kill).
@@ -177,6 +222,9 @@ class Executions:
 
     def close(self) -> None:
         """Stop watching everything, and remove every cgroup no live tree needs (shim exit)."""
+        if self.spare is not None:
+            self.spare.discard()
+            self.spare = None
         for tracked in self.children.values():
             tracked.close()
             if tracked.finished:
