@@ -8,6 +8,7 @@ import resource
 import signal
 
 from . import _cgroups as cg
+from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
 from ._files import PROC_FILE, write_json_atomic
@@ -15,7 +16,7 @@ from ._keeper import Keeper, start_keeper
 from ._launch import abort, apply_rlimits, launch, make_plan
 from ._model import ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
-from ._tracking import Host, Tracked, make_tracked
+from ._tracking import Host, PgroupTracked, PidnsTracked, Tracked
 
 
 class Executions:
@@ -328,3 +329,13 @@ def _remove_stale(base: str) -> None:
     for entry in os.scandir(base):
         if entry.is_dir(follow_symlinks=False):
             cg.remove_tree(entry.path)
+
+
+def make_tracked(host: Host, info: ChildInfo, limits: Limits, adopted: bool) -> Tracked:
+    """The tracker for `info`'s containment."""
+    cls: type[Tracked] = {
+        Containment.CGROUP: CgroupTracked,
+        Containment.PIDNS: PidnsTracked,
+        Containment.PGROUP: PgroupTracked,
+    }[info.containment]
+    return cls(host, info, limits, adopted)
