@@ -68,7 +68,10 @@ async def test_sigterm_grace_runs_the_trap(sup: Supervisor, kit: Kit, containmen
 async def test_tree_outliving_its_leader_is_waited(sup: Supervisor, kit: Kit) -> None:
     """Dead is judged by the containment: the leader's exit alone does not make the tree empty."""
     # The host's pid, from the host's /proc: in a pid namespace (cgroup, pidns) $$ is its own.
-    script = "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me >> pids; exec sleep 300' & sleep 0.05; echo $$ >> pids"
+    script = (
+        "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me >> pids; exec sleep 300' &"
+        " sleep 0.05; echo $$ >> pids"
+    )
     await sup.spawn(kit.spec("ex", ["bash", "-c", script]))
     with trio.fail_after(10):
         assert await sup.wait_exited("ex") == ExitStatus(0, None)
