@@ -159,7 +159,11 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             key = load_key(settings.layout.session_key)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
-        images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
+        images = load_images(
+            settings.images_dir or default_images_dir(),
+            bwrap=shutil.which("bwrap"),
+            user=settings.workspace_owner,
+        )
         with _full_disk_stops_the_start(settings.data_dir):
             store = await _prepared_store(settings)
         caps, containment = await _containment(settings)
