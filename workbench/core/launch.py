@@ -28,6 +28,11 @@ def _user(uid: int) -> tuple[str, str, str]:
         return "/", str(uid), "/bin/sh"
 
 
+def user_name(uid: int) -> str:
+    """The login name of `uid` (the uid itself where it has none)."""
+    return _user(uid)[1]
+
+
 def base_env(execution_id: str, progress: Path) -> dict[str, str]:
     """The small clean environment every execution starts from (never the daemon's own)."""
     home, name, shell = _user(os.getuid())
@@ -134,7 +139,7 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
     # A stat before the mkdir: after its first use the workspace is there, and a mkdir that
     # fails costs more than a stat.
     if image.sandboxed or row.cwd == str(workspace):
-        _ensure_workspace(workspace, layout)
+        ensure_workspace(workspace, layout)
     if row.stdin is not None:
         _write(directory.stdin, row.stdin.encode("utf-8"))
     given: list[Path] = []
@@ -152,7 +157,7 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
             layout.give(path)
 
 
-def _ensure_workspace(workspace: Path, layout: Layout) -> None:
+def ensure_workspace(workspace: Path, layout: Layout) -> None:
     """Make the workspace on its first use; give it to its owner if it is not theirs yet."""
     try:
         st = workspace.stat()
@@ -219,7 +224,7 @@ def spawn_spec(
         directory = ExecutionDir(Path(os.path.realpath(directory.path)))
     env = base_env(row.id, directory.progress)
     if image.sandboxed and image.user is not None:
-        env["USER"] = env["LOGNAME"] = _user(image.user[0])[1]
+        env["USER"] = env["LOGNAME"] = user_name(image.user[0])
     env.update(image.env)
     cwd = row.cwd
     persist = row.persist_shell and row.kind == "workbench_bash"
