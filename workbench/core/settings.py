@@ -236,8 +236,8 @@ def _non_negative_int(raw: str) -> int:
 
 
 def _user(raw: str) -> tuple[int, int]:
-    uid, _, gid = raw.strip().partition(":")
-    if not uid.isdigit() or not (gid.isdigit() or not gid) or len(uid) > 10 or len(gid) > 10:
+    uid, sep, gid = raw.strip().partition(":")
+    if not uid.isdigit() or not (gid.isdigit() or not sep) or len(uid) > 9 or len(gid) > 9:
         raise ValueError(f"{raw!r}; expected UID or UID:GID, e.g. 65534 (0: as root)")
     return int(uid), int(gid or uid)
 
