@@ -123,3 +123,35 @@ async def test_a_process_leaving_its_cgroup_dies_with_the_tree(sup: Supervisor, 
     with trio.fail_after(10):
         await sup.wait_empty("ex")
     assert not kit.alive(escapee)
+
+
+async def test_under_cgroup_the_leader_is_no_init_and_orphans_leave_no_zombies(
+    sup: Supervisor, kit: Kit
+) -> None:
+    """Exit statuses stay exact with a pid namespace: the keeper is its init, the leader a child of
+    the shim beside it, so a signal the leader sends itself ends it; orphans are reaped at once."""
+    if not (kit.caps.cgroup and kit.caps.pidns):
+        pytest.skip("needs cgroup v2 and pid namespaces")
+    info = await sup.spawn(kit.spec("self", ["bash", "-c", "kill -TERM $$"], Containment.CGROUP))
+    assert info.keeper is not None and info.pidns
+    first = info.keeper[0]
+    with trio.fail_after(10):
+        assert await sup.wait_exited("self") == ExitStatus(None, signal.SIGTERM)
+        await sup.wait_empty("self")
+    # Alone in its namespace, it need not be waited for: killed, it is gone a moment later.
+    await kit.wait_until(lambda: not kit.alive(first))
+    script = "for i in 1 2 3 4 5; do (sleep 0.01 &); done; echo go > started; sleep 300"
+    info = await sup.spawn(kit.spec("orphans", ["bash", "-c", script], Containment.CGROUP))
+    assert info.keeper is not None
+    await kit.wait_lines(kit.root / "orphans" / "started", 1)
+    keeper = info.keeper[0]
+
+    def children() -> str:
+        with open(f"/proc/{keeper}/task/{keeper}/children") as f:
+            return f.read()
+
+    await kit.wait_until(lambda: children() == "")  # their parents died: reparented, then reaped
+    await sup.signal("orphans", signal.SIGKILL)
+    with trio.fail_after(10):
+        await sup.wait_empty("orphans")
+    await kit.wait_until(lambda: not kit.alive(keeper))
