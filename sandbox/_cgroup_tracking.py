@@ -27,7 +27,7 @@ class CgroupTracked(Tracked):
         self.cgroup = info.cgroup
         self.wd: int | None = None
         self.keeper_alive = info.keeper is not None
-        self.keeper_fd: int | None = None  # pidfd of an adopted tree's keeper (not our child)
+        self.keeper_fd: int | None = None  # pidfd of a keeper that is not the shim's child
 
     def start(self) -> bool:
         try:
@@ -41,7 +41,7 @@ class CgroupTracked(Tracked):
             self.keeper_fd = _procfs.open_pidfd(*self.info.keeper)
             self.keeper_alive = self.keeper_fd is not None
             if self.keeper_fd is not None:
-                self.host.watch_fd(self.keeper_fd, self._adopted_keeper_died)
+                self.host.watch_fd(self.keeper_fd, self._keeper_fd_died)
         populated = cg.populated(self.cgroup)
         if self.adopted and not populated and not self.keeper_alive and self.leader_fd is None:
             self.close()
@@ -90,7 +90,12 @@ class CgroupTracked(Tracked):
         if self.status is not None and not cg.populated(self.cgroup):
             self.became_empty()
 
-    def _adopted_keeper_died(self) -> None:
+    def hold_keeper(self, pidfd: int) -> None:
+        """Watch (and own) the pidfd of its keeper, one the factory made (not the shim's child)."""
+        self.keeper_fd = pidfd
+        self.host.watch_fd(pidfd, self._keeper_fd_died)
+
+    def _keeper_fd_died(self) -> None:
         self._close_keeper_fd()
         self.keeper_died()
 

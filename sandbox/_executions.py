@@ -11,6 +11,7 @@ from . import _cgroups as cg
 from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
+from ._factory import KeeperFactory
 from ._files import PROC_FILE, write_json_atomic
 from ._keeper import Keeper, start_keeper
 from ._launch import abort, apply_rlimits, launch, make_plan
@@ -35,9 +36,14 @@ class Executions:
         self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
         self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
         self.bases = self._prepare_bases(cg.base_name(run_dir))
-        #: The keeper the next cgroup tree will use (see `prepare_keeper`).
-        self.spare: Keeper | None = None
-        self.keeper_failed = False
+        #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
+        self.factory: KeeperFactory | None = None
+        if caps.cgroup and caps.pidns:
+            try:
+                self.factory = KeeperFactory(host.log)
+                host.watch_fd(self.factory.fileno, self._factory_sent)
+            except OSError as e:
+                host.log(f"cannot start the keeper factory ({e}): keepers are started by the shim")
 
     def get(self, name: str) -> Tracked:
         """The execution named `name`; raises UnknownExecution."""
@@ -89,6 +95,8 @@ class Executions:
         )
         try:
             pid, started = launch(plan, keeper)
+            if self.factory is not None:
+                self.factory.replenish()
         except BaseException:
             _remove_cgroups(dirs)
             if keeper is not None:
@@ -120,6 +128,9 @@ class Executions:
             apply_rlimits(pid, plan.rlimits)
             self._apply_limits(dirs, spec.limits)
             tracked.start()
+            if keeper is not None and keeper.pidfd is not None:
+                assert isinstance(tracked, CgroupTracked)
+                tracked.hold_keeper(keeper.pidfd)
         except (OSError, ValueError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             # Started, but not as asked: kill what may already be there (microseconds old).
@@ -128,16 +139,17 @@ class Executions:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # its fresh group; not reaped, so not reused
             abort(pid)
+            tracked.close()
             if keeper is not None:
-                abort(keeper.pid)
+                keeper.kill()
             _remove_cgroups(dirs)
             if channel is not None:
                 channel.close()
             raise SpawnError(f"cannot set up the containment of {spec.name!r}: {why}") from None
         self.children[spec.name] = tracked
         self.leaders[pid] = tracked
-        if keeper is not None:
-            self.keepers[keeper.pid] = tracked
+        if keeper is not None and keeper.pidfd is None:
+            self.keepers[keeper.pid] = tracked  # the shim's child: its reaping says it is gone
         try:
             write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
         except OSError as e:
@@ -146,18 +158,14 @@ class Executions:
             raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
         return tracked.known()
 
-    def prepare_keeper(self) -> None:
-        """Start the keeper the next cgroup tree will use, unless there is one (call when idle)."""
-        if self.spare is not None or self.keeper_failed or not (self.caps.cgroup and self.caps.pidns):
-            return
-        try:
-            self.spare = start_keeper()
-        except SpawnError as e:
-            self.keeper_failed = True  # each spawn then tries for itself, and says why it fails
-            self.host.log(f"cannot start keepers ahead: {e}")
+    def _factory_sent(self) -> None:
+        assert self.factory is not None
+        fd = self.factory.fileno
+        if not self.factory.receive():
+            self.host.unwatch_fd(fd)
 
     def _take_keeper(self) -> Keeper:
-        keeper, self.spare = self.spare, None
+        keeper = self.factory.take() if self.factory is not None else None
         return keeper if keeper is not None else start_keeper()
 
     def reaped(self, pid: int, wait_status: int, usage: resource.struct_rusage) -> None:
@@ -168,9 +176,6 @@ class Executions:
         tracked = self.keepers.pop(pid, None)
         if tracked is not None:
             tracked.keeper_died()
-        if self.spare is not None and pid == self.spare.pid:
-            os.close(self.spare.namespace)
-            self.spare = None
 
     def signal(self, name: str, sig: int, foreground: bool = False) -> None:
         """Send `sig` to the whole tree of `name` (SIGKILL: the containment's hard kill).
@@ -223,9 +228,10 @@ class Executions:
 
     def close(self) -> None:
         """Stop watching everything, and remove every cgroup no live tree needs (shim exit)."""
-        if self.spare is not None:
-            self.spare.discard()
-            self.spare = None
+        if self.factory is not None:
+            if self.factory.sock is not None:
+                self.host.unwatch_fd(self.factory.fileno)
+            self.factory.close()
         for tracked in self.children.values():
             tracked.close()
             if tracked.finished:

@@ -11,9 +11,9 @@ process, which they would not on an init. SIGKILL to the keeper, from the shim's
 namespace, kills every process of the namespace, and the kernel frees them all before the
 keeper can be reaped: reaping it proves the tree is gone.
 
-A keeper is started before it is needed (after the shim answered the spawn that used the last
-one), so that a spawn only joins its namespace (setns), which costs microseconds, instead of
-waiting for one more process to exec.
+Keepers are started ahead by the keeper factory (`sandbox._factory`), so that a spawn only joins
+a namespace (setns), which costs microseconds, and the shim never waits for one more process to
+exec; `start_keeper` makes one in the shim itself when none is ready.
 """
 
 from __future__ import annotations
@@ -34,11 +34,13 @@ from ._linux import CLONE_NEWPID, setns, unshare
 
 @dataclass(frozen=True)
 class Keeper:
-    """A started keeper: its (pid, start time) identity and an fd on its pid namespace."""
+    """A started keeper: its (pid, start time) identity, an fd on its pid namespace, and a pidfd
+    where it is not the shim's child (one the factory made)."""
 
     pid: int
     start_time: int
     namespace: int
+    pidfd: int | None = None
 
     @property
     def identity(self) -> tuple[int, int]:
@@ -46,8 +48,16 @@ class Keeper:
         return self.pid, self.start_time
 
     def discard(self) -> None:
-        """Close the namespace fd; kill and reap the keeper (it was never handed to a tree)."""
+        """Close its fds; kill (and reap, if the shim's child) the keeper never handed to a tree."""
         os.close(self.namespace)
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill it (and reap it, if the shim's child); closes its pidfd."""
+        if self.pidfd is not None:
+            _procfs.pidfd_signal(self.pidfd, signal.SIGKILL)  # the factory's child: reaped there
+            os.close(self.pidfd)
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
@@ -139,6 +149,12 @@ def keeper_argv() -> tuple[str, ...]:
         except (OSError, subprocess.SubprocessError):
             pass
     return (sys.executable, "-I", "-S", "-c", _PYTHON_KEEPER)
+
+
+def keeper_program() -> tuple[str, ...]:
+    """The factory's keeper: ``sleep`` alone (it inherits the factory's ignored SIGCHLD)."""
+    sleep = _program("sleep")
+    return (sleep, "2147483647") if sleep else keeper_argv()
 
 
 def _program(name: str) -> str | None:

@@ -84,8 +84,6 @@ class Shim:
             self._run_sweeps()
             self.executions.release_discarded()
             self._flush()
-            # After the answers went out: starting a process for later is no one's wait now.
-            self.executions.prepare_keeper()
             if self._idle() and self.idle_deadline is not None and time.monotonic() >= self.idle_deadline:
                 self.log("idle: no client and nothing alive")
                 break
@@ -141,7 +139,7 @@ class Shim:
     def is_leader(self, pid: int) -> bool:
         """Whether `pid` is an execution's leader (or keeper) not yet reaped."""
         ex = self.executions
-        return pid in ex.leaders or pid in ex.keepers or (ex.spare is not None and pid == ex.spare.pid)
+        return pid in ex.leaders or pid in ex.keepers or (ex.factory is not None and pid == ex.factory.pid)
 
     def need_sweep(self, tracked: Tracked) -> None:
         """Sweep /proc for `tracked` at the end of this iteration."""
