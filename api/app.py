@@ -97,9 +97,10 @@ def create_app(daemon: Daemon) -> QuartTrio:
         logging.getLogger("workbench.api").exception("unhandled error on %s %s", request.method, rule)
         return error_response("internal", "internal error; see the daemon's log")
 
-    from api import browser, retention_routes, routes
+    from api import browser, nodes, retention_routes, routes
 
     routes.register(app, daemon)
+    nodes.register(app, daemon)
     retention_routes.register(app, daemon)
     files_routes.register(app, daemon)
     browser.register(app, daemon)

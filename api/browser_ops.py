@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from api.contexts_operations import context_operations
 from api.files_operations import file_operations
+from api.nodes import node_operations
 from api.operations import ANY, PER_EXECUTION, WITH_BODY, Op, operations, with_and_without_kind
 from api.requests import EVENTS_AFTER
 from api.retention_operations import retention_operations
@@ -103,6 +104,7 @@ def all_operations() -> list[Op]:
         *file_operations(),
         *context_operations(),
         *retention_operations(),
+        *node_operations(),
         *browser_operations(),
         *with_and_without_kind(stream_token_operation()),
     ]

@@ -1,4 +1,5 @@
-"""Answers that are files: an artifact's bytes (with `Range`), and the JSON of an image."""
+"""Answers that are files: an artifact's bytes (with `Range`; from the node that holds it, when
+that is another node of a shared store), and the JSON of an image."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import trio
 from quart import Response, request
 
 from api.errors import error_response
+from workbench.core.nodecalls import NodeCalls
 from workbench.wire.errors import NotFound
 
 _CHUNK = 256 * 1024
@@ -69,6 +71,16 @@ async def file_response(path: os.PathLike[str] | str, size: int, content_type: s
 
     headers["Content-Length"] = str(length)
     response = Response(body(), status=status, content_type=content_type, headers=headers)
+    response.timeout = None
+    return response
+
+
+async def remote_response(calls: NodeCalls, node: str, execution_id: str, name: str) -> Response:
+    """An artifact on another node's disk, streamed from that node with the request's `Range`."""
+    method = "HEAD" if request.method == "HEAD" else "GET"
+    remote = await calls.fetch_artifact(node, execution_id, name, request.headers.get("Range"), method=method)
+    content_type = remote.headers.pop("content-type", None)
+    response = Response(remote.body, status=remote.status, headers=remote.headers, content_type=content_type)
     response.timeout = None
     return response
 

@@ -27,6 +27,7 @@ STATUS: dict[str, int] = {
     "too_many_executions": 429,
     "input_backlog": 429,
     "unavailable": 503,
+    "node_unavailable": 503,
     "storage_full": 507,
     "quota_exceeded": 507,
     "internal": 500,

@@ -62,7 +62,7 @@ class Gate:
             b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
         )
 
-    async def handle(self, serve: Any, stream: trio.SocketStream) -> None:
+    async def handle(self, serve: Any, stream: trio.abc.Stream) -> None:
         if self.open >= self.limit:
             self.refused += 1
             if self.refused == 1 or self.refused % 1000 == 0:
@@ -75,7 +75,7 @@ class Gate:
         finally:
             self.open -= 1
 
-    async def _refuse(self, stream: trio.SocketStream) -> None:
+    async def _refuse(self, stream: trio.abc.Stream) -> None:
         # Read the request first (or what of it comes soon): closing with unread bytes would send
         # a reset, which can destroy the answer before the client reads it.
         with trio.move_on_after(_REFUSE_S):
@@ -87,7 +87,8 @@ class Gate:
                         break
                     data += chunk
                 await stream.send_all(self._refusal)
-                await stream.send_eof()
+                if isinstance(stream, trio.abc.HalfCloseableStream):
+                    await stream.send_eof()
                 while await stream.receive_some(65536):
                     pass
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -103,7 +104,7 @@ async def serve_http(
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve `app` (an ASGI app wrapped by hypercorn's `wrap_app`) on the plain TCP and Unix
+    """Serve `app` (an ASGI app wrapped by hypercorn's `wrap_app`) on the TLS, plain TCP and Unix
     sockets of `sockets` until cancelled; reports the bound addresses through `task_status`.
 
     It only ends by being cancelled (as `worker_serve` does when cancelled from outside, the ASGI
@@ -116,8 +117,14 @@ async def serve_http(
         await lifespan_nursery.start(lifespan.handle_lifespan)
         await lifespan.wait_for_startup()
         async with trio.open_nursery() as server_nursery:
-            listeners = []
+            listeners: list[trio.SSLListener[trio.SocketStream] | trio.SocketListener] = []
             binds = []
+            ssl_context = config.create_ssl_context()
+            for sock in sockets.secure_sockets:
+                assert ssl_context is not None
+                plain = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
+                listeners.append(trio.SSLListener(plain, ssl_context, https_compatible=True))
+                binds.append(f"https://{repr_socket_addr(sock.family, sock.getsockname())}")
             for sock in sockets.insecure_sockets:
                 listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
                 binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")

@@ -60,6 +60,8 @@ ERROR_MEANINGS = {
     "(`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
     "internal": "a bug: see the daemon's log",
+    "node_unavailable": "the node that holds the artifact (its `nodeId`) cannot be reached now: down, "
+    "no `WORKBENCH_NODE_URL`, or no `WORKBENCH_NODE_TOKEN` to prove this node to it",
     "storage_full": "the disk holding the data dir is full: nothing new is written until space is freed",
 }
 

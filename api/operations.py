@@ -106,6 +106,7 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
     "kind": (ref("ExecutionKind"), "the execution kind; a wrong one is 404"),
     "executionId": ({"type": "string"}, f"the execution id (`{EXECUTION_ID.pattern}`); any other is 404"),
     "name": (ref("StreamName"), "the artifact; any other name is 404"),
+    "nodeId": ({"type": "string"}, "the node's id (`WORKBENCH_NODE_ID`); another node's is 404"),
     "asset": (
         {"type": "string"},
         "a file of the dashboard (`app.js`, `log.js`, `style.css`); any other is 404",
@@ -262,7 +263,7 @@ def _streams_and_artifacts() -> list[Op]:
             "/artifacts/{name}",
             "artifact",
             "Download an artifact (honours Range)",
-            errors=(*PER_EXECUTION, "range_not_satisfiable"),
+            errors=(*PER_EXECUTION, "range_not_satisfiable", "node_unavailable"),
             headers=(("Range", {"type": "string"}, "one range: `bytes=a-b`, `bytes=a-` or `bytes=-n`"),),
             raw={
                 200: ("application/octet-stream", "the whole artifact"),

@@ -12,7 +12,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api import sse
-from api.download import file_response, image_json
+from api.download import file_response, image_json, remote_response
 from api.errors import json_response
 from api.requests import (
     EVENTS_AFTER,
@@ -264,7 +264,9 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
     async def artifact(kind: str | None, execution_id: str, name: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        path, size, content_type = await svc.artifact_file(principal, execution_id, kind, name)
+        path, size, content_type, node = await svc.artifact_file(principal, execution_id, kind, name)
+        if node is not None and svc.cluster is not None:
+            return await remote_response(svc.cluster.calls, node, execution_id, name)
         return await file_response(path, size, content_type, name)
 
 

@@ -6,6 +6,7 @@ import logging
 import os
 import resource
 import signal
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,12 @@ def hypercorn_config(settings: Settings) -> Config:
     config = Config()
     config.bind = [settings.bind]
     if settings.unix_socket is not None:
-        config.bind.append(f"unix:{settings.unix_socket}")
+        # The Unix socket stays plain HTTP: only this user reaches it (0600), without a network.
+        (config.insecure_bind if settings.tls else config.bind).append(f"unix:{settings.unix_socket}")
+    if settings.tls:
+        config.certfile, config.keyfile = str(settings.tls_cert), str(settings.tls_key)
+        config.alpn_protocols = ["http/1.1"]  # the one protocol served, with its limits
+        config.ssl_handshake_timeout = KEEP_ALIVE_S
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.graceful_timeout = GRACEFUL_S
@@ -78,7 +84,7 @@ async def serve(
         async with open_daemon(settings) as daemon:
             await _serve_daemon(daemon, settings, config, sockets, gate, shutdown, hurry, task_status)
     finally:
-        for sock in sockets.insecure_sockets:
+        for sock in [*sockets.secure_sockets, *sockets.insecure_sockets]:
             sock.close()
         if settings.unix_socket is not None:
             settings.unix_socket.unlink(missing_ok=True)
@@ -118,15 +124,22 @@ def _listen(settings: Settings, config: Config) -> Any:
     """The listening sockets of `config`; ConfigError (one line) when an address cannot be bound."""
     if settings.unix_socket is not None and settings.unix_socket.exists():
         settings.unix_socket.unlink()
+    try:
+        config.create_ssl_context()  # a certificate or key that does not load stops the start here
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"cannot serve HTTPS with WORKBENCH_TLS_CERT={config.certfile} and "
+            f"WORKBENCH_TLS_KEY={config.keyfile}: {exc}"
+        ) from None
     old = os.umask(0o177)  # the Unix socket is 0600
     try:
         sockets = config.create_sockets()
     except OSError as exc:
-        where = ", ".join(config.bind)
+        where = ", ".join([*config.bind, *config.insecure_bind])
         raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
     finally:
         os.umask(old)
-    for sock in sockets.insecure_sockets:
+    for sock in [*sockets.secure_sockets, *sockets.insecure_sockets]:
         sock.listen(config.backlog)
     return sockets
 
@@ -145,7 +158,9 @@ async def _serve_daemon(
     host, _port = split_bind(settings.bind)
     if not is_loopback(host):
         log.warning(
-            "listening on %s: anyone who can reach it and has a token can run commands", settings.bind
+            "listening on %s: anyone who can reach it and has a token can run commands%s",
+            settings.bind,
+            "" if settings.tls else " (no TLS: tokens and output cross the network in the clear)",
         )
 
     tracked = InFlight(app)

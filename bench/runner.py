@@ -40,7 +40,7 @@ ROWS: dict[int, tuple[str, Row, tuple[float, float]]] = {
     7: ("cancel → terminal", row7_cancel, (90, 30)),
     8: ("containment cost at start", row8_containment, (90, 40)),
     9: ("1,000 concurrent `sleep 2`", row9_thousand, (90, 60)),
-    10: ("`workbench_code` python `pass`", row10_code, (90, 30)),
+    10: ("`workbench_code` python `pass`", row10_code, (150, 45)),
     11: ("recovery after SIGKILL, 200 running", row11_recovery, (120, 60)),
     12: ("durability: data dir on disk vs tmpfs", row12_durability, (60, 30)),
     13: ("`events()` of 100,000 lines: TypeScript vs Python client", row13_client_events, (120, 60)),

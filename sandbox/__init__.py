@@ -22,6 +22,7 @@ Usage (the daemon side, in trio)::
         await sup.release(name)                            # forget it, remove its cgroups
         sup.known()                                        # everything held, after a reconnect
         await sup.adopt(info)                              # recovery after the shim died
+        await sup.claim("warm-1", spec, data)              # a pre-started leader becomes spec
         await sup.shutdown()                               # once everything is dead
 
 Containment (`Containment`; AUTO picks the strongest available, recorded in ChildInfo):
@@ -74,6 +75,7 @@ from ._model import (
     LIMIT_FILE_SIZE,
     LIMIT_OOM,
     UNKNOWN_EXIT,
+    WARM_PREFIX,
     ChildInfo,
     Containment,
     ExitStatus,
@@ -95,6 +97,7 @@ __all__ = [
     "MAX_PENDING_INPUT",
     "PRIVATE_DIRS",
     "UNKNOWN_EXIT",
+    "WARM_PREFIX",
     "Bubblewrap",
     "Capabilities",
     "ChildInfo",

@@ -138,6 +138,29 @@ class Supervisor:
                 reply = await self._request(request)
         return ChildInfo.from_dict(reply["child"]["info"])
 
+    async def claim(self, name: str, spec: SpawnSpec, data: bytes) -> ChildInfo:
+        """Make the waiting pre-started leader `name` the execution `spec` (see the protocol's
+        ``claim``): renamed, its proc.json in `spec.dir`, `data` then an end of file on its stdin.
+
+        Shielded from cancellation like `spawn`. Not retried on a replacement shim (whose
+        adopted leaders have no stdin to claim them by).
+
+        Raises:
+            SpawnError: it cannot be claimed for `spec`; it is left as it was (start `spec`
+                with `spawn` instead).
+            SupervisorLost: the shim is gone.
+        """
+        spec = dataclasses.replace(spec, containment=self.capabilities.resolve(spec.containment))
+        request = {
+            "op": "claim",
+            "name": name,
+            "spec": spec.to_dict(),
+            "input": base64.b64encode(data).decode(),
+        }
+        with trio.CancelScope(shield=True):
+            reply = await self._request(request, retry=False)
+        return ChildInfo.from_dict(reply["child"]["info"])
+
     async def wait_exited(self, name: str) -> ExitStatus:
         """Wait for the leader's exit; returns its status (UNKNOWN_EXIT for some adopted trees).
 
@@ -379,6 +402,8 @@ class Supervisor:
             # A reply that carries an execution registers it before the caller resumes, so
             # that events about it which follow in the stream are never missed.
             if message.get("ok") and message.get("child"):
+                if message.get("claimed"):
+                    self._children.pop(str(message["claimed"]), None)
                 self._remember(KnownChild.from_dict(message["child"]))
             reply = self._pending.get(message.get("id", -1))
             if reply is not None:

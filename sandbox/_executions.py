@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
 import signal
@@ -14,8 +15,8 @@ from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExe
 from ._factory import KeeperFactory
 from ._files import PROC_FILE, write_json_atomic
 from ._keeper import Keeper, start_keeper
-from ._launch import abort, apply_rlimits, launch, make_plan
-from ._model import ChildInfo, Containment, KnownChild, Limits, SpawnSpec
+from ._launch import LaunchPlan, abort, apply_rlimits, launch, make_plan
+from ._model import WARM_PREFIX, ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
 from ._tracking import Host, PgroupTracked, PidnsTracked, Tracked
 
@@ -68,21 +69,56 @@ class Executions:
         if not os.path.isdir(spec.dir):
             raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
         dirs = self._make_cgroups(spec.name, containment, spec.limits)
-        joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
-        use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
         # A cgroup alone is left by a process that may write its pid into another cgroup.procs
         # (root; or the owner of a delegated subtree, as the tree's user is): in a pid namespace
         # too, whose keeper dies with the tree, it takes every process of the tree with it.
         keeper = self._take_keeper() if containment is Containment.CGROUP and self.caps.pidns else None
         pidns = containment is Containment.PIDNS or keeper is not None
+        try:
+            plan, channel, pid, started = self._launch(spec, containment, dirs, pidns, keeper)
+        except BaseException:
+            _remove_cgroups(dirs)
+            if keeper is not None:
+                keeper.discard()
+            raise
+        if keeper is not None:
+            os.close(keeper.namespace)
+        v2, v1_memory, v1_pids = dirs
+        identity = keeper.identity if keeper is not None else None
+        info = ChildInfo(
+            spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag, pidns, identity
+        )
+        tracked = make_tracked(self.host, info, spec.limits, adopted=False)
+        tracked.channel = channel
+        self._contain(tracked, plan, dirs, spec.limits, keeper)
+        self.children[spec.name] = tracked
+        self.leaders[pid] = tracked
+        if keeper is not None and keeper.pidfd is None:
+            self.keepers[keeper.pid] = tracked  # the shim's child: its reaping says it is gone
+        try:
+            write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
+        except OSError as e:
+            tracked.signal(signal.SIGKILL)
+            self.discard.add(spec.name)
+            raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
+        return tracked.known()
+
+    def _launch(
+        self,
+        spec: SpawnSpec,
+        containment: Containment,
+        dirs: list[str | None],
+        pidns: bool,
+        keeper: Keeper | None,
+    ) -> tuple[LaunchPlan, Channel | None, int, int]:
+        """Open its stdin or terminal and start its leader: (plan, channel, pid, start time)."""
+        joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
+        use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
         channel = None
         try:
             if spec.open_stdin or spec.tty is not None:
                 channel = Channel(self.host, spec.name, spec.tty, spec.stdout_path)
         except OSError as e:
-            _remove_cgroups(dirs)
-            if keeper is not None:
-                keeper.discard()
             raise SpawnError(f"cannot open the stdin or terminal of {spec.name!r}: {e.strerror}") from None
         plan = make_plan(
             spec,
@@ -95,47 +131,38 @@ class Executions:
         )
         try:
             pid, started = launch(plan, keeper)
-            if self.factory is not None:
-                self.factory.replenish()
         except BaseException:
-            _remove_cgroups(dirs)
-            if keeper is not None:
-                keeper.discard()
             if channel is not None:
                 channel.close()
             raise
+        if self.factory is not None:
+            self.factory.replenish()
         if channel is not None:
             channel.spawned()
-        if keeper is not None:
-            os.close(keeper.namespace)
-        v2, v1_memory, v1_pids = dirs
-        info = ChildInfo(
-            spec.name,
-            pid,
-            started,
-            containment,
-            spec.dir,
-            v2,
-            v1_memory,
-            v1_pids,
-            spec.tag,
-            pidns,
-            keeper.identity if keeper is not None else None,
-        )
-        tracked = make_tracked(self.host, info, spec.limits, adopted=False)
-        tracked.channel = channel
+        return plan, channel, pid, started
+
+    def _contain(
+        self,
+        tracked: Tracked,
+        plan: LaunchPlan,
+        dirs: list[str | None],
+        limits: Limits,
+        keeper: Keeper | None,
+    ) -> None:
+        """Apply the leader's rlimits and its cgroups' limits, and watch it; if that fails, kill
+        what may already be there (microseconds old) and raise SpawnError."""
+        pid = tracked.info.pid
         try:
             apply_rlimits(pid, plan.rlimits)
-            self._apply_limits(dirs, spec.limits)
+            self._apply_limits(dirs, limits)
             tracked.start()
             if keeper is not None and keeper.pidfd is not None:
                 assert isinstance(tracked, CgroupTracked)
                 tracked.hold_keeper(keeper.pidfd)
         except (OSError, ValueError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            # Started, but not as asked: kill what may already be there (microseconds old).
-            if v2:
-                cg.kill(v2)
+            if dirs[0]:
+                cg.kill(dirs[0])
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # its fresh group; not reaped, so not reused
             abort(pid)
@@ -143,20 +170,64 @@ class Executions:
             if keeper is not None:
                 keeper.kill()
             _remove_cgroups(dirs)
-            if channel is not None:
-                channel.close()
-            raise SpawnError(f"cannot set up the containment of {spec.name!r}: {why}") from None
-        self.children[spec.name] = tracked
-        self.leaders[pid] = tracked
-        if keeper is not None and keeper.pidfd is None:
-            self.keepers[keeper.pid] = tracked  # the shim's child: its reaping says it is gone
+            if tracked.channel is not None:
+                tracked.channel.close()
+            raise SpawnError(f"cannot set up the containment of {tracked.name!r}: {why}") from None
+
+    def claim(self, name: str, spec: SpawnSpec, data: bytes) -> KnownChild:
+        """Make the waiting pre-started leader `name` the execution `spec`, and send it `data`.
+
+        `name` (``warm-...``) was spawned with an open stdin and the containment and limits
+        `spec` asks for; it is renamed `spec.name`, its proc.json is written into `spec.dir`,
+        and `data` then an end of file go to its stdin. Checks first what a spawn of `spec`
+        would fail on (name, directory, cwd, stdio files), so that a refusal changes nothing
+        and the caller can start `spec` cold instead, to fail or not exactly as it would.
+
+        Raises:
+            SpawnError: it cannot be claimed for `spec` (see above); it is left as it was.
+        """
+        tracked = self.get(name)
+        channel = tracked.channel
+        if not name.startswith(WARM_PREFIX) or tracked.status is not None or channel is None:
+            raise SpawnError(f"{name!r} is not a pre-started leader waiting for a claim")
+        if spec.name in self.children:
+            raise SpawnError(f"an execution named {spec.name!r} already exists")
+        if not os.path.isdir(spec.dir):
+            raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
+        if not (os.path.isdir(spec.cwd) and os.access(spec.cwd, os.X_OK)):
+            raise SpawnError(f"cannot change directory to {spec.cwd!r}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
         try:
+            paths = [(spec.stdin_path or os.devnull, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)]
+            for path in (spec.stdout_path, spec.stderr_path):
+                paths.append((path, flags))
+            for path, mode in paths:
+                os.close(os.open(path, mode, 0o600))
+            info = dataclasses.replace(tracked.info, name=spec.name, dir=spec.dir, tag=spec.tag)
             write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
         except OSError as e:
-            tracked.signal(signal.SIGKILL)
-            self.discard.add(spec.name)
-            raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
+            raise SpawnError(f"cannot claim {name!r} for {spec.name!r}: {e}") from None
+        try:
+            channel.write(data, eof=True)
+        except SandboxError:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(spec.dir, PROC_FILE))
+            raise SpawnError(f"cannot send the claim to {name!r}") from None
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(tracked.info.dir, PROC_FILE))
+        del self.children[name]
+        tracked.info = info
+        channel.name = spec.name
+        self.children[spec.name] = tracked
         return tracked.known()
+
+    def drop_unclaimed(self) -> None:
+        """Kill the pre-started leaders nobody claimed (their daemon left); forget them once dead."""
+        for tracked in self.children.values():
+            if tracked.name.startswith(WARM_PREFIX):
+                if not tracked.finished:
+                    tracked.signal(signal.SIGKILL)
+                self.discard.add(tracked.name)
 
     def _factory_sent(self) -> None:
         assert self.factory is not None

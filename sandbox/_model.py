@@ -15,6 +15,10 @@ from typing import Any
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,80}")
 
+#: The name prefix of a pre-started leader waiting to be claimed (`Supervisor.claim`): the shim
+#: kills those still unclaimed when its client leaves.
+WARM_PREFIX = "warm-"
+
 #: ExitStatus.limit values: which limit killed the leader.
 LIMIT_OOM = "oom"
 LIMIT_CPU = "cpu_limit"

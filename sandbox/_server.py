@@ -219,6 +219,8 @@ class Shim:
         self.conn = None
         self.out.clear()
         self.log(f"client pid {self.peer} gone: {why}")
+        # Nobody will claim them now: they must not outlive their daemon (nor keep the shim).
+        self.executions.drop_unclaimed()
 
     def _on_conn(self, mask: int) -> None:
         if mask & selectors.EVENT_READ and self.conn is not None:
@@ -313,6 +315,15 @@ class Shim:
             raise SpawnError(f"invalid spawn spec: {e}") from None
         return {"child": self.executions.spawn(spec).to_dict()}
 
+    def _claim(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            spec = SpawnSpec.from_dict(message["spec"])
+            data = base64.b64decode(str(message["input"]), validate=True)
+        except (KeyError, TypeError, ValueError) as e:
+            raise SpawnError(f"invalid claim: {e}") from None
+        name = str(message["name"])
+        return {"child": self.executions.claim(name, spec, data).to_dict(), "claimed": name}
+
     def _signal(self, message: dict[str, Any]) -> dict[str, Any]:
         foreground = bool(message.get("foreground", False))
         self.executions.signal(str(message["name"]), int(message["signal"]), foreground)
@@ -346,6 +357,7 @@ class Shim:
 
     _handlers: ClassVar[dict[str, Callable[[Shim, dict[str, Any]], dict[str, Any]]]] = {
         "spawn": _spawn,
+        "claim": _claim,
         "signal": _signal,
         "input": _input,
         "resize": _resize,

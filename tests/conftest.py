@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -157,9 +158,12 @@ async def make_daemon(tmp_path: Path) -> AsyncIterator[Any]:
             with ceilings.within(START_S, f"the daemon on {settings.data_dir} to accept requests"):
                 daemon, binds = await nursery.start(serving, settings, shutdown, done)
             stopped.append(done)
-            url = next(b for b in binds if b.startswith("http://"))
+            url = next(b for b in binds if b.startswith(("http://", "https://")))
+            verify: Any = True
+            if settings.tls and settings.tls_ca is not None:  # a test's own CA signed the certificate
+                verify = ssl.create_default_context(cafile=str(settings.tls_ca))
             client = httpx.AsyncClient(
-                base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
+                base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120, verify=verify
             )
             handle = DaemonHandle(url, settings.data_dir, client, shutdown, daemon, settings)
             handles.append(handle)

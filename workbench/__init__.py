@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
             "ImageUnavailable",
             "InputBacklog",
             "InvalidRequest",
+            "NodeUnavailable",
             "NotFound",
             "PayloadTooLarge",
             "StorageFull",
@@ -108,6 +109,7 @@ if TYPE_CHECKING:
     from workbench.wire.errors import ImageUnavailable as ImageUnavailable
     from workbench.wire.errors import InputBacklog as InputBacklog
     from workbench.wire.errors import InvalidRequest as InvalidRequest
+    from workbench.wire.errors import NodeUnavailable as NodeUnavailable
     from workbench.wire.errors import NotFound as NotFound
     from workbench.wire.errors import PayloadTooLarge as PayloadTooLarge
     from workbench.wire.errors import PreconditionFailed as PreconditionFailed

@@ -80,6 +80,8 @@ async def test_an_id_that_names_nothing_is_404_on_every_route(wb: DaemonHandle) 
     for method, path, _ in await operations(wb):
         if "{executionId}" not in path and "{deliveryId}" not in path:
             continue
+        if path.startswith("/v1/nodes/"):
+            continue  # its one credential is the nodes' token (tests/reliability/test_node_artifacts.py)
         targets = [url(path, UNKNOWN_ID), url(path, "not-an-id"), url(path, real.lower(), "dl_nope")]
         if "{kind}" in path:
             targets.append(url(path, real).replace("workbench_bash", "workbench_code"))

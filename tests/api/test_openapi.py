@@ -12,6 +12,7 @@ from tests.conftest import DaemonHandle
 
 #: Werkzeug converters → the OpenAPI parameter names of `api/openapi.py`.
 PARAMETERS = {
+    "node_id": "nodeId",
     "execution_id": "executionId",
     "name": "name",
     "delivery_id": "deliveryId",

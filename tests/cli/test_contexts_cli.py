@@ -26,3 +26,21 @@ async def test_context_new_code_ls_rm(cli: Cli, wb: DaemonHandle) -> None:
     assert json.loads((await cli.ok("context", "ls", "--json")).text) == {"contexts": []}
     gone = await cli("context", "rm", cx)
     assert gone.code == 125 and "not_found" in gone.error, gone
+
+
+async def test_code_takes_c_code_and_a_context_s_own_language(cli: Cli, wb: DaemonHandle) -> None:
+    # `-c CODE` as `python -c` has it; with --context the language is the context's own.
+    assert (await cli.ok("code", "-l", "python", "-c", "print(6 * 7)")).text == "42\n"
+    cx = (await cli.ok("context", "new")).text.strip()
+    await cli.ok("code", "--context", cx, "-c", "x = 20")
+    assert (await cli.ok("code", "--context", cx, "-c", "x * 2 + 2")).text == "42\n"
+    mismatch = await cli("code", "--context", cx, "-l", "bash", "-c", "echo hi")
+    assert mismatch.code == 125 and "runs python, not bash" in mismatch.error, mismatch
+    both = await cli("code", "-l", "python", "-c", "1", "-")
+    assert both.code == 2 and "either FILE or -c" in both.error, both
+    neither = await cli("code", "-l", "python")
+    assert neither.code == 2 and "FILE, - or -c CODE" in neither.error, neither
+    no_language = await cli("code", "-c", "1")
+    assert no_language.code == 2 and "-l/--language is required" in no_language.error, no_language
+    unknown = await cli("code", "--context", "cx_nosuchcontext", "-c", "1")
+    assert unknown.code == 125 and "not_found" in unknown.error, unknown

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -40,8 +41,20 @@ class DaemonProcess:
         self.env.update(env)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = data_dir.parent / f"daemon-{self.port}.log"
+        #: What its certificate is verified with once it serves HTTPS (`use_tls`).
+        self.verify: Any = True
         self.client = httpx.Client(
             base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+        )
+
+    def use_tls(self, cert: Path, key: Path, ca: Path) -> None:
+        """Serve HTTPS with `cert`/`key`; verify it (and other nodes) against `ca`."""
+        self.env.update(WORKBENCH_TLS_CERT=str(cert), WORKBENCH_TLS_KEY=str(key), WORKBENCH_TLS_CA=str(ca))
+        self.url = f"https://127.0.0.1:{self.port}"
+        self.verify = ssl.create_default_context(cafile=str(ca))
+        self.client.close()
+        self.client = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60, verify=self.verify
         )
 
     def start(self, *, wait: bool = True) -> subprocess.Popen[bytes]:
@@ -63,7 +76,7 @@ class DaemonProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"the daemon exited with {self.proc.returncode}: {self.log_text()}")
             try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                if httpx.get(self.url + "/healthz", timeout=1, verify=self.verify).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -77,7 +90,7 @@ class DaemonProcess:
         self.proc.wait()
         self.client.close()
         self.client = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+            base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60, verify=self.verify
         )
 
     def stop(self, within_s: float = 30.0) -> int:

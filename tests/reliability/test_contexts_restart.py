@@ -6,9 +6,12 @@ died meanwhile `dead`."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from typing import Any
+
+import pytest
 
 from tests import procs
 from tests.reliability.conftest import DaemonProcess
@@ -104,3 +107,40 @@ def test_an_interpreter_that_died_while_the_daemon_was_down_is_dead(daemon_proce
     assert d.output(running) == "spin\n"
     response = d.client.post(CODE, json={"language": "python", "code": "1", "contextId": cx})
     assert response.status_code == 409, response.text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed here")
+def test_a_node_context_is_adopted_across_a_daemon_sigkill(daemon_process: Factory, tmp_path: Any) -> None:
+    """The same for node: the cell that ran while no daemon was there ends with its result and
+    all its output, and the very same interpreter keeps its names."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    response = d.client.post("/v1/contexts", json={"language": "node"})
+    assert response.status_code == 201 and response.json()["status"] == "ready", response.text
+    cx = response.json()["contextId"]
+
+    def start(code: str) -> str:
+        body = {"language": "node", "code": code, "contextId": cx, "background": True}
+        started = d.client.post(CODE, json=body)
+        assert started.status_code == 202, started.text
+        execution_id: str = started.json()["executionId"]
+        return execution_id
+
+    assert d.wait(start("let state = { n: 1 }"))["status"] == "completed"
+    gate = tmp_path / "gate"
+    code = (
+        "console.log('before')\n"
+        f"while (!require('fs').existsSync({str(gate)!r})) await new Promise((r) => setTimeout(r, 10))\n"
+        "console.log('after')\nstate.n += 1"
+    )
+    running = start(code)
+    until(lambda: "before" in d.output(running))
+    interpreter = procs.processes_mentioning(cx)
+    d.kill9()
+    gate.write_text("go")
+    d.start()
+    record = d.wait(running)
+    assert record["status"] == "completed" and record["result"] == {"text/plain": "2"}, record
+    assert d.output(running) == "before\nafter\n"
+    assert d.wait(start("state"))["result"] == {"text/plain": "{ n: 2 }"}
+    assert all(procs.alive(p) for p in interpreter)

@@ -78,7 +78,13 @@ class Http:
         self._headers = {"Accept": "application/json", **target.headers()}
 
     def _new(self) -> Connection:
-        return Connection(self._host, self._port, unix_path=self.target.socket_path, tls=self._tls)
+        return Connection(
+            self._host,
+            self._port,
+            unix_path=self.target.socket_path,
+            tls=self._tls,
+            ca_file=self.target.ca_file,
+        )
 
     def close(self) -> None:
         if self._conn is not None:
@@ -96,6 +102,12 @@ class Http:
         if isinstance(exc, ProtocolError) and str(exc).startswith("not an HTTP answer"):
             return self.not_workbench("it does not answer HTTP")
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        if "CERTIFICATE_VERIFY_FAILED" in reason:
+            return ApiError(
+                "unavailable",
+                f"cannot trust the daemon at {self.target.display_url}: {reason} (set WORKBENCH_TLS_CA "
+                "to the certificate of the CA that signed its certificate)",
+            )
         return ApiError(
             "unavailable",
             f"cannot reach the daemon at {self.target.display_url}: {reason[:1].lower()}{reason[1:]} "

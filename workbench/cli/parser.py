@@ -110,7 +110,8 @@ def _add_serve(sub: Any) -> None:
     serve.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow binding a non-loopback address (anyone who reaches it with a token runs commands)",
+        help="allow binding a non-loopback address without TLS (anyone who reaches it with a token "
+        "runs commands); with WORKBENCH_TLS_CERT/WORKBENCH_TLS_KEY it is not needed",
     )
     serve.set_defaults(module=None)
 
@@ -210,14 +211,20 @@ def _add_starting(command: Adder) -> None:
     code = command(
         "code",
         "run code in a language",
-        "Run code (from FILE, or - for stdin) in a language of the image, e.g. python, bash, sh.\n"
+        "Run code (from FILE, - for stdin, or -c CODE) in a language of the image, e.g. python, bash,\n"
+        "sh, node. "
         "Streams output like `run`. " + follow_help,
         starting,
         epilog=exitcodes.TABLE,
     )
     if code is not None:
-        code.add_argument("-l", "--language", required=True, help="python, bash, sh, node, ...")
-        code.add_argument("file", metavar="FILE|-", help="the code, or - to read it from stdin")
+        code.add_argument(
+            "-l", "--language", help="python, bash, sh, node, ... (with --context: the context's own)"
+        )
+        code.add_argument("file", nargs="?", metavar="FILE|-", help="the code, or - to read it from stdin")
+        code.add_argument(
+            "-c", "--code", dest="code_text", metavar="CODE", help="the code itself, as `python -c`"
+        )
         code.add_argument(
             "--context",
             metavar="ID",

@@ -324,7 +324,7 @@ def add_contexts(command: Adder, as_json: Parser) -> None:
         return
     actions = context.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=Parser)
     new = actions.add_parser("new", help="start a context and print its id", parents=[as_json])
-    new.add_argument("-l", "--language", default="python", help="the interpreter (default python)")
+    new.add_argument("-l", "--language", default="python", help="the interpreter: python (default) or node")
     new.add_argument("--image", help="the image to run in (default host)")
     new.add_argument("--session", metavar="ID", type=SESSION, help="its session (default: default)")
     new.add_argument("--env", "-e", action="append", metavar="K=V", help="set a variable (repeatable)")

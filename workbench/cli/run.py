@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+from urllib.parse import quote
 
 from workbench.cli import exitcodes
 from workbench.cli.env import default_cwd, piped_stdin, shell_environment
@@ -138,10 +139,21 @@ def _interactive_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_code(http: Http, args: argparse.Namespace) -> int:
+    if args.file is not None and args.code_text is not None:
+        raise UsageError("code: give the code either FILE or -c CODE, not both")
+    if args.file is None and args.code_text is None:
+        raise UsageError("code: the code is missing: give FILE, - or -c CODE")
+    code = args.code_text if args.code_text is not None else read_text(args.file, "FILE")
     if args.context is not None:
-        return launch(http, args, "workbench_code", context_body(args, read_text(args.file, "FILE")))
+        if args.language is None:
+            # The context runs one language: ask it (its 404 is the error for a wrong id).
+            context = http.json("GET", f"/v1/contexts/{quote(args.context, safe='')}")
+            args.language = context["language"]
+        return launch(http, args, "workbench_code", context_body(args, code))
+    if args.language is None:
+        raise UsageError("code: -l/--language is required (python, bash, sh, node, ...) without --context")
     options = start_options(http, args, stdin_is_code=args.file == "-")
-    body = {"language": args.language, "code": read_text(args.file, "FILE"), **options}
+    body = {"language": args.language, "code": code, **options}
     return launch(http, args, "workbench_code", body)
 
 

@@ -168,8 +168,18 @@ def _is_address(host: str) -> bool:
 class Connection:
     """One HTTP/1.1 connection to `host:port`, or to the Unix socket `unix_path`."""
 
-    def __init__(self, host: str, port: int, *, unix_path: str | None = None, tls: bool = False) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        unix_path: str | None = None,
+        tls: bool = False,
+        ca_file: str | None = None,
+    ) -> None:
         self.host, self.port, self.unix_path, self.tls = host, port, unix_path, tls
+        #: The CA certificate (PEM) a TLS daemon is verified against; None: the system's store.
+        self.ca_file = ca_file
         self.sock: Any = None
         self.fp: _Reader = None  # type: ignore[assignment]
         #: How many requests this connection carried (a reused one may have been closed by the peer).
@@ -199,7 +209,12 @@ class Connection:
             if self.tls:
                 import ssl
 
-                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=self.host)
+                context = ssl.create_default_context(cafile=self.ca_file)
+                try:
+                    sock = context.wrap_socket(sock, server_hostname=self.host)
+                except BaseException:
+                    sock.close()
+                    raise
         if self.unix_path is None:
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
         self.sock = sock

@@ -69,6 +69,8 @@ class AsyncClient(Base):
         timeout: seconds to wait for the daemon on ordinary requests (long-polls get their own).
         reconnect_for: how long `events()` keeps reconnecting to a daemon that went away.
         transport: an httpx transport to use instead of the network (for tests).
+        ca_file: a CA certificate (PEM) to verify an `https://` daemon against (default
+            `$WORKBENCH_TLS_CA`, else the system's certificate store).
     """
 
     def __init__(
@@ -79,13 +81,18 @@ class AsyncClient(Base):
         timeout: float = 30.0,
         reconnect_for: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        ca_file: str | None = None,
     ) -> None:
-        super().__init__(url, token, timeout, reconnect_for)
+        super().__init__(url, token, timeout, reconnect_for, ca_file)
         target = self._target
         if transport is None and target.socket_path is not None:
             transport = httpx.AsyncHTTPTransport(uds=target.socket_path)
         self._http = httpx.AsyncClient(
-            base_url=target.base_url, headers=target.headers(), timeout=timeout, transport=transport
+            base_url=target.base_url,
+            headers=target.headers(),
+            timeout=timeout,
+            transport=transport,
+            verify=self._verify(),
         )
 
     async def aclose(self) -> None:

@@ -20,10 +20,26 @@ BACKOFF_MAX_S = 2.0
 class Base:
     """Settings of a client: the daemon found, default timeout, how long to keep reconnecting."""
 
-    def __init__(self, url: str | None, token: str | None, timeout: float, reconnect_for: float) -> None:
-        self._target: Target = resolve(url, token)
+    def __init__(
+        self,
+        url: str | None,
+        token: str | None,
+        timeout: float,
+        reconnect_for: float,
+        ca_file: str | None = None,
+    ) -> None:
+        self._target: Target = resolve(url, token, ca_file=ca_file)
         self._timeout = timeout
         self._reconnect_for = reconnect_for
+
+    def _verify(self) -> Any:
+        """What httpx verifies an `https://` daemon with: `ca_file`/`$WORKBENCH_TLS_CA`, else the
+        system's store."""
+        if self._target.tls and self._target.ca_file:
+            import ssl
+
+            return ssl.create_default_context(cafile=self._target.ca_file)
+        return True
 
     @property
     def url(self) -> str:

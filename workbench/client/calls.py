@@ -105,7 +105,15 @@ expect = _expect
 
 def unreachable(url: str, exc: Exception) -> Unavailable:
     """The error raised when the daemon cannot be reached or stops answering."""
-    reason = str(exc) or type(exc).__name__
+    reason, cause = str(exc), exc.__cause__ or exc.__context__
+    while not reason and cause is not None:  # httpx's own errors may say nothing, their causes do
+        reason, cause = str(cause), cause.__cause__ or cause.__context__
+    reason = reason or type(exc).__name__
+    if "CERTIFICATE_VERIFY_FAILED" in reason:
+        return Unavailable(
+            f"cannot trust the daemon at {url}: {reason} (pass ca_file= or set WORKBENCH_TLS_CA to the "
+            "certificate of the CA that signed its certificate)"
+        )
     return Unavailable(f"cannot reach the daemon at {url}: {reason}")
 
 

@@ -9,6 +9,8 @@ Discovery, in order of precedence:
 - Token: the explicit argument (`--token`), else `$WORKBENCH_TOKEN`, else the file `token` in the
   data dir (`$WORKBENCH_DATA_DIR`, else `~/.local/share/workbench`), which `workbench serve`
   writes on first start. No token at all is allowed: the daemon then answers `unauthorized`.
+- Trust, for an `https://` URL: the explicit argument (`ca_file=`), else `$WORKBENCH_TLS_CA` (a
+  PEM file of the CA that signed the daemon's certificate), else the system's certificate store.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ class Target:
     """A daemon to talk to: its base URL (or Unix socket) and the bearer token, if any."""
 
     def __init__(
-        self, base_url: str, socket_path: str | None, token: str | None, token_source: str | None
+        self,
+        base_url: str,
+        socket_path: str | None,
+        token: str | None,
+        token_source: str | None,
+        ca_file: str | None = None,
     ) -> None:
         #: `http(s)://host:port` without a trailing slash; `http://localhost` for a Unix socket.
         self.base_url = base_url
@@ -37,6 +44,12 @@ class Target:
         self.token = token
         #: Where the token came from ("--token", "WORKBENCH_TOKEN", a path), or None.
         self.token_source = token_source
+        #: The CA certificate (PEM) an `https://` daemon is verified against; None: the system's.
+        self.ca_file = ca_file
+
+    @property
+    def tls(self) -> bool:
+        return self.base_url.startswith("https://")
 
     def __repr__(self) -> str:
         return f"Target({self.display_url!r}, token from {self.token_source})"
@@ -61,7 +74,10 @@ def data_dir(environ: Mapping[str, str] | None = None) -> str:
 
 
 def resolve(
-    url: str | None = None, token: str | None = None, environ: Mapping[str, str] | None = None
+    url: str | None = None,
+    token: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    ca_file: str | None = None,
 ) -> Target:
     """The daemon to use, found as described in this module's docstring.
 
@@ -93,7 +109,8 @@ def resolve(
         except OSError:
             token = None
         source = path if token else None
-    return Target(base_url, socket_path, token, source)
+    ca_file = ca_file or env.get("WORKBENCH_TLS_CA") or None
+    return Target(base_url, socket_path, token, source, os.path.expanduser(ca_file) if ca_file else None)
 
 
 def parse_duration_ms(text: str) -> int:

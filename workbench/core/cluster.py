@@ -30,6 +30,7 @@ import trio
 import sandbox
 from workbench.core.finish import exit_body
 from workbench.core.live import Live, Outcome, Stop
+from workbench.core.nodecalls import NodeCalls
 from workbench.core.principals import principal_key
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
@@ -60,6 +61,8 @@ class Cluster:
         self._every_s = self.settings.node_lease_ms / 4000
         self._nursery: trio.Nursery | None = None
         self._workspaces = str(self.settings.layout.workspaces_dir)
+        #: Calls to the other nodes (an artifact on another node's disk).
+        self.calls = NodeCalls(self.settings, store)
 
     async def join(self) -> None:
         """The first heartbeat: this node is among the living before it recovers or claims."""

@@ -3,13 +3,15 @@
 Like `runner.Run` for a tree of its own, exactly one task moves the execution, and its end goes
 through `finish` under a cancel shield. It waits for its context's turn (one execution of a
 context at a time, in order), hands the driver the code with the execution's own stdout and
-stderr spool files as the cell's fds 1 and 2 (so that output, budget, artifacts and resume are
-those of any execution), and waits for the driver's reply. A cancel or a deadline interrupts
-the cell (KeyboardInterrupt); one that does not stop in 2 s has its context killed.
+stderr spool files as the cell's fds 1 and 2 (python; node's driver opens them by path) so that
+output, budget, artifacts and resume are those of any execution, and waits for the driver's
+reply. A cancel or a deadline interrupts the cell (KeyboardInterrupt); one that does not stop in
+2 s has its context killed.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -32,6 +34,8 @@ log = logging.getLogger("workbench.core.context_run")
 
 #: How long an interrupted execution has to stop before its context is killed.
 INTERRUPT_GRACE_S = 2.0
+#: The languages whose driver is given its cell's spool files by path (see `_send`).
+PASSED_BY_PATH = frozenset({"node"})
 _SPOOL_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
 
 
@@ -154,22 +158,48 @@ class ContextRun:
             why: Stop | None = None
             try:
                 if fds is not None:
-                    assert context.link is not None
-                    message = {"op": "run", "id": self.live.id, "code": self.row.code or ""}
-                    await context.link.send(message, fds)
-                    for fd in fds:
-                        os.close(fd)
-                    fds.clear()
+                    await self._send(context, fds)
                 why = await self._wait_reply(context)
             except LinkClosed as exc:
                 with trio.CancelScope(shield=True):
                     await self.contexts.kill(context, f"its channel broke: {exc}")
+            finally:
+                self._unlink_spools(context)
             with trio.CancelScope(shield=True):
                 if why is not None:
                     await self._stop(context, why)
             capture.finish()
         with trio.CancelScope(shield=True):
             await self._final(context, why)
+
+    async def _send(self, context: Context, fds: list[int]) -> None:
+        """Hand the driver the cell: the spool files go with it as fds (python), or as hard links
+        in the context's channel directory, which its driver opens and removes (node, which
+        cannot receive fds on a socket)."""
+        assert context.link is not None
+        message = {"op": "run", "id": self.live.id, "code": self.row.code or ""}
+        if context.info.language in PASSED_BY_PATH:
+            for name, link in self._spool_links(context).items():
+                os.link(self.directory.spool(name), link)
+                message[name] = link
+            await context.link.send(message)
+        else:
+            await context.link.send(message, fds)
+        for fd in fds:
+            os.close(fd)
+        fds.clear()
+
+    def _spool_links(self, context: Context) -> dict[str, str]:
+        chan = _real_path(str(context.socket.parent))
+        return {name: os.path.join(chan, f"{self.live.id}.{name}") for name in ("stdout", "stderr")}
+
+    def _unlink_spools(self, context: Context) -> None:
+        if context.info.language in PASSED_BY_PATH:
+            for link in self._spool_links(context).values():
+                try:
+                    os.unlink(link)
+                except FileNotFoundError:
+                    pass  # the driver took it, as it should
 
     async def _wait_reply(self, context: Context) -> Stop | None:
         """None once the driver replied (or the context died); else why it must be stopped."""
@@ -283,6 +313,13 @@ class ContextRun:
             progress_offset=row.progress_offset,
             on_display=partial(self.ex.displays.publish, self.live.id),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _real_path(path: str) -> str:
+    """A context's channel directory as its interpreter sees it (a sandboxed one has it bound at
+    its real path); it does not move in the context's life."""
+    return os.path.realpath(path)
 
 
 async def _first(*waits: Any) -> None:

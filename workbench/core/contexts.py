@@ -3,11 +3,12 @@ the executions run in them (`docs/api.md`, "Code contexts").
 
 A context is a tree started through the sandbox supervisor like any execution's (same image,
 containment, limits, workspace and principal), named by its id, whose interpreter runs our
-driver (`ctxdriver.py`, copied into `<data>/contexts/<id>/`). The driver listens on a Unix socket
-in that directory; the daemon connects to it, and again after a restart, since the shim holds
-the tree through a daemon crash. What a context is (who owns it, its image, its counts) is kept
-in `context.json` beside it. Its executions are ordinary rows with `context_id`; each gets a
-supervisor task (`context_run.ContextRun`), and a context runs one at a time, in order.
+driver (`ctxdriver.py` for python, `ctxdriver.js` for node, copied into
+`<data>/contexts/<id>/`). The driver listens on a Unix socket in that directory; the daemon
+connects to it, and again after a restart, since the shim holds the tree through a daemon crash.
+What a context is (who owns it, its image, its counts) is kept in `context.json` beside it. Its
+executions are ordinary rows with `context_id`; each gets a supervisor task
+(`context_run.ContextRun`), and a context runs one at a time, in order.
 """
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ from workbench.wire.models import StartCodeRequest
 
 log = logging.getLogger("workbench.core.contexts")
 
-DRIVER = Path(__file__).with_name("ctxdriver.py")
+#: The driver of each language a context runs, and its name in the context's directory.
+DRIVERS = {
+    "python": (Path(__file__).with_name("ctxdriver.py"), "driver.py"),
+    "node": (Path(__file__).with_name("ctxdriver.js"), "driver.js"),
+}
 #: How long a start waits for the interpreter to listen (a cold start takes tens of ms).
 READY_WAIT_S = 30.0
 
@@ -202,8 +207,9 @@ class Contexts:
         layout = self.ex.settings.layout
         (directory / "chan").mkdir(mode=0o700, parents=True, exist_ok=True)
         launch.ensure_workspace(workspace, layout)
-        driver = directory / "driver.py"
-        launch.write_private(driver, DRIVER.read_bytes())
+        source, name = DRIVERS[context.info.language]
+        driver = directory / name
+        launch.write_private(driver, source.read_bytes())
         if image.sandboxed:  # run as the sandbox's user: its socket and its code are its own
             layout.give(directory / "chan")
             layout.give(driver)
@@ -369,7 +375,7 @@ def spawn_spec(
     lang = image.languages[info.language]
     if image.sandboxed:
         directory = Path(os.path.realpath(directory))
-    driver = str(directory / "driver.py")
+    driver = str(directory / DRIVERS[info.language][1])
     sock = str(directory / "chan" / "sock")
     argv: tuple[str, ...] = (*(driver if part == "{file}" else part for part in lang.argv), sock)
     env = launch.base_env(info.id, directory / "progress")

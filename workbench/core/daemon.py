@@ -142,6 +142,12 @@ def _prepare_data_dir(settings: Settings) -> None:
     layout.workspaces_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+def _images(settings: Settings) -> dict[str, Image]:
+    """The images, with bubblewrap where installed, run as the sandbox's user under root."""
+    directory = settings.images_dir or default_images_dir()
+    return load_images(directory, bwrap=shutil.which("bwrap"), user=settings.workspace_owner)
+
+
 @contextlib.asynccontextmanager
 async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
     """Start the core and recover every execution a previous daemon left; yield once accepting.
@@ -159,11 +165,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             key = load_key(settings.layout.session_key)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
-        images = load_images(
-            settings.images_dir or default_images_dir(),
-            bwrap=shutil.which("bwrap"),
-            user=settings.workspace_owner,
-        )
+        images = _images(settings)
         with _full_disk_stops_the_start(settings.data_dir):
             store = await _prepared_store(settings)
         caps, containment = await _containment(settings)
@@ -245,12 +247,15 @@ def _side_tasks(
     exits: ExitsFeed,
     nursery: trio.Nursery,
 ) -> tuple[Retention, Metrics]:
-    """Start the retention sweep and the exit webhook; measure commits and spawns for /metrics."""
+    """Start the retention sweep, the exit webhook and the warm pool's refill (after recovery, which
+    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics."""
     retention = Retention(settings, store)
     metrics = Metrics()
     journal.observe_commit = metrics.commit_seconds.observe
     executor.context.observe.spawn = metrics.spawn_seconds.observe
+    metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
+    nursery.start_soon(executor.warm.run)
     if settings.exit_webhook_url is not None:
         nursery.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
     return retention, metrics
@@ -299,6 +304,7 @@ async def _prepared_store(settings: Settings) -> Store:
 async def _stop_executions(
     settings: Settings, executor: Executor, supervisor: sandbox.Supervisor, executions: trio.Nursery
 ) -> None:
+    await executor.warm.close()
     if settings.shutdown_mode is ShutdownMode.KILL:
         await executor.kill_all("daemon shutdown")
         await executor.contexts.kill_all("the daemon shut down (WORKBENCH_SHUTDOWN_MODE=kill)")

@@ -23,6 +23,7 @@ from workbench.core.principals import Principal, principal_key
 from workbench.core.runner import Run
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow
+from workbench.core.warm import WarmPool
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.executor")
@@ -53,6 +54,8 @@ class Executor:
         self._tidying = 0
         self._tidied = trio.Event()
         self.accepting = True
+        #: Pre-started python interpreters; its refill task is started once recovery is done.
+        self.warm = WarmPool(supervisor, settings.layout.warm_dir, settings.warm_pool)
         self.context = RunContext(
             settings=settings,
             journal=journal,
@@ -63,6 +66,7 @@ class Executor:
             slots=self.slots,
             displays=self.displays,
             tidy=self._start_tidy,
+            warm=self.warm,
         )
         #: The code contexts, whose executions are supervised here too (`submit`).
         self.contexts = Contexts(self.context, nursery, self.live)

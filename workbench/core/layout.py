@@ -109,6 +109,11 @@ class Layout:
         return self.workspaces_root if self.workspaces_root is not None else self.data_dir / "workspaces"
 
     @property
+    def warm_dir(self) -> Path:
+        """The pre-started interpreters' directories (see `warm`): remade at each start."""
+        return self.data_dir / "warm"
+
+    @property
     def run_dir(self) -> Path:
         return self.data_dir / "run"
 

@@ -18,6 +18,7 @@ from workbench.core.images import Image
 from workbench.core.journal import Journal
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow, Watch
+from workbench.core.warm import WarmPool
 from workbench.wire.status import ExecutionStatus as S
 
 
@@ -194,4 +195,6 @@ class RunContext:
     slots: Slots
     displays: Displays
     tidy: Tidy
+    #: Pre-started interpreters for stateless python code (`warm`).
+    warm: WarmPool
     observe: Observers = field(default_factory=Observers)

@@ -56,6 +56,8 @@ class Metrics:
             "workbench_spawn_seconds",
             "From a slot being granted until the process tree runs (directory, shim, containment)",
         )
+        #: Starts of the executions that may start warm, by how they started ("warm", "cold").
+        self.warm_starts: dict[str, int] = {"warm": 0, "cold": 0}
 
     async def render(self, store: Store, retention: Retention, queued: int, running: int) -> bytes:
         """The text exposition, with counts and sizes read now."""
@@ -91,6 +93,14 @@ class Metrics:
                 value=retention.deleted_total,
             ),
         ]
+        warm = CounterMetricFamily(
+            "workbench_warm_starts",
+            "Starts of python code that may start warm: with a pre-started interpreter, or cold",
+            labels=["start"],
+        )
+        for start, count in self.warm_starts.items():
+            warm.add_metric([start], count)
+        families.append(warm)
 
         class _Now:
             def collect(self) -> Any:

@@ -234,11 +234,29 @@ class Reads:
 
     async def artifact_file(
         self, principal: Principal, execution_id: str, kind: str | None, name: str
-    ) -> tuple[Path, int, str]:
-        """(path, size, content type) of an artifact; NotFound for any name it does not have."""
+    ) -> tuple[Path, int, str, str | None]:
+        """(path, size, content type, node) of an artifact; NotFound for any name it does not
+        have. `node` is the other node of a shared store whose disk holds it (None: this one's)."""
         found = await self._found(principal, execution_id, kind)
+        path, size, content_type = self._artifact_in(found, name)
+        owner = found.row.node_id
+        elsewhere = (
+            owner
+            if self.settings.store_url is not None and owner not in (None, self.settings.node_id)
+            else None
+        )
+        return path, size, content_type, elsewhere
+
+    async def node_artifact_file(self, execution_id: str, name: str) -> tuple[Path, int, str]:
+        """For another node (which checked its caller): an artifact of an execution this node ran."""
+        found = await self.store.get_execution(execution_id) if EXECUTION_ID.fullmatch(execution_id) else None
+        if found is None or found.row.node_id != self.settings.node_id:
+            raise NotFound(f"node {self.settings.node_id} ran no execution {execution_id}")
+        return self._artifact_in(found, name)
+
+    def _artifact_in(self, found: Found, name: str) -> tuple[Path, int, str]:
         for artifact in found.artifacts:
             if artifact.name == name and name in STREAMS:
                 path = self.settings.layout.execution(found.row.id).spool(name)
                 return path, artifact.size_bytes, artifact.content_type
-        raise NotFound(f"execution {execution_id} has no artifact {name!r}")
+        raise NotFound(f"execution {found.row.id} has no artifact {name!r}")

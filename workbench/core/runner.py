@@ -17,7 +17,7 @@ from typing import Any
 import trio
 
 import sandbox
-from workbench.core import launch, services
+from workbench.core import launch, services, warm
 from workbench.core.capture import Capture
 from workbench.core.finish import Ending, finish
 from workbench.core.live import Live, Outcome, RunContext, Stop
@@ -118,7 +118,7 @@ class Run:
             settings = self.ex.settings
             hide = [p for p in (settings.tokens_file, settings.unix_socket) if p is not None]
             spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
-            self.child = await self.ex.supervisor.spawn(spec)
+            self.child = await self.ex.warm.start(spec, warm.can_be_warm(self.row, image))
             self.ex.observe.spawn(time.perf_counter() - began)
             if self.row.secret_env_names_json:
                 # In the tree's environment now: not a moment longer on disk than needed.

@@ -72,6 +72,8 @@ class Settings:
     execution_event_output_budget_bytes: int = 5 * MiB
     execution_event_delta_max_bytes: int = 64 * KiB
     max_concurrent_executions: int = 16
+    #: Pre-started interpreters kept per kind of start (image, language, start-up env); 0: none.
+    warm_pool: int = 2
     max_queued_executions: int = 1000
     default_timeout_ms: int = 1 * HOURS
     max_timeout_ms: int = 24 * HOURS
@@ -121,15 +123,29 @@ class Settings:
     retention_ms: int | None = None
     #: `GET /metrics` without a token, for a scraper on loopback (only when bound to loopback).
     metrics_open: bool = False
+    #: The certificate chain and private key (PEM) to serve HTTPS with; both or neither.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    #: The CA certificate (PEM) that other nodes' `https://` URLs are verified against; None: the
+    #: system's store.
+    tls_ca: Path | None = None
+    #: The secret the nodes of a shared store prove themselves to each other with (fetching an
+    #: artifact from the node that owns it); None: this node neither fetches nor serves them.
+    node_token: str | None = None
 
     def __post_init__(self) -> None:
         # Flags and tests may pass plain strings; hold the real types.
         object.__setattr__(self, "containment", ContainmentSetting(self.containment))
         object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
-        for name in ("data_dir", "unix_socket", "tokens_file", "images_dir", "workspaces_dir"):
+        for name in _PATHS:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
+
+    @property
+    def tls(self) -> bool:
+        """Whether the daemon serves HTTPS."""
+        return self.tls_cert is not None
 
     @property
     def store_path(self) -> Path:
@@ -191,13 +207,33 @@ class Settings:
             raise ConfigError("WORKBENCH_NODE_ID must be 1 to 63 letters, digits, '.', '_' or '-'")
         if self.node_lease_ms < 300:
             raise ConfigError("WORKBENCH_NODE_LEASE_MS must be at least 300")
+        if self.node_token is not None and len(self.node_token) < 16:
+            raise ConfigError("WORKBENCH_NODE_TOKEN must be at least 16 characters")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigError("WORKBENCH_TLS_CERT and WORKBENCH_TLS_KEY go together: give both or neither")
+        for name, path in (("CERT", self.tls_cert), ("KEY", self.tls_key), ("CA", self.tls_ca)):
+            if path is not None and not path.is_file():
+                raise ConfigError(f"WORKBENCH_TLS_{name}: {path} is not a file")
         host, _port = split_bind(self.bind)
-        if not self.allow_remote and not is_loopback(host):
+        if not self.allow_remote and not self.tls and not is_loopback(host):
             raise ConfigError(
-                f"refusing to bind {self.bind}: not a loopback address; pass --allow-remote to expose "
-                "the daemon (whoever reaches it can run commands as this user)"
+                f"refusing to bind {self.bind}: not a loopback address, and no TLS "
+                "(WORKBENCH_TLS_CERT/WORKBENCH_TLS_KEY); serve HTTPS, or pass --allow-remote "
+                "(WORKBENCH_ALLOW_REMOTE=1) to expose plain HTTP (whoever reaches it with a token "
+                "can run commands as this user)"
             )
 
+
+_PATHS = (
+    "data_dir",
+    "unix_socket",
+    "tokens_file",
+    "images_dir",
+    "workspaces_dir",
+    "tls_cert",
+    "tls_key",
+    "tls_ca",
+)
 
 #: What a node id may be (a start's `node` too).
 NODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -327,6 +363,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": ("execution_event_delta_max_bytes", _positive_int),
     "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": ("max_concurrent_executions", _positive_int),
     "WORKBENCH_MAX_QUEUED_EXECUTIONS": ("max_queued_executions", _non_negative_int),
+    "WORKBENCH_WARM_POOL": ("warm_pool", _non_negative_int),
     "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
     "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
@@ -346,6 +383,11 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_NODE_LEASE_MS": ("node_lease_ms", _positive_int),
     "WORKBENCH_RETENTION": ("retention_ms", parse_duration),
     "WORKBENCH_METRICS_OPEN": ("metrics_open", _flag),
+    "WORKBENCH_ALLOW_REMOTE": ("allow_remote", _flag),
+    "WORKBENCH_TLS_CERT": ("tls_cert", _path),
+    "WORKBENCH_TLS_KEY": ("tls_key", _path),
+    "WORKBENCH_TLS_CA": ("tls_ca", _path),
+    "WORKBENCH_NODE_TOKEN": ("node_token", _text),
 }
 
 #: Variables that are not daemon settings: read by the CLI and the client, or set by the daemon inside

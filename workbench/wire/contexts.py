@@ -14,14 +14,14 @@ from workbench.wire.models import RequestModel, WireModel
 #: The statuses of a context (the `ContextStatus` schema).
 CONTEXT_STATUSES = ("starting", "ready", "busy", "dead")
 #: The languages a context can run.
-CONTEXT_LANGUAGES = ("python",)
+CONTEXT_LANGUAGES = ("python", "node")
 
 
 class ContextRequest(RequestModel):
     """`POST /v1/contexts`."""
 
     language: str = Field(min_length=1, max_length=64)
-    """The interpreter: `python`."""
+    """The interpreter: `python`, or `node` where the image has it."""
     image: ImageName = "host"
     """The image it runs in, contained and limited like any execution of that image."""
     session_id: SessionId = "default"

@@ -17,7 +17,8 @@
     ├── TooManyExecutions               too_many_executions: the queue is full
     ├── QuotaExceeded                   quota_exceeded: a write past a session's workspace quota
     └── Unavailable                     unavailable: shutting down, or the store failed
-        └── StorageFull                 storage_full: the disk holding the data dir is full
+        ├── StorageFull                 storage_full: the disk holding the data dir is full
+        └── NodeUnavailable             node_unavailable: the node holding an artifact cannot be reached
 
 The client SDK raises the same classes, rebuilt from the JSON error of a response.
 """
@@ -153,6 +154,12 @@ class StorageFull(Unavailable):
     code = "storage_full"
 
 
+class NodeUnavailable(Unavailable):
+    """The node that holds what was asked for (an artifact) cannot be reached now."""
+
+    code = "node_unavailable"
+
+
 #: Every error class by its wire code, for the client SDK.
 BY_CODE: dict[str, type[WorkbenchError]] = {
     cls.code: cls
@@ -176,5 +183,6 @@ BY_CODE: dict[str, type[WorkbenchError]] = {
         InputBacklog,
         Unavailable,
         StorageFull,
+        NodeUnavailable,
     )
 }

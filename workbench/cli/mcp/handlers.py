@@ -8,6 +8,8 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
+import trio
+
 from workbench.cli.mcp.tools import (
     BashArguments,
     CodeArguments,
@@ -21,6 +23,8 @@ from workbench.wire.models import Execution, Exit
 
 #: How long a `cancel` waits for the tree to be dead before answering with the record as it is.
 CANCEL_WAIT_S = 30.0
+#: One lookup-or-create of a session's context at a time, so two calls at once make one context.
+_context_lock = trio.Lock()
 #: The most of each tail of an exit that goes into the text answer (the structured one has it all).
 EXIT_TAIL_CHARS = 4000
 
@@ -132,8 +136,38 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
 
 
 async def code(client: AsyncClient, args: CodeArguments) -> Answer:
+    if args.stateful:
+        return await _in_context(client, args)
     execution = await client.run_code(args.language, args.code, **_run_options(args))
     return outcome(execution, None if args.background else args.wait_seconds)
+
+
+async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
+    """A cell in the session's context of the language: the newest one alive, else a new one
+    (looked up in the daemon each time, so a restarted server finds it again)."""
+    if args.cwd is not None or args.open_stdin:
+        raise ValueError("stateful code runs in the session's interpreter: cwd and openStdin cannot be given")
+    image = args.image or "host"
+    async with _context_lock:
+        found = [
+            c
+            for c in await client.contexts()
+            if (c.record.session_id, c.record.language, c.record.image)
+            == (args.session_id, args.language, image)
+            and c.record.status != "dead"
+        ]
+        context = found[-1] if found else None
+        if context is None:
+            context = await client.create_context(args.language, image=image, session_id=args.session_id)
+    options = _run_options(args)
+    for fixed in ("cwd", "session_id", "image", "open_stdin"):
+        del options[fixed]
+    execution = await context.run(args.code, **options)
+    answer = outcome(execution, None if args.background else args.wait_seconds)
+    value = (execution.result or {}).get("text/plain")
+    data = {**answer.data, "contextId": context.id, "result": value}
+    text = answer.text if value is None else f"{answer.text}\n--- result ---\n{value}"
+    return Answer(text, data)
 
 
 def _run_options(args: BashArguments | CodeArguments) -> dict[str, Any]:

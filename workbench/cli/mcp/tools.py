@@ -122,6 +122,13 @@ class ListFilesArguments(_InSession):
 class CodeArguments(_Starting):
     language: str = Field(min_length=1, description="`python`, `bash`, `sh`, or `node` where installed.")
     code: str = Field(description="The program's source.")
+    stateful: bool = Field(
+        default=False,
+        description="Run it in the session's interpreter of this language (python or node), made on "
+        "first use: variables, imports and loaded data persist between calls, as cells of a "
+        "notebook; the value of a final expression comes back as `result`. Not with cwd or "
+        "openStdin (the interpreter works in the session's workspace).",
+    )
 
 
 class ExecutionArguments(Arguments):
@@ -194,7 +201,8 @@ TOOLS: dict[str, tuple[type[Arguments], str]] = {
     "code": (
         CodeArguments,
         "Run a program in a language (python, bash, sh, node where installed) and get its exit "
-        "code and output, exactly as the bash tool does for a command line.",
+        "code and output, exactly as the bash tool does for a command line. With stateful, run it "
+        "in the session's persistent interpreter instead, like a notebook cell.",
     ),
     "execution": (
         ExecutionArguments,

@@ -776,6 +776,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{nodeId}/artifacts/{executionId}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** For another node: an artifact of an execution this node ran (honours Range) */
+        get: operations["nodeArtifact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -1110,7 +1127,7 @@ export interface components {
          * @description `POST /v1/contexts`.
          */
         ContextRequest: {
-            /** @description The interpreter: `python`. */
+            /** @description The interpreter: `python`, or `node` where the image has it. */
             language: string;
             /**
              * @description The image it runs in, contained and limited like any execution of that image.
@@ -2054,7 +2071,7 @@ export interface components {
          * @description the code of an error response; its HTTP status is fixed per code
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "input_backlog" | "unavailable" | "storage_full" | "quota_exceeded" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "range_not_satisfiable" | "invalid_request" | "idempotency_key_reused" | "unknown_image" | "image_unavailable" | "unsupported_language" | "too_many_executions" | "input_backlog" | "unavailable" | "node_unavailable" | "storage_full" | "quota_exceeded" | "internal";
         /**
          * @description what a wait waits for: the end, or a service's readiness
          * @enum {string}
@@ -2214,6 +2231,15 @@ export interface components {
         };
         /** @description `unavailable` (503): shutting down, or the store failed */
         unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description `node_unavailable` (503): the node that holds the artifact (its `nodeId`) cannot be reached now: down, no `WORKBENCH_NODE_URL`, or no `WORKBENCH_NODE_TOKEN` to prove this node to it */
+        node_unavailable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3176,7 +3202,15 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             416: components["responses"]["range_not_satisfiable"];
-            503: components["responses"]["unavailable"];
+            /** @description `unavailable`: shutting down, or the store failed; `node_unavailable`: the node that holds the artifact (its `nodeId`) cannot be reached now: down, no `WORKBENCH_NODE_URL`, or no `WORKBENCH_NODE_TOKEN` to prove this node to it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     artifact: {
@@ -3220,7 +3254,15 @@ export interface operations {
             404: components["responses"]["not_found"];
             413: components["responses"]["payload_too_large"];
             416: components["responses"]["range_not_satisfiable"];
-            503: components["responses"]["unavailable"];
+            /** @description `unavailable`: shutting down, or the store failed; `node_unavailable`: the node that holds the artifact (its `nodeId`) cannot be reached now: down, no `WORKBENCH_NODE_URL`, or no `WORKBENCH_NODE_TOKEN` to prove this node to it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     rerunWithKind: {
@@ -4477,6 +4519,53 @@ export interface operations {
             401: components["responses"]["unauthorized"];
             403: components["responses"]["forbidden"];
             413: components["responses"]["payload_too_large"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    nodeArtifact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `Bearer ` and the nodes' shared `WORKBENCH_NODE_TOKEN` (no principal's token) */
+                Authorization?: string;
+                /** @description one range: `bytes=a-b`, `bytes=a-` or `bytes=-n` */
+                Range?: string;
+            };
+            path: {
+                /** @description the node's id (`WORKBENCH_NODE_ID`); another node's is 404 */
+                nodeId: string;
+                /** @description the execution id (`ex_[0-9A-HJKMNP-TV-Z]{26}`); any other is 404 */
+                executionId: string;
+                /** @description the artifact; any other name is 404 */
+                name: components["schemas"]["StreamName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the whole artifact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description the range asked for (`Content-Range`) */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["bad_request"];
+            401: components["responses"]["unauthorized"];
+            404: components["responses"]["not_found"];
+            413: components["responses"]["payload_too_large"];
+            416: components["responses"]["range_not_satisfiable"];
             503: components["responses"]["unavailable"];
         };
     };

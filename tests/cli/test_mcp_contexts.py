@@ -1,0 +1,44 @@
+"""`workbench mcp`'s code tool with `stateful`: the session's interpreter of a language, made on
+first use and found again by later calls (and by a new MCP server), keeps its names; the value of
+a final expression and an exception come back in the answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_mcp import call, data, session, text
+from tests.conftest import DaemonHandle
+
+pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
+
+
+@pytest.mark.timeout(120)
+async def test_stateful_code_keeps_its_names_between_calls(wb: DaemonHandle, tmp_path: Path) -> None:
+    async with session(wb.url, tmp_path) as client:
+        first = await call(client, "code", language="python", code="x = 20", stateful=True, sessionId="nb")
+        assert not first.is_error and data(first)["status"] == "completed", text(first)
+        context_id = data(first)["contextId"]
+        assert context_id.startswith("cx_")
+        cell = "print('hi')\nx * 2 + 2"
+        value = await call(client, "code", language="python", code=cell, stateful=True, sessionId="nb")
+        assert data(value)["stdout"] == "hi\n" and data(value)["result"] == "42", text(value)
+        assert data(value)["contextId"] == context_id and "42" in text(value)
+        failed = await call(client, "code", language="python", code="x / 0", stateful=True, sessionId="nb")
+        assert data(failed)["error"]["code"] == "exception" and "ZeroDivisionError" in text(failed)
+        # Another session has an interpreter of its own; a stateless call sees none of the names.
+        other = await call(client, "code", language="python", code="x", stateful=True, sessionId="other")
+        assert data(other)["contextId"] != context_id and data(other)["error"]["code"] == "exception"
+        plain = await call(client, "code", language="python", code="print(x)", sessionId="nb")
+        assert data(plain)["exitCode"] == 1 and "contextId" not in data(plain)
+        refused = await call(client, "code", language="python", code="1", stateful=True, cwd="/tmp")
+        assert refused.is_error and "stateful" in text(refused)
+    # A new server (a restarted agent) finds the session's interpreter again.
+    async with session(wb.url, tmp_path) as client:
+        again = await call(client, "code", language="python", code="x", stateful=True, sessionId="nb")
+        assert data(again)["contextId"] == context_id and data(again)["result"] == "20", text(again)
+    listed = (await wb.client.get("/v1/contexts")).json()["contexts"]
+    assert sorted(c["sessionId"] for c in listed) == ["nb", "other"]
+    for c in listed:
+        assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204

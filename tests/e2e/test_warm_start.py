@@ -1,0 +1,272 @@
+"""Warm starts of stateless python code: a pre-started interpreter is what a cold start would be.
+
+Each test runs the same code cold (the pool emptied and off) and warm (a pre-started interpreter
+waiting), and compares what the two processes saw of themselves and what the API recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import trio
+
+from tests import ceilings
+from tests.conftest import DaemonHandle
+from tests.e2e.test_metrics import samples
+
+#: What the process sees of itself; the two per-execution variables and its own ids are masked.
+PROBE = r"""
+import json, os, resource, signal, sys
+ID = os.environ["WORKBENCH_EXECUTION_ID"]
+own = {ID, os.environ["WORKBENCH_PROGRESS"]}
+env = {k: v for k, v in os.environ.items() if v not in own}
+cgroups = []
+for line in open("/proc/self/cgroup").read().splitlines():
+    number, controllers, path = line.split(":", 2)
+    parent, leaf = os.path.split(path)
+    cgroups.append([number, controllers, parent, leaf == ID or leaf.startswith("warm-")])
+    v2 = "unified" if os.path.isdir("/sys/fs/cgroup/unified") else ""
+    files = {"memory": ["memory.limit_in_bytes"], "pids": ["pids.max"]}
+    for name in files.get(controllers, ["memory.max", "pids.max", "cgroup.procs"] if number == "0" else []):
+        mount = v2 if number == "0" else controllers
+        try:
+            value = open(os.path.join("/sys/fs/cgroup", mount, path.lstrip("/"), name)).read()
+        except OSError:
+            continue
+        own = name == "cgroup.procs" and value.split() == [str(os.getpid())]
+        cgroups.append([name, "only this process" if own else value])
+namespaces = {
+    n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{os.getppid()}/ns/{n}")
+    for n in sorted(os.listdir("/proc/self/ns"))
+}
+limits = {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")}
+signals = {
+    int(s): str(signal.getsignal(s))
+    for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
+}
+stdio = [
+    (repr(s), s.seekable(), s.line_buffering, s.errors, type(s.buffer).__name__)
+    for s in (sys.stdin, sys.stdout, sys.stderr)
+]
+umask = os.umask(0)
+os.umask(umask)
+ids = [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]
+print(json.dumps({
+    "env": env, "envOrder": list(os.environ), "cwd": os.getcwd(), "ids": ids,
+    "session": [os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid()], "pid1": os.getpid() == 1,
+    "cgroups": cgroups, "namespaces": namespaces, "limits": limits, "signals": signals,
+    "umask": umask, "argv": [a.replace(ID, "ID") for a in sys.argv],
+    "path": [p.replace(ID, "ID") for p in sys.path], "flags": list(sys.flags),
+    "modules": sorted(sys.modules), "main": sorted(globals()), "file": __file__.replace(ID, "ID"),
+    "stdio": stdio, "fds": sorted(os.listdir("/proc/self/fd")), "stdin": sys.stdin.read(),
+    "importers": [k.replace(ID, "ID") for k in sys.path_importer_cache],
+}, sort_keys=True))
+"""
+
+
+async def pool_ready(wb: DaemonHandle) -> str:
+    """Wait until an interpreter waits in the pool; its name."""
+    pool = wb.daemon.executor.warm
+    with ceilings.within(20, "a pre-started interpreter to wait in the pool"):
+        while True:
+            for names in pool.idle.values():
+                if names:
+                    return str(names[0])
+            await trio.sleep(0.01)
+
+
+async def run_code(wb: DaemonHandle, code: str, **body: Any) -> dict[str, Any]:
+    response = await wb.client.post(
+        "/v1/executions/workbench_code",
+        json={"language": "python", "code": code, "waitTimeoutMs": 60_000, **body},
+    )
+    assert response.status_code == 201, response.text
+    record: dict[str, Any] = response.json()
+    return record | await streams(wb, record["executionId"])
+
+
+async def streams(wb: DaemonHandle, execution_id: str) -> dict[str, str]:
+    text = {"stdout": "", "stderr": ""}
+    for event in await wb.events(execution_id):
+        if event["eventType"] == "output":
+            text[event["stream"]] += event["outputDelta"]
+    return text
+
+
+async def cold_and_warm(wb: DaemonHandle, code: str, **body: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The record of `code` run cold, then warm (a pre-started interpreter claimed)."""
+    pool = wb.daemon.executor.warm
+    size, pool.size = pool.size, 0
+    cold = await run_code(wb, code, **body)
+    pool.size = size
+    if not any(pool.idle.values()):
+        await run_code(wb, "pass", **body)  # the template of this kind of start
+    await pool_ready(wb)
+    before = dict(pool.starts)
+    warm = await run_code(wb, code, **body)
+    assert pool.starts["warm"] == before["warm"] + 1, "the second run was not a warm start"
+    return cold, warm
+
+
+def probe_of(record: dict[str, Any]) -> dict[str, Any]:
+    assert record["status"] == "completed", record
+    result: dict[str, Any] = json.loads(record["stdout"])
+    return result
+
+
+async def test_a_warm_start_is_the_process_a_cold_start_would_be(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    body = {"env": {"FOO": "bar", "ZED": "1"}, "stdin": "input line\n", "sessionId": "s1"}
+    cold, warm = await cold_and_warm(wb, PROBE, **body)
+    a, b = probe_of(cold), probe_of(warm)
+    assert a == b
+    assert a["env"]["FOO"] == "bar" and a["stdin"] == "input line\n"
+    if wb.daemon.executor.supervisor.capabilities.memory is not None:  # the image's limits, read back
+        assert any(entry[0] in ("memory.limit_in_bytes", "memory.max") for entry in a["cgroups"]), a
+    if wb.daemon.executor.context.containment.value == "cgroup":
+        assert ["cgroup.procs", "only this process"] in a["cgroups"], a["cgroups"]
+    assert a["namespaces"]["pid"] is False or wb.daemon.executor.context.containment.value != "pidns"
+    assert cold["stderr"] == warm["stderr"] == ""
+
+
+async def test_output_exit_codes_and_exceptions_are_a_cold_starts(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    cases = [
+        "print('out'); import sys; print('err', file=sys.stderr); sys.exit(3)",
+        "def f():\n    raise ValueError('boom')\nf()\n",
+        "x = (\n",
+        "import sys; sys.exit('a message')",
+        "raise KeyboardInterrupt",
+        "import os; os.kill(os.getpid(), 9)",
+        "print(1)\n",
+    ]
+    for code in cases:
+        cold, warm = await cold_and_warm(wb, code)
+        keys = ("status", "exitCode", "signal", "error", "stdout", "stderr")
+        masked = [json.dumps({k: r.get(k) for k in keys}).replace(r["executionId"], "") for r in (cold, warm)]
+        assert masked[0] == masked[1], code
+
+
+async def _tree_pids(wb: DaemonHandle, execution_id: str) -> list[int]:
+    with ceilings.within(20, "the execution to print its pids"):
+        while True:
+            lines = (await streams(wb, execution_id))["stdout"].split()
+            if len(lines) >= 2:
+                return [int(p) for p in lines[:2]]
+            await trio.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+TREE = (
+    "import os, subprocess, sys, time\n"
+    "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+    "print(os.getpid(), child.pid, flush=True)\n"
+    "time.sleep(300)\n"
+)
+
+
+async def test_cancel_and_deadline_kill_a_warm_runs_whole_tree(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    await run_code(wb, "pass")
+    pool = wb.daemon.executor.warm
+    for how in ("cancel", "deadline"):
+        await pool_ready(wb)
+        warm_before = pool.starts["warm"]
+        extra = {"timeoutMs": 1500} if how == "deadline" else {}
+        body = {"language": "python", "code": TREE, "background": True, **extra}
+        response = await wb.client.post("/v1/executions/workbench_code", json=body)
+        assert response.status_code == 202, response.text
+        eid = response.json()["executionId"]
+        pids = await _tree_pids(wb, eid)
+        assert pool.starts["warm"] == warm_before + 1
+        if how == "cancel":
+            await wb.client.post(f"/v1/executions/{eid}/cancel", json={})
+        record = await wb.wait(eid)
+        assert record["status"] == ("cancelled" if how == "cancel" else "timed_out"), record
+        assert not any(_alive(p) for p in pids), f"{how}: the tree {pids} outlived its execution"
+
+
+async def test_each_interpreter_is_used_once_and_an_empty_pool_starts_cold(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    pool = wb.daemon.executor.warm
+    known = wb.daemon.executor.supervisor.known
+    pid_code = "import os; print(os.getpid())"
+    first = await run_code(wb, pid_code)
+    assert pool.starts == {"warm": 0, "cold": 1}
+    name = await pool_ready(wb)
+    waiting_pid = known()[name].info.pid
+    warm = await run_code(wb, pid_code)
+    assert pool.starts == {"warm": 1, "cold": 1} and int(warm["stdout"]) == waiting_pid
+    assert not _alive(waiting_pid), "a used interpreter was kept"
+    # The pool refills, with a new interpreter; one taken away leaves it empty: the start is cold.
+    (kind,) = pool.idle
+    name = await pool_ready(wb)
+    refilled = known()[name].info.pid
+    assert refilled != waiting_pid and _alive(refilled)
+    taken = pool.idle[kind].pop()
+    try:
+        cold = await run_code(wb, pid_code)
+    finally:
+        pool.idle[kind].append(taken)  # the pool kills it at the end
+    assert pool.starts == {"warm": 1, "cold": 2} and cold["status"] == "completed"
+    assert int(cold["stdout"]) not in {refilled, waiting_pid, int(first["stdout"])}
+    got = samples((await wb.client.get("/metrics")).text)
+    assert got[("workbench_warm_starts_total", (("start", "warm"),))] == 1
+    assert got[("workbench_warm_starts_total", (("start", "cold"),))] == 2
+
+
+async def test_the_pool_is_off_with_zero_and_for_other_starts(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=0)
+    for _ in range(2):
+        assert (await run_code(wb, "pass"))["status"] == "completed"
+    pool = wb.daemon.executor.warm
+    assert pool.starts == {"warm": 0, "cold": 2} and pool.templates == {}
+    wb = await make_daemon(tmp_data(wb), warm_pool=1)
+    pool = wb.daemon.executor.warm
+    await run_code(wb, "pass")
+    await pool_ready(wb)
+    # A start-up variable of its own, an open stdin, another language: cold, the pool untouched.
+    idle = {k: list(v) for k, v in pool.idle.items()}
+    await run_code(wb, "pass", env={"PYTHONHASHSEED": "1"})
+    await run_code(wb, "echo hi", language="bash")
+    assert pool.starts["warm"] == 0 and {k: list(v) for k, v in pool.idle.items() if k in idle} == idle
+
+
+def tmp_data(wb: DaemonHandle) -> Any:
+    return wb.data_dir.parent / "data2"
+
+
+async def test_stopping_the_daemon_kills_the_pool(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=2)
+    await run_code(wb, "pass")
+    pool = wb.daemon.executor.warm
+    with ceilings.within(20, "the pool to fill"):
+        while sum(len(n) for n in pool.idle.values()) < 2:  # noqa: ASYNC110  # the pool has no event
+            await trio.sleep(0.01)
+    known = wb.daemon.executor.supervisor.known()
+    pids = [known[name].info.pid for names in pool.idle.values() for name in names]
+    assert all(_alive(p) for p in pids)
+    wb.shutdown.set()
+    with ceilings.within(20, "the pool's interpreters to die with the daemon, their directories too"):
+        while any(_alive(p) for p in pids) or any(os.scandir(wb.data_dir / "warm")):  # noqa: ASYNC110
+            await trio.sleep(0.02)
+
+
+async def test_an_interpreter_that_writes_while_starting_is_not_used(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    pool = wb.daemon.executor.warm
+    env = {"PYTHONWARNINGS": "bogus"}  # start-up writes a warning to stderr
+    for _ in range(3):
+        record = await run_code(wb, "print(1)", env=env)
+        assert record["stdout"] == "1\n" and "Invalid -W option ignored" in record["stderr"], record
+        await pool_ready(wb)
+    assert pool.starts == {"warm": 0, "cold": 3}

@@ -1,0 +1,82 @@
+"""`Supervisor.claim`: a waiting pre-started leader becomes an execution, or is left as it was."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sandbox import WARM_PREFIX, SpawnError, Supervisor, open_supervisor
+from tests.sandbox.conftest import PYTHON
+
+if TYPE_CHECKING:
+    from tests.sandbox.conftest import Kit
+
+#: Reads its stdin to the end, then writes it (to the stdout it was started with) and exits.
+ECHO = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data)"
+
+
+async def test_a_claim_renames_the_leader_moves_its_record_and_sends_its_input(
+    sup: Supervisor, kit: Kit
+) -> None:
+    warm = WARM_PREFIX + "1"
+    spec = dataclasses.replace(kit.spec(warm, [PYTHON, "-c", ECHO]), open_stdin=True)
+    started = await sup.spawn(spec)
+    target = kit.spec("ex", ["unused"])
+    info = await sup.claim(warm, target, b"the claim")
+    assert (info.name, info.pid, info.start_time, info.dir) == (
+        "ex",
+        started.pid,
+        started.start_time,
+        target.dir,
+    )
+    assert info.cgroup == started.cgroup  # the containment it was started in is kept
+    assert warm not in sup.known() and sup.known()["ex"].info == info
+    assert json.loads((kit.root / "ex" / "proc.json").read_text())["name"] == "ex"
+    assert not (kit.root / warm / "proc.json").exists()
+    status = await sup.wait_exited("ex")
+    assert status.exit_code == 0 and kit.out(warm) == "the claim"
+    assert (kit.root / "ex" / "stdout").exists()  # created as a spawn would, for the claimed
+    await sup.wait_empty("ex")
+    await sup.release("ex")
+
+
+async def test_a_refused_claim_changes_nothing(sup: Supervisor, kit: Kit) -> None:
+    plain = await sup.spawn(dataclasses.replace(kit.spec("plain", ["sleep", "300"]), open_stdin=True))
+    with pytest.raises(SpawnError, match="not a pre-started leader"):
+        await sup.claim("plain", kit.spec("ex", ["unused"]), b"x")
+    warm = WARM_PREFIX + "2"
+    await sup.spawn(dataclasses.replace(kit.spec(warm, [PYTHON, "-c", ECHO]), open_stdin=True))
+    missing = dataclasses.replace(kit.spec("ex", ["unused"]), cwd=str(kit.root / "nowhere"))
+    with pytest.raises(SpawnError, match="cannot change directory"):
+        await sup.claim(warm, missing, b"x")
+    with pytest.raises(SpawnError, match="already exists"):
+        await sup.claim(warm, kit.spec("plain", ["unused"]), b"x")
+    assert not (kit.root / "ex" / "proc.json").exists()
+    assert set(sup.known()) == {"plain", warm} and sup.known()[warm].status is None
+    await sup.claim(warm, kit.spec("ex", ["unused"]), b"now")
+    assert (await sup.wait_exited("ex")).exit_code == 0 and kit.out(warm) == "now"
+    for name in ("plain", "ex"):
+        await sup.signal(name, signal.SIGKILL)
+        await sup.wait_empty(name)
+        await sup.release(name)
+    assert not kit.alive(plain.pid)
+
+
+async def test_unclaimed_leaders_die_when_their_client_leaves(kit: Kit) -> None:
+    async with open_supervisor(kit.run_dir, python=PYTHON, idle_linger=0.2) as sup:
+        warm = await sup.spawn(
+            dataclasses.replace(kit.spec(WARM_PREFIX + "3", ["sleep", "300"]), open_stdin=True)
+        )
+        other = await sup.spawn(kit.spec("kept", ["sleep", "300"]))
+    await kit.wait_until(lambda: not kit.alive(warm.pid))
+    assert kit.alive(other.pid)  # an execution outlives its daemon; only the pool does not
+    async with open_supervisor(kit.run_dir, python=PYTHON, idle_linger=0.2) as sup:
+        assert set(sup.known()) <= {"kept", WARM_PREFIX + "3"}
+        await sup.signal("kept", signal.SIGKILL)
+        await sup.wait_empty("kept")
+        for name in list(sup.known()):
+            await sup.release(name)

@@ -1,0 +1,106 @@
+"""The program a pre-started (warm) Python interpreter runs: `python3 -c <this file's text>`.
+
+It is not imported by the daemon: `warm.py` passes its text to the image's own interpreter
+(and the interpreter's directory as its one argument, for `ps`),
+which has done its whole start-up (site, encodings, sitecustomize) when it gets here. It then
+blocks reading its stdin, a pipe whose write end the shim holds, until an end of file. Nothing
+(the pool was closed, the shim died): it exits at once. A claim: NUL-separated fields
+``warm1, cwd, script, stdin, stdout, stderr, NAME=VALUE..., end``, after which it becomes what
+``python3 <script>`` started by the shim would be at its first line:
+
+- fds 0, 1 and 2 are the execution's stdin (or /dev/null) and spool files, opened with the
+  flags the shim uses; `sys.stdin` is made again (its seekability is cached at start-up, when
+  it was the pipe); no other fd is left open.
+- the working directory, and exactly the execution's environment (`os.environ` and the C
+  environment its children inherit), in the order the shim would have passed it;
+- `sys.argv`, `sys.orig_argv`, `sys.path[0]`, `sys.path_importer_cache` and `__main__`
+  (`__file__`, `__cached__`, a `SourceFileLoader`; nothing of this driver) as for a script;
+- the code compiled from the file's bytes under its own name, run in `__main__`; an exception
+  leaves with this program's frame cut from its traceback, so the interpreter reports it (and
+  exits: 1, SIGINT for a KeyboardInterrupt, SystemExit's code) exactly as for a script.
+
+It imports nothing that start-up did not (only `os` and `sys`, already loaded), so
+`sys.modules` is a cold start's. What differs: /proc/self/cmdline and /proc/self/environ (the
+process's original ones, from before the claim), its start time, and one frame (`<string>`)
+below the code's module frame.
+"""
+
+
+def _warm() -> "tuple[types.CodeType, dict[str, object]]":  # type: ignore[name-defined]  # noqa: F821
+    import os
+    import sys
+
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    parts = b"".join(chunks).split(b"\0")
+    if len(parts) < 7 or parts[0] != b"warm1" or parts[-1] != b"end":
+        os._exit(0)  # never claimed: the pool (or the shim) is gone
+    cwd, script, stdin, stdout, stderr = (os.fsdecode(p) for p in parts[1:6])
+    try:
+        fd = os.open(stdin, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(fd, True)
+        os.dup2(fd, 0)
+        os.close(fd)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+        for target, path in ((1, stdout), (2, stderr)):
+            fd = os.open(path, flags, 0o600)
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(cwd)
+    except OSError as e:
+        os.write(2, f"could not start: {e}\n".encode())
+        os._exit(126)
+    os.environ.clear()
+    for item in parts[6:-1]:
+        key, _, value = item.partition(b"=")
+        os.environb[key] = value
+    import io
+
+    old = sys.stdin
+    buffer = io.open(0, "rb", closefd=False)  # noqa: SIM115, UP020
+    buffer.raw.name = "<stdin>"  # type: ignore[attr-defined]  # as the interpreter names it
+    reader = io.TextIOWrapper(
+        buffer,
+        encoding=old.encoding,
+        errors=old.errors,
+        newline="\n",
+        line_buffering=bool(old.line_buffering),
+        write_through=getattr(old, "write_through", False),
+    )
+    reader.mode = "r"  # type: ignore[misc]
+    sys.stdin = sys.__stdin__ = reader  # type: ignore[misc]
+    sys.argv[:] = [script]
+    sys.orig_argv[-3:] = [script]  # -c, this program, its directory
+    if not getattr(sys.flags, "safe_path", False):
+        sys.path[0] = os.path.dirname(os.path.realpath(script))
+    sys.path_importer_cache[script] = None
+    main = sys.modules["__main__"].__dict__
+    keep = ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__annotations__", "__builtins__")
+    for name in [name for name in main if name not in keep]:
+        del main[name]
+    main["__doc__"] = None  # this program's docstring
+    main["__loader__"] = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", script)
+    main["__file__"] = script
+    main["__cached__"] = None
+    with open(script, "rb") as f:
+        source = f.read()
+    return compile(source, script, "exec", dont_inherit=True), main
+
+
+try:
+    exec(*_warm())
+except BaseException as _e:
+    # Not this program's frames: the module's (always first), and _warm's (a compile error).
+    _tb = _e.__traceback__.tb_next if _e.__traceback__ is not None else None
+    if _tb is not None and (_tb.tb_frame.f_code.co_filename, _tb.tb_frame.f_code.co_name) == (
+        "<string>",
+        "_warm",
+    ):
+        _tb = _tb.tb_next
+    _e.__traceback__ = _tb
+    del _tb
+    raise
