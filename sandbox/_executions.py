@@ -14,7 +14,7 @@ from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
 from ._factory import KeeperFactory
 from ._files import PROC_FILE, write_json_atomic
-from ._keeper import Keeper, start_keeper
+from ._keeper import Keeper, keeper_argv, start_keeper
 from ._launch import LaunchPlan, abort, apply_rlimits, launch, make_plan
 from ._model import WARM_PREFIX, ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
@@ -40,6 +40,7 @@ class Executions:
         #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
         self.factory: KeeperFactory | None = None
         if caps.cgroup and caps.pidns:
+            keeper_argv()  # probed once, before a spawn may need a keeper of its own
             try:
                 self.factory = KeeperFactory(host.log)
                 host.watch_fd(self.factory.fileno, self._factory_sent)
