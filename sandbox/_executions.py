@@ -42,7 +42,7 @@ class Executions:
         if caps.cgroup and caps.pidns:
             keeper_argv()  # probed once, before a spawn may need a keeper of its own
             try:
-                self.factory = KeeperFactory(host.log)
+                self.factory = KeeperFactory(run_dir, host.log)
                 host.watch_fd(self.factory.fileno, self._factory_sent)
             except OSError as e:
                 host.log(f"cannot start the keeper factory ({e}): keepers are started by the shim")

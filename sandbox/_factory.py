@@ -1,5 +1,5 @@
 """The keeper factory: a child of the shim that starts keepers ahead of need
-(``python -m sandbox._factory FD SHIM_PID``, started once by the shim).
+(``python -m sandbox._factory FD SHIM_PID RUN_DIR``, started once by the shim).
 
 Starting a keeper takes the shim the time of a vfork and an exec (most of a millisecond on a
 busy machine), which would delay whatever the shim handles next, such as a leader's exit. So a
@@ -38,12 +38,20 @@ READY = 4
 class KeeperFactory:
     """The shim's side: the ready keepers, and the socket that brings more."""
 
-    def __init__(self, log: Callable[[str], None]) -> None:
+    def __init__(self, run_dir: str, log: Callable[[str], None]) -> None:
         self.log = log
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             process = subprocess.Popen(
-                [sys.executable, "-s", "-m", "sandbox._factory", str(child.fileno()), str(os.getpid())],
+                [
+                    sys.executable,
+                    "-s",
+                    "-m",
+                    "sandbox._factory",
+                    str(child.fileno()),
+                    str(os.getpid()),
+                    run_dir,
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 pass_fds=(child.fileno(),),
@@ -148,7 +156,7 @@ def _alive(keeper: Keeper) -> bool:
 
 
 def main() -> None:  # pragma: no cover - the factory process
-    """``python -m sandbox._factory FD SHIM_PID``."""
+    """``python -m sandbox._factory FD SHIM_PID RUN_DIR``."""
     sock = socket.socket(fileno=int(sys.argv[1]))
     unused: deque[int] = deque()  # pidfds of the keepers made and not taken, oldest first
 
@@ -160,7 +168,9 @@ def main() -> None:  # pragma: no cover - the factory process
     set_parent_death_signal(signal.SIGTERM)
     try:
         if os.getppid() == int(sys.argv[2]):  # else it died before the signal was asked for
-            _serve(sock, keeper_program(), unused)
+            # Named after the run dir in `ps` (sleep's argv[0] is only its name).
+            program = keeper_program()
+            _serve(sock, (program[0], f"workbench-keeper {sys.argv[3]}", *program[1:]), unused)
     finally:
         for pidfd in unused:
             _procfs.pidfd_signal(pidfd, signal.SIGKILL)
@@ -185,7 +195,7 @@ def _serve(sock: socket.socket, argv: tuple[str, ...], unused: deque[int]) -> No
             try:
                 pid = os.posix_spawn(
                     argv[0],
-                    argv,
+                    argv[1:],
                     {},
                     file_actions=stdio,
                     setsid=True,
