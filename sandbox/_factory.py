@@ -8,8 +8,8 @@ creates a pid namespace whose init is an idle ``sleep`` (SIGCHLD ignored in the 
 keeper inherits that, and the kernel reaps the keepers themselves when they die), and sends the
 shim a pidfd of it and an fd of its namespace (SCM_RIGHTS) with its pid. The shim keeps a few
 ready, asks for one more each time it takes one, and starts one itself when none is ready (or
-the factory is gone). The factory exits with the shim (the end of the socket, or a parent-death
-signal), and then kills the keepers it made that the shim has not taken: a tree's keeper must
+the factory is gone). The factory exits with the shim (the end of the socket, or the shim's
+pidfd), and then kills the keepers it made that the shim has not taken: a tree's keeper must
 outlive a shim, an unused one must not. Each request byte says whether the shim took a keeper.
 """
 
@@ -25,10 +25,11 @@ import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from . import _procfs
 from ._keeper import Keeper, keeper_program
-from ._linux import CLONE_NEWPID, set_parent_death_signal, setns, unshare
+from ._linux import CLONE_NEWPID, setns, unshare
 
 _PID = struct.Struct("q")
 #: Keepers held ready: a burst of spawns beyond this starts the rest in the shim.
@@ -127,6 +128,7 @@ class KeeperFactory:
             keeper = Keeper(pid, started or 0, namespace, pidfd)
             if started is None or not _alive(keeper):
                 keeper.discard()
+                self.ask(1, taken=True)  # the factory forgets it, and makes another
             else:
                 self.ready.append(keeper)
         return False
@@ -158,26 +160,32 @@ def _alive(keeper: Keeper) -> bool:
 def main() -> None:  # pragma: no cover - the factory process
     """``python -m sandbox._factory FD SHIM_PID RUN_DIR``."""
     sock = socket.socket(fileno=int(sys.argv[1]))
+    sock.set_inheritable(False)  # not into the keepers
+    shim = int(sys.argv[2])
     unused: deque[int] = deque()  # pidfds of the keepers made and not taken, oldest first
-
-    def orphaned(_sig: int, _frame: object) -> None:
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, orphaned)
-    set_parent_death_signal(signal.SIGTERM)
+    # Only the shim's end (its socket closing, or its pidfd becoming readable) ends it, and
+    # then always through the `finally` below: no signal may cut the killing of `unused` short.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
     try:
-        if os.getppid() == int(sys.argv[2]):  # else it died before the signal was asked for
+        parent = os.pidfd_open(shim)
+    except OSError:
+        return
+    try:
+        if os.getppid() == shim:  # else it died before its pidfd was open
             # Named after the run dir in `ps` (sleep's argv[0] is only its name).
             program = keeper_program()
-            _serve(sock, (program[0], f"workbench-keeper {sys.argv[3]}", *program[1:]), unused)
+            argv = (program[0], f"workbench-keeper {sys.argv[3]}", *program[1:])
+            _serve(sock, parent, argv, unused)
     finally:
         for pidfd in unused:
             _procfs.pidfd_signal(pidfd, signal.SIGKILL)
 
 
-def _serve(sock: socket.socket, argv: tuple[str, ...], unused: deque[int]) -> None:  # pragma: no cover
-    """The factory's loop: a keeper for each byte received, until the socket ends."""
+def _serve(
+    sock: socket.socket, parent: int, argv: tuple[str, ...], unused: deque[int]
+) -> None:  # pragma: no cover - the factory process
+    """The factory's loop: a keeper for each byte received, until the socket ends or the shim dies."""
     # Ignored, so that the keepers inherit it (their orphans are reaped at once), and the
     # factory's own dead children (keepers) are reaped by the kernel.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
@@ -185,30 +193,47 @@ def _serve(sock: socket.socket, argv: tuple[str, ...], unused: deque[int]) -> No
     null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
     stdio = [(os.POSIX_SPAWN_DUP2, null, n) for n in (0, 1)]
     while True:
+        readable, _, _ = select.select([sock.fileno(), parent], [], [])
+        if parent in readable:
+            return
         requests = sock.recv(64)
         if not requests:
             return
         for request in requests:
             if request == ord("t") and unused:
                 os.close(unused.popleft())  # handed to a tree (or discarded by the shim)
-            unshare(CLONE_NEWPID)
-            try:
-                pid = os.posix_spawn(
-                    argv[0],
-                    argv[1:],
-                    {},
-                    file_actions=stdio,
-                    setsid=True,
-                    setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-                )
-            finally:
-                setns(own, CLONE_NEWPID)
-            pidfd = os.pidfd_open(pid)
-            namespace = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-            fds = array.array("i", [namespace, pidfd])
-            sock.sendmsg([_PID.pack(pid)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())])
-            os.close(namespace)
-            unused.append(pidfd)
+            _make_one(sock, argv, own, stdio, unused)
+
+
+def _make_one(
+    sock: socket.socket, argv: tuple[str, ...], own: int, stdio: list[Any], unused: deque[int]
+) -> None:  # pragma: no cover - the factory process
+    """One keeper, recorded in `unused` and sent to the shim."""
+    unshare(CLONE_NEWPID)
+    try:
+        pid = os.posix_spawn(
+            argv[0],
+            argv[1:],
+            {},
+            file_actions=stdio,
+            setsid=True,
+            setsigmask=(),
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
+        )
+    finally:
+        setns(own, CLONE_NEWPID)
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        os.kill(pid, signal.SIGKILL)  # not reaped (SIGCHLD ignored, but alive): still it
+        raise
+    unused.append(pidfd)  # before anything else can fail: killed at the exit unless taken
+    namespace = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    fds = array.array("i", [namespace, pidfd])
+    try:
+        sock.sendmsg([_PID.pack(pid)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())])
+    finally:
+        os.close(namespace)
 
 
 if __name__ == "__main__":

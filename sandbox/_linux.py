@@ -87,11 +87,3 @@ class Inotify:
                 wd, mask, _cookie, length = _IN_EVENT.unpack_from(data, offset)
                 events.append((wd, mask))
                 offset += _IN_EVENT.size + length
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def set_parent_death_signal(sig: int) -> None:
-    """Have the kernel send `sig` to this process when its parent dies."""
-    _check(_libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(sig), 0, 0, 0))
