@@ -12,7 +12,7 @@ from . import _cgroups as cg
 from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
-from ._factory import KeeperFactory
+from ._factory import KeeperFactory, sweep_lone_keepers
 from ._files import PROC_FILE, write_json_atomic
 from ._keeper import Keeper, keeper_argv, start_keeper
 from ._launch import LaunchPlan, abort, apply_rlimits, launch, make_plan
@@ -41,6 +41,9 @@ class Executions:
         self.factory: KeeperFactory | None = None
         if caps.cgroup and caps.pidns:
             keeper_argv()  # probed once, before a spawn may need a keeper of its own
+            swept = sweep_lone_keepers(run_dir)
+            if swept:
+                host.log(f"killed {swept} keepers whose trees ended while no shim held them")
             try:
                 self.factory = KeeperFactory(run_dir, host.log)
                 host.watch_fd(self.factory.fileno, self._factory_sent)

@@ -148,6 +148,33 @@ class KeeperFactory:
             self.sock = None
 
 
+def sweep_lone_keepers(run_dir: str) -> int:
+    """Kill the keepers made for `run_dir` that are alone in their pid namespace (their trees
+    ended while no shim held them); how many. One pass over /proc, at a shim's start."""
+    name = f"workbench-keeper {run_dir}\0".encode()
+    members: dict[str, int] = {}
+    keepers: list[tuple[int, str]] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        namespace = _procfs.pid_namespace(int(entry))
+        if namespace is None:
+            continue
+        members[namespace] = members.get(namespace, 0) + 1
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if f.read(len(name)) == name:
+                    keepers.append((int(entry), namespace))
+        except OSError:
+            continue
+    killed = 0
+    for pid, namespace in keepers:
+        started = _procfs.start_time(pid)
+        if members[namespace] == 1 and started is not None:
+            killed += _procfs.signal_processes([(pid, started)], signal.SIGKILL)
+    return killed
+
+
 def _alive(keeper: Keeper) -> bool:
     """Whether the keeper still runs (its pidfd is not readable)."""
     if keeper.pidfd is None:
