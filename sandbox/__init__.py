@@ -27,7 +27,11 @@ Usage (the daemon side, in trio)::
 
 Containment (`Containment`; AUTO picks the strongest available, recorded in ChildInfo):
 
-- ``cgroup``: a cgroup v2 per execution; kill = ``cgroup.kill``; empty = ``populated 0``.
+- ``cgroup``: a cgroup v2 per execution; kill = ``cgroup.kill``; empty = ``populated 0``. Where
+  pid namespaces can be made, also one of its own per tree, whose init is a keeper started
+  ahead (`sandbox._keeper`): a process that writes itself into another cgroup still dies with the
+  keeper, SIGKILLed with the tree and once its cgroup is empty; the leader is still the shim's
+  child, so its exit status is exact.
 - ``pidns``: a pid namespace per execution; kill = SIGKILL to its init. As init, the leader
   ignores signals it has no handler for (a SIGTERM reaches the others), and its exit
   kills the rest of the tree.
@@ -39,8 +43,8 @@ and rlimits always. `ExitStatus.limit` names the limit that killed the leader.
 
 Bubblewrap (`Bubblewrap`, `SandboxLayout`, `sandboxed_argv`, `probe_bubblewrap`): the command
 line that runs an argv isolated (read-only host root, private /tmp, no network but a loopback,
-its own pid namespace, no capabilities); it is an ordinary argv for `SpawnSpec`, contained and
-killed like any other tree.
+its own pid namespace, no capabilities; or, from a root shim, an unprivileged uid and gid set by
+setpriv); it is an ordinary argv for `SpawnSpec`, contained and killed like any other tree.
 
 Recovery without a shim: `read_proc_file` and `read_status_file` read what the shim wrote in
 the execution's directory; `process_alive` checks a (pid, start time) identity.

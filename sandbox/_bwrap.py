@@ -4,7 +4,12 @@ What the tree gets (`sandboxed_argv`):
 
 - every capability dropped (``--cap-drop ALL``): run as root, bwrap without it lets the process
   remount ``/`` read-write. bwrap also sets no_new_privs, so a setuid or file-capability program
-  regains nothing;
+  regains nothing. With a `user` (bwrap run as root), the command runs as that unprivileged
+  uid and gid instead, without supplementary groups: ``setpriv`` (util-linux), run by bwrap
+  once the sandbox is made, sets them, empties the bounding and inheritable capability sets and
+  execs the command (exit statuses pass through unchanged). Unlike root without capabilities,
+  it owns none of the host's files it sees, and cannot write its read-only root's files even
+  through a bind bwrap did not make read-only. ``/tmp`` is then world-writable (sticky);
 - its own pid, ipc and uts namespaces, and its own network namespace holding only a loopback
   (bwrap brings ``lo`` up) unless the layout allows the network; ``--new-session`` (no TIOCSTI
   into a terminal); ``--die-with-parent``: the tree dies with bwrap;
@@ -60,10 +65,14 @@ class Bubblewrap:
 
     bwrap: str
     sh: str
+    #: util-linux's setpriv, to run the tree as an unprivileged user (None: not installed).
+    setpriv: str | None = None
 
     def __post_init__(self) -> None:
         for what in ("bwrap", "sh"):
             _check_path(what, getattr(self, what))
+        if self.setpriv is not None:
+            _check_path("setpriv", self.setpriv)
 
 
 @dataclass(frozen=True)
@@ -93,18 +102,26 @@ class SandboxLayout:
                     raise ValueError(f"{what} cannot be the root directory")
 
 
-def sandboxed_argv(tools: Bubblewrap, layout: SandboxLayout, argv: Sequence[str]) -> tuple[str, ...]:
-    """The command line that runs `argv` in the sandbox `layout` describes (see the module doc).
+def sandboxed_argv(
+    tools: Bubblewrap, layout: SandboxLayout, argv: Sequence[str], user: tuple[int, int] | None = None
+) -> tuple[str, ...]:
+    """The command line that runs `argv` in the sandbox `layout` describes (see the module doc),
+    as `user` (uid, gid; bwrap must then run as root, and `tools.setpriv` be known).
 
     The hidden paths must exist (a hidden path that is missing has nothing to hide and is left
-    out); `readable` and `writable` ones must exist when the command line is run.
+    out); `readable` and `writable` ones must exist when the command line is run, and be
+    accessible to `user`.
     """
     if not argv:
         raise ValueError("argv must not be empty")
+    if user is not None and (tools.setpriv is None or min(user) <= 0):
+        raise ValueError(f"cannot run a sandbox as {user!r}: needs setpriv and an unprivileged uid and gid")
     args: list[str] = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--ro-bind", "/proc/sys", "/proc/sys"]
     for directory in PRIVATE_DIRS:
         if os.path.isdir(directory) and not os.path.islink(directory):
+            if directory == "/tmp" and user is not None:
+                args += ["--perms", "1777"]
             args += ["--tmpfs", directory]
     # Outer paths first, so that hiding a directory never undoes a hiding inside it.
     for path in sorted(layout.hidden, key=_depth):
@@ -112,6 +129,8 @@ def sandboxed_argv(tools: Bubblewrap, layout: SandboxLayout, argv: Sequence[str]
             args += ["--tmpfs", path]
         elif os.path.lexists(path):
             args += ["--ro-bind", os.devnull, path]
+    if user is not None:
+        args += _traversable_parents(layout)
     for path in sorted(layout.readable, key=_depth):
         args += ["--ro-bind", path, path]
     for path in sorted(layout.writable, key=_depth):
@@ -120,17 +139,25 @@ def sandboxed_argv(tools: Bubblewrap, layout: SandboxLayout, argv: Sequence[str]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not layout.network:
         args.append("--unshare-net")
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
-    return (tools.sh, "-c", _LEADER, tools.bwrap, *args, *argv)
+    args += ["--die-with-parent", "--new-session"]
+    if user is None:
+        return (tools.sh, "-c", _LEADER, tools.bwrap, *args, "--cap-drop", "ALL", "--", *argv)
+    assert tools.setpriv is not None
+    uid, gid = user
+    drop = (f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all")
+    return (tools.sh, "-c", _LEADER, tools.bwrap, *args, "--", tools.setpriv, *drop, "--", *argv)
 
 
-def probe_bubblewrap(tools: Bubblewrap, argv: Sequence[str], *, network: bool = False) -> str | None:
-    """Run `argv` once in an empty sandbox: None if it exits 0, else why the sandbox is unusable.
+def probe_bubblewrap(
+    tools: Bubblewrap, argv: Sequence[str], *, network: bool = False, user: tuple[int, int] | None = None
+) -> str | None:
+    """Run `argv` once in an empty sandbox (as `user`): None if it exits 0, else why the sandbox
+    is unusable.
 
     Catches what the mere presence of bwrap does not: a kernel or a container that refuses
     namespaces, or a program that cannot run inside. Blocks for the few milliseconds that takes.
     """
-    command = sandboxed_argv(tools, SandboxLayout(cwd="/", network=network), argv)
+    command = sandboxed_argv(tools, SandboxLayout(cwd="/", network=network), argv, user)
     try:
         done = subprocess.run(
             command,
@@ -147,6 +174,21 @@ def probe_bubblewrap(tools: Bubblewrap, argv: Sequence[str], *, network: bool = 
     said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
     detail = said[-1] if said else f"exit status {done.returncode}"
     return f"bubblewrap does not work here: {detail}"
+
+
+def _traversable_parents(layout: SandboxLayout) -> list[str]:
+    """Make the directories that lead to the bound paths inside hidden ones, mode 0755: those
+    bwrap would make follow its umask (the daemon's, often 077), and the user could not pass."""
+    parents: set[str] = set()
+    for path in (*layout.readable, *layout.writable):
+        parent = os.path.dirname(path)
+        while parent != "/" and any(parent.startswith(h.rstrip("/") + "/") for h in layout.hidden):
+            parents.add(parent)
+            parent = os.path.dirname(parent)
+    args: list[str] = []
+    for parent in sorted(parents, key=_depth):
+        args += ["--perms", "0755", "--dir", parent]
+    return args
 
 
 def _depth(path: str) -> tuple[int, str]:

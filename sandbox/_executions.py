@@ -9,13 +9,16 @@ import resource
 import signal
 
 from . import _cgroups as cg
+from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
+from ._factory import KeeperFactory, sweep_lone_keepers
 from ._files import PROC_FILE, write_json_atomic
-from ._launch import abort, apply_rlimits, launch, make_plan
+from ._keeper import Keeper, keeper_argv, start_keeper
+from ._launch import LaunchPlan, abort, apply_rlimits, launch, make_plan
 from ._model import WARM_PREFIX, ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
-from ._tracking import Host, Tracked, make_tracked
+from ._tracking import Host, PgroupTracked, PidnsTracked, Tracked
 
 
 class Executions:
@@ -30,9 +33,22 @@ class Executions:
         self.caps = caps
         self.children: dict[str, Tracked] = {}
         self.leaders: dict[int, Tracked] = {}  # the shim's children not yet reaped, by pid
+        self.keepers: dict[int, Tracked] = {}  # the keepers (also its children) not yet reaped
         self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
         self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
         self.bases = self._prepare_bases(cg.base_name(run_dir))
+        #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
+        self.factory: KeeperFactory | None = None
+        if caps.cgroup and caps.pidns:
+            keeper_argv()  # probed once, before a spawn may need a keeper of its own
+            swept = sweep_lone_keepers(run_dir)
+            if swept:
+                host.log(f"killed {swept} keepers whose trees ended while no shim held them")
+            try:
+                self.factory = KeeperFactory(run_dir, host.log)
+                host.watch_fd(self.factory.fileno, self._factory_sent)
+            except OSError as e:
+                host.log(f"cannot start the keeper factory ({e}): keepers are started by the shim")
 
     def get(self, name: str) -> Tracked:
         """The execution named `name`; raises UnknownExecution."""
@@ -57,19 +73,56 @@ class Executions:
         if not os.path.isdir(spec.dir):
             raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
         dirs = self._make_cgroups(spec.name, containment, spec.limits)
+        # A cgroup alone is left by a process that may write its pid into another cgroup.procs
+        # (root; or the owner of a delegated subtree, as the tree's user is): in a pid namespace
+        # too, whose keeper dies with the tree, it takes every process of the tree with it.
+        keeper = self._take_keeper() if containment is Containment.CGROUP and self.caps.pidns else None
+        pidns = containment is Containment.PIDNS or keeper is not None
+        try:
+            plan, channel, pid, started = self._launch(spec, containment, dirs, pidns, keeper)
+        except BaseException:
+            _remove_cgroups(dirs)
+            if keeper is not None:
+                keeper.discard()
+            raise
+        if keeper is not None:
+            os.close(keeper.namespace)
+        v2, v1_memory, v1_pids = dirs
+        identity = keeper.identity if keeper is not None else None
+        info = ChildInfo(
+            spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag, pidns, identity
+        )
+        tracked = make_tracked(self.host, info, spec.limits, adopted=False)
+        tracked.channel = channel
+        self._contain(tracked, plan, dirs, spec.limits, keeper)
+        self.children[spec.name] = tracked
+        self.leaders[pid] = tracked
+        if keeper is not None and keeper.pidfd is None:
+            self.keepers[keeper.pid] = tracked  # the shim's child: its reaping says it is gone
+        try:
+            write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
+        except OSError as e:
+            tracked.signal(signal.SIGKILL)
+            self.discard.add(spec.name)
+            raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
+        return tracked.known()
+
+    def _launch(
+        self,
+        spec: SpawnSpec,
+        containment: Containment,
+        dirs: list[str | None],
+        pidns: bool,
+        keeper: Keeper | None,
+    ) -> tuple[LaunchPlan, Channel | None, int, int]:
+        """Open its stdin or terminal and start its leader: (plan, channel, pid, start time)."""
         joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
         use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
-        # A cgroup alone is left by a root process that writes its pid elsewhere: as the init of
-        # a pid namespace too, the leader takes every process of the tree with it when killed.
-        pidns = containment is Containment.PIDNS or (
-            containment is Containment.CGROUP and spec.pid_namespace and self.caps.pidns
-        )
         channel = None
         try:
             if spec.open_stdin or spec.tty is not None:
                 channel = Channel(self.host, spec.name, spec.tty, spec.stdout_path)
         except OSError as e:
-            _remove_cgroups(dirs)
             raise SpawnError(f"cannot open the stdin or terminal of {spec.name!r}: {e.strerror}") from None
         plan = make_plan(
             spec,
@@ -81,45 +134,49 @@ class Executions:
             tty=spec.tty is not None,
         )
         try:
-            pid, started = launch(plan)
+            pid, started = launch(plan, keeper)
         except BaseException:
-            _remove_cgroups(dirs)
             if channel is not None:
                 channel.close()
             raise
+        if self.factory is not None:
+            self.factory.replenish()
         if channel is not None:
             channel.spawned()
-        v2, v1_memory, v1_pids = dirs
-        info = ChildInfo(
-            spec.name, pid, started, containment, spec.dir, v2, v1_memory, v1_pids, spec.tag, pidns
-        )
-        tracked = make_tracked(self.host, info, spec.limits, adopted=False)
-        tracked.channel = channel
+        return plan, channel, pid, started
+
+    def _contain(
+        self,
+        tracked: Tracked,
+        plan: LaunchPlan,
+        dirs: list[str | None],
+        limits: Limits,
+        keeper: Keeper | None,
+    ) -> None:
+        """Apply the leader's rlimits and its cgroups' limits, and watch it; if that fails, kill
+        what may already be there (microseconds old) and raise SpawnError."""
+        pid = tracked.info.pid
         try:
             apply_rlimits(pid, plan.rlimits)
-            self._apply_limits(dirs, spec.limits)
+            self._apply_limits(dirs, limits)
             tracked.start()
+            if keeper is not None and keeper.pidfd is not None:
+                assert isinstance(tracked, CgroupTracked)
+                tracked.hold_keeper(keeper.pidfd)
         except (OSError, ValueError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            # Started, but not as asked: kill what may already be there (microseconds old).
-            if v2:
-                cg.kill(v2)
+            if dirs[0]:
+                cg.kill(dirs[0])
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # its fresh group; not reaped, so not reused
             abort(pid)
+            tracked.close()
+            if keeper is not None:
+                keeper.kill()
             _remove_cgroups(dirs)
-            if channel is not None:
-                channel.close()
-            raise SpawnError(f"cannot set up the containment of {spec.name!r}: {why}") from None
-        self.children[spec.name] = tracked
-        self.leaders[pid] = tracked
-        try:
-            write_json_atomic(os.path.join(spec.dir, PROC_FILE), info.to_dict())
-        except OSError as e:
-            tracked.signal(signal.SIGKILL)
-            self.discard.add(spec.name)
-            raise SpawnError(f"cannot record the process in {spec.dir!r}: {e.strerror}") from None
-        return tracked.known()
+            if tracked.channel is not None:
+                tracked.channel.close()
+            raise SpawnError(f"cannot set up the containment of {tracked.name!r}: {why}") from None
 
     def claim(self, name: str, spec: SpawnSpec, data: bytes) -> KnownChild:
         """Make the waiting pre-started leader `name` the execution `spec`, and send it `data`.
@@ -176,11 +233,24 @@ class Executions:
                     tracked.signal(signal.SIGKILL)
                 self.discard.add(tracked.name)
 
+    def _factory_sent(self) -> None:
+        assert self.factory is not None
+        fd = self.factory.fileno
+        if not self.factory.receive():
+            self.host.unwatch_fd(fd)
+
+    def _take_keeper(self) -> Keeper:
+        keeper = self.factory.take() if self.factory is not None else None
+        return keeper if keeper is not None else start_keeper()
+
     def reaped(self, pid: int, wait_status: int, usage: resource.struct_rusage) -> None:
         """A child of the shim was reaped (a leader, or an escapee it adopted as subreaper)."""
         tracked = self.leaders.pop(pid, None)
         if tracked is not None:
             tracked.reaped(wait_status, usage)
+        tracked = self.keepers.pop(pid, None)
+        if tracked is not None:
+            tracked.keeper_died()
 
     def signal(self, name: str, sig: int, foreground: bool = False) -> None:
         """Send `sig` to the whole tree of `name` (SIGKILL: the containment's hard kill).
@@ -233,6 +303,10 @@ class Executions:
 
     def close(self) -> None:
         """Stop watching everything, and remove every cgroup no live tree needs (shim exit)."""
+        if self.factory is not None:
+            if self.factory.sock is not None:
+                self.host.unwatch_fd(self.factory.fileno)
+            self.factory.close()
         for tracked in self.children.values():
             tracked.close()
             if tracked.finished:
@@ -336,3 +410,13 @@ def _remove_stale(base: str) -> None:
     for entry in os.scandir(base):
         if entry.is_dir(follow_symlinks=False):
             cg.remove_tree(entry.path)
+
+
+def make_tracked(host: Host, info: ChildInfo, limits: Limits, adopted: bool) -> Tracked:
+    """The tracker for `info`'s containment."""
+    cls: type[Tracked] = {
+        Containment.CGROUP: CgroupTracked,
+        Containment.PIDNS: PidnsTracked,
+        Containment.PGROUP: PgroupTracked,
+    }[info.containment]
+    return cls(host, info, limits, adopted)

@@ -12,7 +12,9 @@ around it by the (single-threaded) shim:
   once the shim has left, so that it never counts against them nor can be OOM-killed there.
 - pid namespace: unshare(CLONE_NEWPID) makes the shim's next child the init of a new namespace
   (a direct child of the shim, so its exact wait status comes back); setns() then puts the
-  shim's later children back in its own namespace.
+  shim's later children back in its own namespace. Under ``cgroup``, setns() into the pid
+  namespace of a keeper started beforehand (see `sandbox._keeper`) makes the leader its
+  sibling in it instead.
 - rlimits: prlimit() right after the exec, while the new program's loader is still mapping
   its libraries. RLIMIT_CORE=0 is the shim's own, inherited.
 - session, cwd, stdio, exact environment, every other fd closed, default signal dispositions:
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 
 from . import _procfs
 from ._errors import SpawnError
+from ._keeper import Keeper, joined, own_pid_namespace
 from ._linux import CLONE_NEWPID, setns, unshare
 from ._model import Containment, SpawnSpec
 
@@ -127,8 +130,9 @@ def prepare_shim() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def launch(plan: LaunchPlan) -> tuple[int, int]:
-    """Start the leader; returns its (pid, start time) once it has exec'd.
+def launch(plan: LaunchPlan, keeper: Keeper | None = None) -> tuple[int, int]:
+    """Start the leader (in `keeper`'s pid namespace, if given); returns its (pid, start time)
+    once it has exec'd.
 
     The caller reaps it (waitpid), and applies its rlimits (`apply_rlimits`) and its cgroups'
     limits at once.
@@ -156,29 +160,9 @@ def launch(plan: LaunchPlan) -> tuple[int, int]:
             # leader itself (it is not a group leader, so setsid(1) does not fork): Popen cannot
             # make a controlling terminal without a preexec_fn.
             argv = [_setsid(), "--ctty", *argv]
-        with _inside(plan.cgroups), _new_pid_namespace(plan.pidns), _inherited_soft_limits(plan.rlimits):
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=stdin,
-                    stdout=stdout,
-                    stderr=stderr,
-                    cwd=plan.cwd,
-                    env=plan.env,
-                    start_new_session=plan.tty_fd is None,
-                    close_fds=True,
-                    restore_signals=True,
-                    # set*id in the (vfork) child, after its chdir: no preexec_fn needed.
-                    user=plan.user[0] if plan.user else None,
-                    group=plan.user[1] if plan.user else None,
-                    extra_groups=[] if plan.user else None,
-                )
-            except OSError as e:
-                if e.filename == plan.cwd:  # subprocess's way of saying chdir failed
-                    raise SpawnError(f"cannot change directory to {plan.cwd!r}: {e.strerror}") from None
-                raise SpawnError(f"{e.strerror}: {plan.argv[0]!r}") from None
-            except (ValueError, subprocess.SubprocessError) as e:
-                raise SpawnError(f"cannot start {plan.argv[0]!r}: {e}") from None
+        namespace = joined(keeper) if keeper is not None else _new_pid_namespace(plan.pidns)
+        with namespace, _inside(plan.cgroups), _inherited_soft_limits(plan.rlimits):
+            process = _popen(plan, argv, stdin, stdout, stderr)
     finally:
         for fd in fds:
             os.close(fd)
@@ -190,6 +174,34 @@ def launch(plan: LaunchPlan) -> tuple[int, int]:
         abort(process.pid)
         raise SpawnError(f"the leader {process.pid} vanished before it could be identified")
     return process.pid, started
+
+
+def _popen(
+    plan: LaunchPlan, argv: list[str], stdin: int, stdout: int, stderr: int
+) -> subprocess.Popen[bytes]:
+    """Popen the leader."""
+    try:
+        return subprocess.Popen(
+            argv,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=plan.cwd,
+            env=plan.env,
+            start_new_session=plan.tty_fd is None,
+            close_fds=True,
+            restore_signals=True,
+            # set*id in the (vfork) child, after its chdir: no preexec_fn needed.
+            user=plan.user[0] if plan.user else None,
+            group=plan.user[1] if plan.user else None,
+            extra_groups=[] if plan.user else None,
+        )
+    except OSError as e:
+        if e.filename == plan.cwd:  # subprocess's way of saying chdir failed
+            raise SpawnError(f"cannot change directory to {plan.cwd!r}: {e.strerror}") from None
+        raise SpawnError(f"{e.strerror}: {plan.argv[0]!r}") from None
+    except (ValueError, subprocess.SubprocessError) as e:
+        raise SpawnError(f"cannot start {plan.argv[0]!r}: {e}") from None
 
 
 @functools.cache
@@ -300,18 +312,13 @@ def _join(directory: str) -> None:
         os.close(fd)
 
 
-@functools.cache
-def _own_pid_namespace() -> int:
-    return os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-
-
 @contextlib.contextmanager
 def _new_pid_namespace(wanted: bool) -> Iterator[None]:
     """The shim's children started in the block are born in a new pid namespace."""
     if not wanted:
         yield
         return
-    own = _own_pid_namespace()
+    own = own_pid_namespace()
     try:
         unshare(CLONE_NEWPID)
     except OSError as e:

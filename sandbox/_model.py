@@ -99,10 +99,8 @@ class SpawnSpec:
     `argv[0]` without a slash is looked up in `env`'s PATH. All paths must be absolute.
     `tag` = (NAME, VALUE) marks every process of the tree through its environment; the
     pgroup containment finds escapees by it. AUTO containment is resolved by the client.
-    `pid_namespace`: with the cgroup containment, also make the leader the init of a new pid
-    namespace where the machine allows it, so that a process that leaves the cgroup (root can
-    write its pid to any cgroup.procs) still dies with the leader, and the tree cannot signal
-    the shim; the tree then ends when its leader does. `user` = (uid, gid): run the tree as
+    The cgroup containment also gives every tree a pid namespace where the machine allows it,
+    with a keeper as its init (see `ChildInfo.keeper`). `user` = (uid, gid): run the tree as
     that unprivileged user, with no supplementary groups (the shim runs as root).
     `open_stdin`: stdin is a pipe whose write end the shim holds (see `Supervisor.send_input`),
     instead of `stdin_path`. `tty` = (rows, cols): the tree runs on a pseudo-terminal whose master
@@ -122,7 +120,6 @@ class SpawnSpec:
     limits: Limits = field(default_factory=Limits)
     containment: Containment = Containment.AUTO
     tag: tuple[str, str] | None = None
-    pid_namespace: bool = False
     user: tuple[int, int] | None = None
     open_stdin: bool = False
     tty: tuple[int, int] | None = None
@@ -169,7 +166,6 @@ class SpawnSpec:
             "limits": self.limits.to_dict(),
             "containment": str(self.containment),
             "tag": list(self.tag) if self.tag else None,
-            "pidNamespace": self.pid_namespace,
             "user": list(self.user) if self.user else None,
             "openStdin": self.open_stdin,
             "tty": list(self.tty) if self.tty else None,
@@ -191,7 +187,6 @@ class SpawnSpec:
             limits=Limits.from_dict(data.get("limits") or {}),
             containment=Containment(data.get("containment", "auto")),
             tag=(str(tag[0]), str(tag[1])) if tag else None,
-            pid_namespace=bool(data.get("pidNamespace", False)),
             user=(int(user[0]), int(user[1])) if (user := data.get("user")) else None,
             open_stdin=bool(data.get("openStdin", False)),
             tty=(int(tty[0]), int(tty[1])) if (tty := data.get("tty")) else None,
@@ -224,9 +219,12 @@ class ChildInfo:
     memory_cgroup: str | None = None  # cgroup v1 memory directory
     pids_cgroup: str | None = None  # cgroup v1 pids directory
     tag: tuple[str, str] | None = None
-    #: The leader is also the init of its own pid namespace (``cgroup`` where the machine allows
-    #: it; always for ``pidns``): a process that leaves the cgroup still dies with the leader.
+    #: The tree has a pid namespace of its own: always for ``pidns`` (the leader is its init),
+    #: and for ``cgroup`` where the machine allows it (with a `keeper` as its init), so that a
+    #: process that leaves the cgroup still dies with the tree.
     pidns: bool = False
+    #: (pid, start time) of the keeper: the idle init of the tree's pid namespace (``cgroup``).
+    keeper: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The identity as a JSON-able dict (the content of ``proc.json``)."""
@@ -241,6 +239,7 @@ class ChildInfo:
             "pidsCgroup": self.pids_cgroup,
             "tag": list(self.tag) if self.tag else None,
             "pidns": self.pidns,
+            "keeper": list(self.keeper) if self.keeper else None,
         }
 
     @classmethod
@@ -257,6 +256,7 @@ class ChildInfo:
             pids_cgroup=data.get("pidsCgroup"),
             tag=(str(tag[0]), str(tag[1])) if (tag := data.get("tag")) else None,
             pidns=bool(data.get("pidns", data["containment"] == "pidns")),
+            keeper=(int(keeper[0]), int(keeper[1])) if (keeper := data.get("keeper")) else None,
         )
 
 

@@ -137,8 +137,9 @@ class Shim:
             self.inotify.rm_watch(wd)
 
     def is_leader(self, pid: int) -> bool:
-        """Whether `pid` is an execution's leader not yet reaped."""
-        return pid in self.executions.leaders
+        """Whether `pid` is an execution's leader (or keeper) not yet reaped."""
+        ex = self.executions
+        return pid in ex.leaders or pid in ex.keepers or (ex.factory is not None and pid == ex.factory.pid)
 
     def need_sweep(self, tracked: Tracked) -> None:
         """Sweep /proc for `tracked` at the end of this iteration."""

@@ -1,6 +1,7 @@
 """One execution held by the shim: when its leader exits, when its tree is empty, how to signal it.
 
-The three containments differ in exactly three things, which the subclasses implement:
+The three containments differ in exactly three things, which the subclasses implement (the
+cgroup one in `sandbox._cgroup_tracking`):
 how "empty" is learnt (cgroup.events via inotify; the reaping of the namespace's init; sweeps
 of /proc with pidfds on what they found), how a signal reaches the whole tree, and how the
 hard kill works (cgroup.kill; SIGKILL to init; SIGSTOP+SIGKILL sweeps until none is left).
@@ -25,7 +26,6 @@ from ._model import (
     LIMIT_OOM,
     UNKNOWN_EXIT,
     ChildInfo,
-    Containment,
     ExitStatus,
     KnownChild,
     Limits,
@@ -221,6 +221,9 @@ class Tracked:
     def sweep(self, snap: dict[int, _procfs.ProcStat], shim_tree: set[int]) -> None:
         """A requested /proc pass (pgroup only)."""
 
+    def keeper_died(self) -> None:
+        """Its pid namespace's keeper was reaped (cgroup only)."""
+
     def close(self) -> None:
         """Stop watching (before the shim forgets it or exits)."""
         self._close_leader_fd()
@@ -231,64 +234,6 @@ class Tracked:
         """Remove the execution's cgroups; returns those that could not be removed."""
         dirs = [self.info.cgroup, self.info.memory_cgroup, self.info.pids_cgroup]
         return [d for d in dirs if d and not cg.remove_tree(d)]
-
-
-class CgroupTracked(Tracked):
-    """A cgroup v2 per execution: cgroup.kill kills it, cgroup.events says when it is empty."""
-
-    def __init__(self, host: Host, info: ChildInfo, limits: Limits, adopted: bool) -> None:
-        super().__init__(host, info, limits, adopted)
-        assert info.cgroup is not None
-        self.cgroup = info.cgroup
-        self.wd: int | None = None
-
-    def start(self) -> bool:
-        try:
-            self.wd = self.host.watch_file(os.path.join(self.cgroup, "cgroup.events"), self._events)
-        except (FileNotFoundError, NotADirectoryError):
-            if not self.adopted:
-                raise
-            return False  # the cgroup is gone
-        super().start()
-        leader_alive = self.info.pidns and self.leader_fd is not None
-        if self.adopted and not cg.populated(self.cgroup) and not leader_alive:
-            self.close()
-            return False
-        if self.status is not None:
-            self.empty = not cg.populated(self.cgroup)
-            self.exit_announced = True  # the adopt reply carries it
-        return True
-
-    def _events(self) -> None:
-        if self.status is not None and not cg.populated(self.cgroup):
-            self.became_empty()
-
-    def check_empty(self) -> None:
-        # The kernel updates "populated" before the parent gets SIGCHLD, so a lone leader's
-        # cgroup already reads empty here: the common case needs no second event.
-        if not cg.populated(self.cgroup):
-            self.empty = True
-        self.announce_exit()
-
-    def signal(self, sig: int) -> None:
-        if sig == signal.SIGKILL:
-            cg.kill(self.cgroup)
-            if self.info.pidns:
-                # The leader may have left the cgroup; as init, its death kills the rest.
-                self.kill_leader()
-            return
-        targets = []
-        for pid in cg.procs(self.cgroup):
-            started = _procfs.start_time(pid)
-            if started is not None:
-                targets.append((pid, started))
-        _procfs.signal_processes(targets, sig)
-
-    def close(self) -> None:
-        super().close()
-        if self.wd is not None:
-            self.host.unwatch_file(self.wd)
-            self.wd = None
 
 
 class PidnsTracked(Tracked):
@@ -440,13 +385,3 @@ class PgroupTracked(Tracked):
             self.host.unwatch_fd(fd)
             os.close(fd)
         self.waiting.clear()
-
-
-def make_tracked(host: Host, info: ChildInfo, limits: Limits, adopted: bool) -> Tracked:
-    """The tracker for `info`'s containment."""
-    cls: type[Tracked] = {
-        Containment.CGROUP: CgroupTracked,
-        Containment.PIDNS: PidnsTracked,
-        Containment.PGROUP: PgroupTracked,
-    }[info.containment]
-    return cls(host, info, limits, adopted)

@@ -277,6 +277,33 @@ def test_the_command_line_isolates_as_documented(tmp_path: Path) -> None:
     assert "--unshare-net" not in shared
 
 
+def test_as_a_user_setpriv_drops_to_it_and_the_way_to_what_is_bound_is_passable(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    work = data / "workspaces" / "p" / "s"
+    layout = sandbox.SandboxLayout(
+        cwd=str(work), writable=(str(work), str(data / "ex" / "progress")), hidden=(str(data),)
+    )
+    tools = sandbox.Bubblewrap(bwrap="/usr/bin/bwrap", sh="/bin/sh", setpriv="/usr/bin/setpriv")
+    args = bwrap_args(sandbox.sandboxed_argv(tools, layout, ["id"], (65534, 65533)))
+    sep = args.index("--")
+    assert args[sep + 1 :] == [
+        *("/usr/bin/setpriv", "--reuid=65534", "--regid=65533", "--clear-groups"),
+        *("--inh-caps=-all", "--bounding-set=-all", "--", "id"),
+    ]
+    options = args[:sep]
+    assert "--cap-drop" not in options  # setpriv needs them to drop to the user, then has none
+    assert options[options.index("/tmp") - 3 : options.index("/tmp")] == ["--perms", "1777", "--tmpfs"]
+    pairs = [(options[i], options[i + 1]) for i in range(len(options) - 1)]
+    # The directories leading to the binds inside the hidden data dir: made passable (0755), in order.
+    made = [
+        options[i + 3] for i in range(len(options) - 3) if options[i : i + 3] == ["--perms", "0755", "--dir"]
+    ]
+    assert made == [str(data / "ex"), str(data / "workspaces"), str(data / "workspaces" / "p")]
+    assert pairs.index(("--dir", str(data / "ex"))) < pairs.index(("--bind", str(work)))
+    with pytest.raises(ValueError, match="setpriv"):
+        sandbox.sandboxed_argv(TOOLS, layout, ["id"], (65534, 65534))
+
+
 def test_a_hidden_file_is_covered_by_an_empty_one(tmp_path: Path) -> None:
     secret = write(tmp_path, "tokens", "[[tokens]]\n")
     args = bwrap_args(

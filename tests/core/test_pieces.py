@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,16 @@ def test_settings_read_every_documented_variable(tmp_path: Path) -> None:
     assert Settings.load({}, bind="127.0.0.1:1").bind == "127.0.0.1:1", "flags override variables"
 
 
+def test_the_sandbox_user_is_read_and_applies_only_under_root() -> None:
+    assert Settings.load({}).sandbox_user == (65534, 65534)
+    assert Settings.load({"WORKBENCH_SANDBOX_UID": "1234"}).sandbox_user == (1234, 1234)
+    given = Settings.load({"WORKBENCH_SANDBOX_UID": "1234:99"})
+    assert given.sandbox_user == (1234, 99)
+    assert given.workspace_owner == ((1234, 99) if os.geteuid() == 0 else None)
+    assert given.layout.workspace_owner == given.workspace_owner
+    assert Settings.load({"WORKBENCH_SANDBOX_UID": "0"}).workspace_owner is None
+
+
 @pytest.mark.parametrize(
     ("env", "named"),
     [
@@ -71,6 +82,9 @@ def test_settings_read_every_documented_variable(tmp_path: Path) -> None:
         ({"WORKBENCH_STORE_URL": "mysql://x"}, "WORKBENCH_STORE_URL"),
         ({"WORKBENCH_NODE_ID": "a/b"}, "WORKBENCH_NODE_ID"),
         ({"WORKBENCH_NODE_LEASE_MS": "100"}, "WORKBENCH_NODE_LEASE_MS"),
+        ({"WORKBENCH_SANDBOX_UID": "nobody"}, "WORKBENCH_SANDBOX_UID"),
+        ({"WORKBENCH_SANDBOX_UID": "-1"}, "WORKBENCH_SANDBOX_UID"),
+        ({"WORKBENCH_SANDBOX_UID": "1000:"}, "WORKBENCH_SANDBOX_UID"),
     ],
 )
 def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 from pathlib import Path
@@ -275,11 +274,6 @@ async def test_the_escape_matrix_leaves_no_survivor(contained: DaemonHandle, ima
     count = len(runs) * len(ESCAPE_PATTERNS)
     found = sum(len(v) for v in survivors.values())
     print(f"escape matrix {wb.settings.containment.value}/{image}: {count} escape runs, {found} survivors")
-    # Known hole, kept visible: a root tree on the host can leave its cgroup v2 for another.
-    # (A pid namespace around it would hold it, but a leader that is init loses SIGXCPU and its
-    # own signal deaths.) Every other pattern must still be contained.
-    hole = wb.settings.containment.value == "cgroup" and image == "host" and os.geteuid() == 0
-    known = survivors.pop("cgroup-procs", None) if hole else None
+    # A root tree on the host can leave its cgroup v2 for another; under cgroup it is also in a
+    # pid namespace of its own, which it cannot leave, and dies with it.
     assert survivors == {}, survivors
-    if known:
-        pytest.xfail(f"a root tree leaves its cgroup through cgroup.procs: {known}")

@@ -3,6 +3,7 @@ each of which is an ordinary execution (events, record, cancel), run one at a ti
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -287,12 +288,13 @@ async def test_a_context_in_the_sandbox_image(wb: DaemonHandle) -> None:
         f"hidden = os.listdir({data_dir!r})\n"
         "open('made-here', 'w').write('x')\n"
         "try:\n    open('/etc/workbench-probe', 'w')\nexcept OSError as e:\n    ro = type(e).__name__\n"
-        "(hidden, ro, os.getpid())"
+        "(hidden, ro, os.getpid(), os.getuid())"
     )
     record = await run_in(wb, cx, code)
     assert record["status"] == "completed", record
     assert record["image"] == "sandbox"
-    hidden, ro, pid = eval(record["result"]["text/plain"])
+    hidden, ro, pid, uid = eval(record["result"]["text/plain"])
+    assert uid == (65534 if os.geteuid() == 0 else os.geteuid())  # the sandbox's user under root
     # Only the mount points of what is bound back in (the workspace, the context's channel).
     assert set(hidden) <= {"workspaces", "contexts"}, hidden
     assert ro in ("OSError", "PermissionError") and pid < 100

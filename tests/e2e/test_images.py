@@ -68,8 +68,8 @@ async def test_an_unavailable_image_is_listed_with_its_reason_and_refused(
 ) -> None:
     """Without bubblewrap, `sandbox` is listed as unavailable with why, and asking for it is a 422."""
 
-    def without_bwrap(directory: Path, *, bwrap: str | None) -> dict[str, Image]:
-        return load_images(directory, bwrap=None)
+    def without_bwrap(directory: Path, *, bwrap: str | None, user: Any = None) -> dict[str, Image]:
+        return load_images(directory, bwrap=None, user=user)
 
     monkeypatch.setattr(daemon_module, "load_images", without_bwrap)
     wb: DaemonHandle = await make_daemon(images_dir=images_dir)
@@ -99,8 +99,8 @@ async def test_a_bubblewrap_that_cannot_work_here_makes_the_sandbox_unavailable(
     broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     broken.chmod(0o755)
 
-    def with_broken_bwrap(directory: Path, *, bwrap: str | None) -> dict[str, Image]:
-        return load_images(directory, bwrap=str(broken))
+    def with_broken_bwrap(directory: Path, *, bwrap: str | None, user: Any = None) -> dict[str, Image]:
+        return load_images(directory, bwrap=str(broken), user=user)
 
     monkeypatch.setattr(daemon_module, "load_images", with_broken_bwrap)
     wb: DaemonHandle = await make_daemon(images_dir=images_dir)

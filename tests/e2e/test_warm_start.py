@@ -19,6 +19,9 @@ from tests.e2e.test_metrics import samples
 #: What the process sees of itself; the two per-execution variables and its own ids are masked.
 PROBE = r"""
 import json, os, resource, signal, sys
+# Pids as the host sees them (its /proc): in a pid namespace (cgroup, pidns) getpid() is its own.
+_, _, rest = open("/proc/self/stat").read().partition(" (")
+HOST_PPID = int(rest.rsplit(")", 1)[1].split()[1])
 ID = os.environ["WORKBENCH_EXECUTION_ID"]
 own = {ID, os.environ["WORKBENCH_PROGRESS"]}
 env = {k: v for k, v in os.environ.items() if v not in own}
@@ -35,10 +38,10 @@ for line in open("/proc/self/cgroup").read().splitlines():
             value = open(os.path.join("/sys/fs/cgroup", mount, path.lstrip("/"), name)).read()
         except OSError:
             continue
-        own = name == "cgroup.procs" and value.split() == [str(os.getpid())]
+        own = name == "cgroup.procs" and value.split() == [str(os.getpid())]  # in its own pid namespace
         cgroups.append([name, "only this process" if own else value])
 namespaces = {
-    n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{os.getppid()}/ns/{n}")
+    n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{HOST_PPID}/ns/{n}")
     for n in sorted(os.listdir("/proc/self/ns"))
 }
 limits = {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")}
@@ -166,10 +169,13 @@ def _alive(pid: int) -> bool:
         return False
 
 
+#: Prints its own and its child's pids as the host sees them (`HOST_PID` of `pid_code`).
 TREE = (
     "import os, subprocess, sys, time\n"
     "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
-    "print(os.getpid(), child.pid, flush=True)\n"
+    "me = open('/proc/self/stat').read().split()[0]\n"
+    "kids = open(f'/proc/self/task/{me}/children').read().split() or ['0']\n"
+    "print(me, kids[0], flush=True)\n"
     "time.sleep(300)\n"
 )
 
@@ -199,7 +205,7 @@ async def test_each_interpreter_is_used_once_and_an_empty_pool_starts_cold(make_
     wb = await make_daemon(warm_pool=1)
     pool = wb.daemon.executor.warm
     known = wb.daemon.executor.supervisor.known
-    pid_code = "import os; print(os.getpid())"
+    pid_code = "print(open('/proc/self/stat').read().split()[0])"  # the host's pid
     first = await run_code(wb, pid_code)
     assert pool.starts == {"warm": 0, "cold": 1}
     name = await pool_ready(wb)

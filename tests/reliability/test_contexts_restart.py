@@ -90,7 +90,8 @@ def test_an_interpreter_that_died_while_the_daemon_was_down_is_dead(daemon_proce
     d: DaemonProcess = daemon_process()
     d.start()
     cx = new_context(d)
-    pid = d.wait(start_in(d, cx, "import os\nos.getpid()"))["result"]["text/plain"]
+    # The host's pid, from the host's /proc: in a pid namespace (cgroup, pidns) getpid() is its own.
+    pid = d.wait(start_in(d, cx, "int(open('/proc/self/stat').read().split()[0])"))["result"]["text/plain"]
     running = start_in(d, cx, "print('spin', flush=True)\nwhile True: pass")
     queued = start_in(d, cx, "1")
     until(lambda: "spin" in d.output(running))

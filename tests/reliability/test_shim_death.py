@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
+import sandbox
 from tests import procs
 from tests.reliability.conftest import DaemonProcess
+
+CAPS = sandbox.detect()
 
 Factory = Any
 
@@ -135,24 +138,41 @@ def test_healthz_reports_degraded_while_the_shim_is_being_replaced(daemon_proces
     assert d.wait(d.start_bash("true")["executionId"])["status"] == "completed"
 
 
-def test_an_execution_cannot_kill_its_shim_where_it_is_outside_the_tree(daemon_process: Factory) -> None:
-    """`kill -9 $PPID` from a host execution: under pidns the shim is outside the tree's pid
-    namespace (no $PPID to reach), so it lives; the execution is unaffected."""
-    d: DaemonProcess = daemon_process(WORKBENCH_CONTAINMENT="pidns")
+#: Under cgroup a tree also gets a pid namespace where the machine allows it.
+CGROUP_HAS_PIDNS = CAPS.cgroup and CAPS.pidns
+
+
+@pytest.mark.parametrize(
+    "containment",
+    ["pidns", pytest.param("cgroup", marks=pytest.mark.skipif(not CGROUP_HAS_PIDNS, reason="no pidns"))],
+)
+def test_an_execution_cannot_kill_its_shim_where_it_is_outside_the_tree(
+    daemon_process: Factory, containment: str
+) -> None:
+    """`kill -9 $PPID` from a host execution: under pidns, and cgroup with a pid namespace, the
+    shim is outside the tree's pid namespace (no $PPID to reach), so it lives; the execution is
+    unaffected."""
+    d: DaemonProcess = daemon_process(WORKBENCH_CONTAINMENT=containment)
     d.start()
     pid = shim_pid(d)
-    final = d.wait(d.start_bash("kill -9 $PPID; echo still")["executionId"])
+    # `kill -9 0` would be the tree's own process group: only a reachable parent is killed.
+    eid = d.start_bash('echo ppid=$PPID; [ "$PPID" = 0 ] || kill -9 $PPID; echo still')["executionId"]
+    final = d.wait(eid)
     assert procs.alive(pid), "the shim was killed by an execution"
-    assert final["containment"] == "pidns" and final["status"] == "completed"
+    assert final["containment"] == containment and final["status"] == "completed"
+    assert d.output(eid) == "ppid=0\nstill\n"
 
 
-@pytest.mark.parametrize("containment", ["pgroup", "cgroup"])
+@pytest.mark.parametrize(
+    "containment",
+    ["pgroup", pytest.param("cgroup", marks=pytest.mark.skipif(CGROUP_HAS_PIDNS, reason="out of reach"))],
+)
 def test_an_execution_that_kills_its_shim_ends_lost_and_the_daemon_goes_on(
     daemon_process: Factory, containment: str
 ) -> None:
-    """Under pgroup and cgroup the shim is reachable: `kill -9 $PPID` kills it; the daemon
-    replaces it. (The sleep first: a shim killed before its answer to the spawn reached the
-    daemon leaves a tree the daemon cannot know, see the README.)"""
+    """Under pgroup (and cgroup without pid namespaces) the shim is reachable: `kill -9 $PPID`
+    kills it; the daemon replaces it. (The sleep first: a shim killed before its answer to the
+    spawn reached the daemon leaves a tree the daemon cannot know, see the README.)"""
     d: DaemonProcess = daemon_process(WORKBENCH_CONTAINMENT=containment)
     d.start()
     final = d.wait(d.start_bash("sleep 0.3; kill -9 $PPID; sleep 0.5; echo still")["executionId"])

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import sandbox
+from tests import procs
 from tests.reliability.conftest import DaemonProcess, kill_supervisor
 
 
@@ -95,3 +97,10 @@ def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any) -> 
     daemon.kill9()
     assert gone_within(pids, 10), "a pre-started interpreter outlived its daemon and shim"
     assert not any(alive(p) for p in pids) and os.path.isdir(daemon.data_dir / "warm")
+    # Their keepers (the inits of their pid namespaces) are left alone while no shim runs: the
+    # next shim on the data dir kills them as it starts.
+    lone = procs.processes_mentioning(f"workbench-keeper {daemon.data_dir / 'run'}")
+    caps = sandbox.detect()
+    assert lone or not (caps.cgroup and caps.pidns), "the interpreter's keeper was not left"
+    daemon.start()
+    assert gone_within(lone, 10), "a keeper whose tree ended outlived the next shim's start"

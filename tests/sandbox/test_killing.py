@@ -67,7 +67,11 @@ async def test_sigterm_grace_runs_the_trap(sup: Supervisor, kit: Kit, containmen
 
 async def test_tree_outliving_its_leader_is_waited(sup: Supervisor, kit: Kit) -> None:
     """Dead is judged by the containment: the leader's exit alone does not make the tree empty."""
-    script = "setsid bash -c 'echo $$ >> pids; exec sleep 300' & sleep 0.05; echo $$ >> pids"
+    # The host's pid, from the host's /proc: in a pid namespace (cgroup, pidns) $$ is its own.
+    script = (
+        "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me >> pids; exec sleep 300' &"
+        " sleep 0.05; echo $$ >> pids"
+    )
     await sup.spawn(kit.spec("ex", ["bash", "-c", script]))
     with trio.fail_after(10):
         assert await sup.wait_exited("ex") == ExitStatus(0, None)
@@ -95,10 +99,9 @@ def _read(path: str) -> str:
         return f.read()
 
 
-async def test_a_process_leaving_its_cgroup_dies_with_a_namespaced_leader(sup: Supervisor, kit: Kit) -> None:
-    """Cancel is hard: with `pid_namespace`, a (root) process that writes itself into another
-    cgroup's cgroup.procs is still killed with the tree, and the shim is out of its reach."""
-    import dataclasses
+async def test_a_process_leaving_its_cgroup_dies_with_the_tree(sup: Supervisor, kit: Kit) -> None:
+    """Cancel is hard: a (root) process that writes itself into another cgroup's cgroup.procs
+    is still in the tree's pid namespace, killed with its keeper; the shim is out of its reach."""
     import os
 
     from sandbox._cgroups import find_hierarchies
@@ -111,9 +114,8 @@ async def test_a_process_leaving_its_cgroup_dies_with_a_namespaced_leader(sup: S
         f"(echo $BASHPID > {v2.mountpoint}/cgroup.procs; read -r me _ < /proc/self/stat;"
         " echo $me >> pids; exec sleep 300) & echo $PPID >> ppid; sleep 300"
     )
-    spec = dataclasses.replace(kit.spec("ex", ["bash", "-c", script], Containment.CGROUP), pid_namespace=True)
-    info = await sup.spawn(spec)
-    assert info.pidns
+    info = await sup.spawn(kit.spec("ex", ["bash", "-c", script], Containment.CGROUP))
+    assert info.pidns and info.keeper is not None
     escapee = int((await kit.wait_lines(kit.root / "ex" / "pids", 1))[0])
     assert (await kit.wait_lines(kit.root / "ex" / "ppid", 1)) == ["0"]  # the shim is not in reach
     assert f"0::{v2.root}\n" in _read(f"/proc/{escapee}/cgroup")  # it left the execution's cgroup
@@ -121,3 +123,35 @@ async def test_a_process_leaving_its_cgroup_dies_with_a_namespaced_leader(sup: S
     with trio.fail_after(10):
         await sup.wait_empty("ex")
     assert not kit.alive(escapee)
+
+
+async def test_under_cgroup_the_leader_is_no_init_and_orphans_leave_no_zombies(
+    sup: Supervisor, kit: Kit
+) -> None:
+    """Exit statuses stay exact with a pid namespace: the keeper is its init, the leader a child of
+    the shim beside it, so a signal the leader sends itself ends it; orphans are reaped at once."""
+    if not (kit.caps.cgroup and kit.caps.pidns):
+        pytest.skip("needs cgroup v2 and pid namespaces")
+    info = await sup.spawn(kit.spec("self", ["bash", "-c", "kill -TERM $$"], Containment.CGROUP))
+    assert info.keeper is not None and info.pidns
+    first = info.keeper[0]
+    with trio.fail_after(10):
+        assert await sup.wait_exited("self") == ExitStatus(None, signal.SIGTERM)
+        await sup.wait_empty("self")
+    # Alone in its namespace, it need not be waited for: killed, it is gone a moment later.
+    await kit.wait_until(lambda: not kit.alive(first))
+    script = "for i in 1 2 3 4 5; do (sleep 0.01 &); done; echo go > started; sleep 300"
+    info = await sup.spawn(kit.spec("orphans", ["bash", "-c", script], Containment.CGROUP))
+    assert info.keeper is not None
+    await kit.wait_lines(kit.root / "orphans" / "started", 1)
+    keeper = info.keeper[0]
+
+    def children() -> str:
+        with open(f"/proc/{keeper}/task/{keeper}/children") as f:
+            return f.read()
+
+    await kit.wait_until(lambda: children() == "")  # their parents died: reparented, then reaped
+    await sup.signal("orphans", signal.SIGKILL)
+    with trio.fail_after(10):
+        await sup.wait_empty("orphans")
+    await kit.wait_until(lambda: not kit.alive(keeper))

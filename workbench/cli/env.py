@@ -40,6 +40,7 @@ DAEMON_VARIABLES = {
     "WORKBENCH_EXIT_WEBHOOK_URL": "an http(s) URL to POST every exit to",
     "WORKBENCH_IMAGES_DIR": "where the image files are (the images/ folder of the source)",
     "WORKBENCH_CONTAINMENT": "auto, cgroup, pidns or pgroup (auto)",
+    "WORKBENCH_SANDBOX_UID": "UID[:GID] the sandbox image runs as under a root daemon; 0: root (65534)",
     "WORKBENCH_SHUTDOWN_MODE": "kill or keep running executions at a stop (kill)",
     "WORKBENCH_WORKSPACES_DIR": "where sessions' workspaces are (<data dir>/workspaces)",
     "WORKBENCH_MAX_CONNECTIONS": "HTTP connections at once; more wait to be accepted (4096)",

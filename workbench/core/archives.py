@@ -224,6 +224,7 @@ def unpack(root: int, archive: Archive, limit: int) -> UploadResult:
                 elif member.kind == "symlink":
                     assert member.link is not None
                     os.symlink(member.link, tmp, dir_fd=parent)
+                    beneath.inherit_owner(parent, tmp)
                 else:
                     _hard_link(root, parent, tmp, member)
                 os.rename(tmp, member.parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
@@ -246,6 +247,7 @@ def unpack(root: int, archive: Archive, limit: int) -> UploadResult:
 def _write_member(parent: int, tmp: str, member: Member, archive: Archive, limit: int) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(tmp, flags, member.mode, dir_fd=parent)
+    beneath.inherit_owner(parent, fd=fd)
     written = 0
     try:
         with archive.open(member) as source:

@@ -186,6 +186,7 @@ def make_dirs(dirfd: int, parts: Parts, field: str = "path") -> None:
                 # One name (no slash) inside a directory already resolved beneath: it stays inside.
                 try:
                     os.mkdir(parts[depth - 1], 0o755, dir_fd=holder)
+                    inherit_owner(holder, parts[depth - 1])
                 except FileExistsError:
                     pass
                 except OSError as exc:
@@ -195,6 +196,21 @@ def make_dirs(dirfd: int, parts: Parts, field: str = "path") -> None:
             holder = fd
     finally:
         os.close(holder)
+
+
+def inherit_owner(parent: int, name: str | None = None, fd: int | None = None) -> None:
+    """Give what was just made in `parent` (entry `name`, or the open file `fd`) the owner of
+    `parent`, when the daemon runs as root and that is another user: workspaces of a root daemon
+    belong to the sandbox's user (`Layout.give`), who must be able to change what the API wrote."""
+    if os.geteuid() != 0:
+        return
+    st = os.fstat(parent)
+    if st.st_uid == 0 and st.st_gid == 0:
+        return
+    if fd is not None:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    elif name is not None:
+        os.chown(name, st.st_uid, st.st_gid, dir_fd=parent, follow_symlinks=False)
 
 
 def follow_final(dirfd: int, parts: Parts, field: str = "path") -> Parts:

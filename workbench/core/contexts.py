@@ -204,11 +204,15 @@ class Contexts:
 
     def _prepare(self, context: Context, image: Image, workspace: Path) -> sandbox.SpawnSpec:
         directory = context.directory
+        layout = self.ex.settings.layout
         (directory / "chan").mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not workspace.is_dir():
-            workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+        launch.ensure_workspace(workspace, layout)
         source, name = DRIVERS[context.info.language]
-        launch.write_private(directory / name, source.read_bytes())
+        driver = directory / name
+        launch.write_private(driver, source.read_bytes())
+        if image.sandboxed:  # run as the sandbox's user: its socket and its code are its own
+            layout.give(directory / "chan")
+            layout.give(driver)
         return spawn_spec(self.ex, context, image, directory, workspace)
 
     async def _hold(self, context: Context, adopted: bool = False) -> None:
@@ -377,6 +381,8 @@ def spawn_spec(
     env = launch.base_env(info.id, directory / "progress")
     del env["WORKBENCH_PROGRESS"]
     env["WORKBENCH_CONTEXT_ID"] = info.id
+    if image.sandboxed and image.user is not None:
+        env["USER"] = env["LOGNAME"] = launch.user_name(image.user[0])
     env.update(image.env)
     env.update(info.env)
     if image.sandboxed:
@@ -396,7 +402,7 @@ def spawn_spec(
             hidden=tuple(hidden),
             network=image.network,
         )
-        argv = sandbox.sandboxed_argv(image.bubblewrap, box, argv)
+        argv = sandbox.sandboxed_argv(image.bubblewrap, box, argv, image.user)
     return sandbox.SpawnSpec(
         name=info.id,
         argv=argv,

@@ -142,6 +142,12 @@ def _prepare_data_dir(settings: Settings) -> None:
     layout.workspaces_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+def _images(settings: Settings) -> dict[str, Image]:
+    """The images, with bubblewrap where installed, run as the sandbox's user under root."""
+    directory = settings.images_dir or default_images_dir()
+    return load_images(directory, bwrap=shutil.which("bwrap"), user=settings.workspace_owner)
+
+
 @contextlib.asynccontextmanager
 async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
     """Start the core and recover every execution a previous daemon left; yield once accepting.
@@ -159,7 +165,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
             key = load_key(settings.layout.session_key)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
-        images = load_images(settings.images_dir or default_images_dir(), bwrap=shutil.which("bwrap"))
+        images = _images(settings)
         with _full_disk_stops_the_start(settings.data_dir):
             store = await _prepared_store(settings)
         caps, containment = await _containment(settings)

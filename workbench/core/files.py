@@ -250,6 +250,7 @@ class Files:
         the size). Refused past `most` bytes (the file and `tmp` removed)."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o644, dir_fd=parent)
+        beneath.inherit_owner(parent, fd=fd)
         written = 0
         pending: list[bytes] = []
         held = 0

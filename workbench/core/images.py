@@ -76,6 +76,8 @@ class Image:
     unavailable_reason: str | None = None
     #: The programs of the sandbox (`filesystem = "sandbox"`, where it works), else None.
     bubblewrap: sandbox.Bubblewrap | None = None
+    #: (uid, gid) its sandboxed trees run as; None: the daemon's own.
+    user: tuple[int, int] | None = None
 
     @property
     def available(self) -> bool:
@@ -98,11 +100,14 @@ def default_images_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "images"
 
 
-def load_images(directory: Path, *, bwrap: str | None) -> dict[str, Image]:
+def load_images(
+    directory: Path, *, bwrap: str | None, user: tuple[int, int] | None = None
+) -> dict[str, Image]:
     """Read and check every `*.toml` of `directory`; `host` must be among them.
 
     `bwrap` is the bubblewrap program (None: not installed); `sandbox` images are unavailable
-    without it, or when a trial run in it fails.
+    without it, or when a trial run in it fails. `user`: the (uid, gid) sandboxed trees run as
+    (the daemon must be root), or None for the daemon's own.
 
     Raises:
         ConfigError: naming the file and the field that is wrong.
@@ -111,14 +116,14 @@ def load_images(directory: Path, *, bwrap: str | None) -> dict[str, Image]:
         raise ConfigError(f"images directory {directory} does not exist (set WORKBENCH_IMAGES_DIR)")
     images: dict[str, Image] = {}
     for path in sorted(directory.glob("*.toml")):
-        image = load_image(path, bwrap=bwrap)
+        image = load_image(path, bwrap=bwrap, user=user)
         images[image.name] = image
     if "host" not in images:
         raise ConfigError(f"images directory {directory} has no host.toml (the default image)")
     return images
 
 
-def load_image(path: Path, *, bwrap: str | None) -> Image:
+def load_image(path: Path, *, bwrap: str | None, user: tuple[int, int] | None = None) -> Image:
     """Read and check one image file (see `load_images`).
 
     Raises:
@@ -155,7 +160,7 @@ def load_image(path: Path, *, bwrap: str | None) -> Image:
     tools: sandbox.Bubblewrap | None = None
     reason = None
     if filesystem == "sandbox":
-        tools, reason = _bubblewrap(bwrap, shell, network)
+        tools, reason = _bubblewrap(bwrap, shell, network, user)
     return Image(
         name=name,
         description=description,
@@ -168,11 +173,12 @@ def load_image(path: Path, *, bwrap: str | None) -> Image:
         source=path,
         unavailable_reason=reason,
         bubblewrap=tools,
+        user=user if filesystem == "sandbox" else None,
     )
 
 
 def _bubblewrap(
-    bwrap: str | None, shell: tuple[str, ...], network: bool
+    bwrap: str | None, shell: tuple[str, ...], network: bool, user: tuple[int, int] | None
 ) -> tuple[sandbox.Bubblewrap | None, str | None]:
     """The sandbox's programs, or why a sandbox cannot run here (it is tried once)."""
     if bwrap is None:
@@ -180,8 +186,16 @@ def _bubblewrap(
     sh = _which("sh", EXECUTION_PATH)
     if sh is None:
         return None, "no sh on the executions' PATH to lead the sandbox"
-    tools = sandbox.Bubblewrap(bwrap=os.path.realpath(bwrap), sh=sh)
-    reason = sandbox.probe_bubblewrap(tools, (*shell, "exit 0"), network=network)
+    setpriv = None
+    if user is not None:
+        setpriv = _which("setpriv", EXECUTION_PATH)
+        if setpriv is None:
+            return None, (
+                f"running the sandbox as uid {user[0]} needs setpriv (util-linux), which is missing; "
+                "install it, or set WORKBENCH_SANDBOX_UID=0 to run the sandbox as root"
+            )
+    tools = sandbox.Bubblewrap(bwrap=os.path.realpath(bwrap), sh=sh, setpriv=setpriv)
+    reason = sandbox.probe_bubblewrap(tools, (*shell, "exit 0"), network=network, user=user)
     return (None, reason) if reason else (tools, None)
 
 

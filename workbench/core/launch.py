@@ -28,6 +28,11 @@ def _user(uid: int) -> tuple[str, str, str]:
         return "/", str(uid), "/bin/sh"
 
 
+def user_name(uid: int) -> str:
+    """The login name of `uid` (the uid itself where it has none)."""
+    return _user(uid)[1]
+
+
 def base_env(execution_id: str, progress: Path) -> dict[str, str]:
     """The small clean environment every execution starts from (never the daemon's own)."""
     home, name, shell = _user(os.getuid())
@@ -134,23 +139,44 @@ def prepare_directory(row: ExecutionRow, image: Image, layout: Layout) -> None:
 
     Also the session's workspace where it is the working directory (its first use), and on a
     sandboxed image, where it is always bound in, the workspace and the (empty) progress file.
+    Under a root daemon, the workspace belongs to the sandbox's user (`Layout.give`), and so do
+    the files a sandboxed tree is given to write (progress, shell state) or read (its code).
     """
     directory = layout.execution(row.id)
     directory.path.mkdir(mode=0o700, parents=True, exist_ok=True)
     workspace = layout.workspace(row.principal, row.session_id)
     # A stat before the mkdir: after its first use the workspace is there, and a mkdir that
     # fails costs more than a stat.
-    if (image.sandboxed or row.cwd == str(workspace)) and not workspace.is_dir():
-        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if image.sandboxed or row.cwd == str(workspace):
+        ensure_workspace(workspace, layout)
     if row.stdin is not None:
         _write(directory.stdin, row.stdin.encode("utf-8"))
+    given: list[Path] = []
     if row.kind == "workbench_code":
         assert row.code is not None
-        _write(_code_file(row, image, directory), row.code.encode("utf-8"))
+        given.append(_code_file(row, image, directory))
+        _write(given[-1], row.code.encode("utf-8"))
     if image.sandboxed:
+        given.append(directory.progress)
         os.close(os.open(directory.progress, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
         if row.persist_shell:  # bound in, so it must exist
-            os.close(os.open(shells.state_file(directory), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+            given.append(shells.state_file(directory))
+            os.close(os.open(given[-1], os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        for path in given:
+            layout.give(path)
+
+
+def ensure_workspace(workspace: Path, layout: Layout) -> None:
+    """Make the workspace on its first use; give it to its owner if it is not theirs yet."""
+    try:
+        st = workspace.stat()
+    except FileNotFoundError:
+        workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+        layout.give(workspace)
+        return
+    owner = layout.workspace_owner
+    if owner is not None and (st.st_uid, st.st_gid) != owner:
+        layout.give(workspace)  # made before the daemon ran the sandbox as another user
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -206,6 +232,8 @@ def spawn_spec(
     if image.sandboxed:
         directory = ExecutionDir(Path(os.path.realpath(directory.path)))
     env = base_env(row.id, directory.progress)
+    if image.sandboxed and image.user is not None:
+        env["USER"] = env["LOGNAME"] = user_name(image.user[0])
     env.update(image.env)
     cwd = row.cwd
     persist = row.persist_shell and row.kind == "workbench_bash"
@@ -224,7 +252,8 @@ def spawn_spec(
     if image.sandboxed:
         if image.bubblewrap is None:
             raise sandbox.SpawnError(f"image {image.name!r} is unavailable: {image.unavailable_reason}")
-        argv = sandbox.sandboxed_argv(image.bubblewrap, sandbox_layout(row, image, layout, hide, cwd), argv)
+        box = sandbox_layout(row, image, layout, hide, cwd)
+        argv = sandbox.sandboxed_argv(image.bubblewrap, box, argv, image.user)
     return sandbox.SpawnSpec(
         name=row.id,
         argv=argv,

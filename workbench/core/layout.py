@@ -17,6 +17,7 @@ are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,14 @@ class Layout:
     data_dir: Path
     #: The workspaces' own root, when not `<data>/workspaces`.
     workspaces_root: Path | None = None
+    #: (uid, gid) the workspaces belong to (the sandbox's user, under a root daemon), if not
+    #: the daemon's: what the daemon makes in them is given to it (see `give`).
+    workspace_owner: tuple[int, int] | None = None
+
+    def give(self, path: Path | str, *, dir_fd: int | None = None) -> None:
+        """Make `path` (a workspace, or a file a sandboxed tree writes) the workspace owner's."""
+        if self.workspace_owner is not None:
+            os.chown(path, *self.workspace_owner, dir_fd=dir_fd, follow_symlinks=False)
 
     @property
     def executions_dir(self) -> Path:

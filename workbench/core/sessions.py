@@ -87,8 +87,9 @@ class Workspaces:
 
     def open_root(self, workspace: Path, *, make: bool) -> int:
         """An `O_PATH` descriptor of a workspace (made first when `make`); blocking."""
-        if make:
+        if make and not workspace.is_dir():
             workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.layout.give(workspace)
         try:
             return os.open(workspace, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:

@@ -88,6 +88,9 @@ class Settings:
     #: keeps what executions write there from filling the store's disk.
     workspaces_dir: Path | None = None
     containment: ContainmentSetting = ContainmentSetting.AUTO
+    #: (uid, gid) the `sandbox` image's trees run as, and workspaces are owned by, when the
+    #: daemon runs as root; (0, 0): as root, like the daemon. Without root: the daemon's own.
+    sandbox_user: tuple[int, int] = (65534, 65534)
     shutdown_mode: ShutdownMode = ShutdownMode.KILL
     #: How long output may sit in the capture before it is journaled (coalescing small writes).
     output_flush_ms: int = 3 * MS
@@ -151,7 +154,14 @@ class Settings:
     @property
     def layout(self) -> Layout:
         """Where everything under the data dir is."""
-        return Layout(self.data_dir, self.workspaces_dir)
+        return Layout(self.data_dir, self.workspaces_dir, self.workspace_owner)
+
+    @property
+    def workspace_owner(self) -> tuple[int, int] | None:
+        """Who sandboxed trees run as and workspaces belong to; None: the daemon's own user."""
+        if os.geteuid() != 0 or self.sandbox_user[0] == 0:
+            return None
+        return self.sandbox_user
 
     @property
     def token_path(self) -> Path:
@@ -261,6 +271,13 @@ def _non_negative_int(raw: str) -> int:
     return value
 
 
+def _user(raw: str) -> tuple[int, int]:
+    uid, sep, gid = raw.strip().partition(":")
+    if not uid.isdigit() or not (gid.isdigit() or not sep) or len(uid) > 9 or len(gid) > 9:
+        raise ValueError(f"{raw!r}; expected UID or UID:GID, e.g. 65534 (0: as root)")
+    return int(uid), int(gid or uid)
+
+
 def _path(raw: str) -> Path:
     if not raw:
         raise ValueError("empty path")
@@ -352,6 +369,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
     "WORKBENCH_WORKSPACES_DIR": ("workspaces_dir", _path),
     "WORKBENCH_CONTAINMENT": ("containment", _choice(ContainmentSetting)),
+    "WORKBENCH_SANDBOX_UID": ("sandbox_user", _user),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
     "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
     "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),

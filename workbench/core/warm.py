@@ -115,7 +115,7 @@ class WarmPool:
         if spec.user is not None:
             return None  # the driver opens the execution's files itself: as the shim's user only
         startup = tuple(sorted((k, v) for k, v in spec.env.items() if reads_at_startup(k)))
-        return (spec.argv[:-1], startup, spec.limits, containment, spec.pid_namespace, spec.user)
+        return (spec.argv[:-1], startup, spec.limits, containment, spec.user)
 
     async def start(self, spec: sandbox.SpawnSpec, warm: bool) -> sandbox.ChildInfo:
         """Start `spec`: a waiting interpreter of its kind if `warm` and there is one, else cold.
@@ -235,7 +235,6 @@ class WarmPool:
             limits=template.limits,
             containment=template.containment,
             tag=tag,
-            pid_namespace=template.pid_namespace,
             user=template.user,
             open_stdin=True,
         )
