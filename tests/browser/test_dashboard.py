@@ -121,7 +121,9 @@ def test_cancel_from_the_page_kills_the_whole_tree(
     """Promise 3, from the page: cancel (with a reason) leaves no process of the tree, escapees too."""
     page = logged_in(chromium, daemon)
     started = daemon.start_bash(
-        "setsid bash -c 'echo $$ > escapee.pid; exec sleep 300' & sleep 300 & echo $! > child.pid; "
+        # The host's pids (/proc/self/stat), which $$ and $! are not inside a pid namespace.
+        "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me > escapee.pid; exec sleep 300' & "
+        "bash -c 'read -r me _ < /proc/self/stat; echo $me > child.pid; exec sleep 300' & "
         "echo ready; wait",
         cwd=str(tmp_path),
     )

@@ -115,7 +115,7 @@ def test_a_full_disk_during_capture_keeps_the_daemon_and_the_outcome(
     stop, pid_file = tmp_path / "stop", tmp_path / "pid"
     # Invalid UTF-8 first, so the spool file is kept as an artifact to compare the journal with.
     command = (
-        f"printf '\\377'; echo $$ > {pid_file}; i=0; "
+        f"printf '\\377'; read -r me _ < /proc/self/stat; echo $me > {pid_file}; i=0; "
         f'while [ ! -e {stop} ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done 2>/dev/null; exit 3'
     )
     execution_id = daemon.start_bash(command)["executionId"]
@@ -206,9 +206,11 @@ def test_a_cancel_on_a_full_disk_kills_now_and_is_recorded_later(
     daemon = on_disk(daemon_process, disk, tmp_path)
     daemon.start()
     pid_file = tmp_path / "pid"
-    execution_id = daemon.start_bash(f"printf '\\377'; echo $$ > {pid_file}; echo up; exec sleep 300")[
-        "executionId"
-    ]
+    # The host's pid (/proc/self/stat): $$ is the pid namespace's where the tree has one.
+    command = (
+        f"printf '\\377'; read -r me _ < /proc/self/stat; echo $me > {pid_file}; echo up; exec sleep 300"
+    )
+    execution_id = daemon.start_bash(command)["executionId"]
     wait_for("output to be journaled", lambda: "up" in output_bytes(daemon, execution_id))
     pid = int(pid_file.read_text())
 
