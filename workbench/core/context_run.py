@@ -179,8 +179,13 @@ class ContextRun:
         assert context.link is not None
         message = {"op": "run", "id": self.live.id, "code": self.row.code or ""}
         if context.info.language in PASSED_BY_PATH:
+            image = self.ex.images.get(context.info.image)
             for name, link in self._spool_links(context).items():
-                os.link(self.directory.spool(name), link)
+                spool = self.directory.spool(name)
+                if image is not None and image.sandboxed:
+                    # The driver opens it as the sandbox's user (where it has one).
+                    self.ex.settings.layout.give(spool)
+                os.link(spool, link)
                 message[name] = link
             await context.link.send(message)
         else:
