@@ -158,8 +158,9 @@ def sweep_lone_keepers(run_dir: str) -> int:
         if not entry.isdigit():
             continue
         namespace = _procfs.pid_namespace(int(entry))
-        if namespace is None:
-            continue
+        stat = _procfs.read_stat(int(entry))
+        if namespace is None or stat is None or not stat.alive:
+            continue  # gone, or a zombie of an ended tree that nobody reaped yet: not a member
         members[namespace] = members.get(namespace, 0) + 1
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:

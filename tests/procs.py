@@ -68,6 +68,16 @@ def kill(pid: int) -> None:
         pass
 
 
+def kill_and_reap_wait(pids: list[int], within_s: float = 10.0) -> None:
+    """SIGKILL `pids` and wait until none is alive (a tree that ended, not one that is ending)."""
+    for pid in pids:
+        kill(pid)
+    deadline = time.monotonic() + within_s
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"still alive after SIGKILL: {[p for p in pids if alive(p)]}"
+        time.sleep(0.01)
+
+
 def alive(pid: int) -> bool:
     """True if `pid` names a process that is not a zombie."""
     return os.path.exists(f"/proc/{pid}") and not _zombie(pid)

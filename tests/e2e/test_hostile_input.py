@@ -362,7 +362,10 @@ async def output_of(wb: DaemonHandle, record: dict[str, Any]) -> str:
 
 
 FD_LINE = re.compile(r" (\d+) -> (.*)$", re.MULTILINE)
-LIST_FDS = "ls -l /proc/$$/fd; true"
+#: The shell's own pid as /proc names it (/proc/self/stat): inside a pid namespace `$$` is the
+#: namespace's, while /proc is the host's.
+HOST_PID = "read -r me _ < /proc/self/stat"
+LIST_FDS = f"{HOST_PID}; ls -l /proc/$me/fd; true"
 
 
 @pytest.mark.parametrize(
@@ -408,7 +411,7 @@ async def test_executions_never_see_the_daemons_environment_or_token(
     monkeypatch.setenv("WORKBENCH_TOKEN", TOKEN)
     monkeypatch.setenv("DAEMON_ONLY_SECRET", secret)
     wb: DaemonHandle = await make_daemon()
-    record = await wb.run("tr '\\0' '\\n' < /proc/$$/environ; true", env={"MINE": "mine"})
+    record = await wb.run(f"{HOST_PID}; tr '\\0' '\\n' < /proc/$me/environ; true", env={"MINE": "mine"})
     environ = dict(line.split("=", 1) for line in (await output_of(wb, record)).splitlines())
     from workbench.core.launch import base_env
 

@@ -138,8 +138,7 @@ def test_a_reused_pid_is_not_adopted(daemon_process: Factory, tmp_path: Path) ->
     tree = procs.processes_mentioning(eid)
     d.kill9()
     kill_supervisor(d.data_dir)
-    for pid in tree:
-        procs.kill(pid)
+    procs.kill_and_reap_wait(tree)  # the tree ended while the daemon was down
     stranger = subprocess.Popen(["sleep", "300"])
     try:
         # Make the record point at the stranger's pid, as if the pid had been reused.

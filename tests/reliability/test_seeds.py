@@ -86,8 +86,7 @@ def test_a_lost_detached_run_delivers_its_metadata_in_its_exit(daemon_process: F
     tree = procs.processes_mentioning(eid)
     d.kill9()
     kill_supervisor(d.data_dir)
-    for pid in tree:
-        procs.kill(pid)
+    procs.kill_and_reap_wait(tree)  # the tree ended while the daemon was down
     d.start()
     final = d.wait(eid)
     assert (final["status"], final["error"]["code"]) == ("failed", "lost")
