@@ -17,6 +17,22 @@ from workbench.wire.errors import NotFound
 _CHUNK = 256 * 1024
 
 
+async def file_chunks(fd: int, start: int, length: int, chunk_size: int) -> AsyncIterator[bytes]:
+    """`length` bytes of open file `fd` from `start`, read off the event loop `chunk_size` at a
+    time (fewer if the file is shorter now); closes `fd` at the end."""
+    try:
+        offset, remaining = start, length
+        while remaining > 0:
+            chunk = await trio.to_thread.run_sync(os.pread, fd, min(chunk_size, remaining), offset)
+            if not chunk:
+                break
+            offset += len(chunk)
+            remaining -= len(chunk)
+            yield chunk
+    finally:
+        os.close(fd)
+
+
 def image_json(image: Any) -> dict[str, Any]:
     return {
         "name": image.name,
@@ -56,21 +72,10 @@ async def file_response(path: os.PathLike[str] | str, size: int, content_type: s
     except FileNotFoundError:
         raise NotFound(f"artifact {name} is gone") from None
 
-    async def body() -> AsyncIterator[bytes]:
-        try:
-            offset, remaining = start, length
-            while remaining > 0:
-                chunk = await trio.to_thread.run_sync(os.pread, fd, min(_CHUNK, remaining), offset)
-                if not chunk:
-                    break
-                offset += len(chunk)
-                remaining -= len(chunk)
-                yield chunk
-        finally:
-            os.close(fd)
-
     headers["Content-Length"] = str(length)
-    response = Response(body(), status=status, content_type=content_type, headers=headers)
+    response = Response(
+        file_chunks(fd, start, length, _CHUNK), status=status, content_type=content_type, headers=headers
+    )
     response.timeout = None
     return response
 

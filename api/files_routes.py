@@ -22,7 +22,7 @@ from quart_trio.wrappers.request import TrioRequest
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import PathConverter
 
-from api.download import parse_range
+from api.download import file_chunks, parse_range
 from api.errors import error_response, from_exception, json_response
 from api.files_operations import LIST_DEPTH, WATCH_TIMEOUT
 from api.requests import authenticate, check_query, parse_body
@@ -282,20 +282,12 @@ def _file_response(opened: Opened, if_none_match: str | None) -> Response:
             headers=headers,
         )
 
-    async def body() -> AsyncIterator[bytes]:
-        try:
-            offset, remaining = start, length
-            while remaining > 0:
-                chunk = await trio.to_thread.run_sync(os.pread, fd, min(_CHUNK, remaining), offset)
-                if not chunk:
-                    break
-                offset += len(chunk)
-                remaining -= len(chunk)
-                yield chunk
-        finally:
-            os.close(fd)
-
-    response = Response(body(), status=status, content_type="application/octet-stream", headers=headers)
+    response = Response(
+        file_chunks(fd, start, length, _CHUNK),
+        status=status,
+        content_type="application/octet-stream",
+        headers=headers,
+    )
     response.timeout = None
     return response
 
