@@ -1,4 +1,4 @@
-"""The record's preview, cut from plain bytes: no processes, no files, no daemon.
+"""The record's preview, cut from plain bytes: no processes, no daemon (files only in the last test).
 
 API.md v2, "Output in the record": each stream's text whole when it fits in `previewBytes`, else
 its head (a quarter) and tail (three quarters) joined by one elision line, counted in the
@@ -8,13 +8,18 @@ process's own bytes; correct for multi-byte text and invalid bytes.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workbench.core.layout import ExecutionDir
 from workbench.core.plain import plain
-from workbench.core.preview import elision_line, stream_preview
+from workbench.core.preview import elision_line, execution_preview, stream_preview
+from workbench.core.store import ExecutionRow
+from workbench.wire.status import ExecutionStatus
 
 ELIDED = re.compile(r"\[\.\.\. (\d+) bytes elided \.\.\.\]\n")
 
@@ -175,3 +180,29 @@ def test_tiny_limits_stay_within_the_limit(limit: int) -> None:
     text, elided = preview(b"z" * 500, limit)
     assert len(text.encode()) <= limit
     assert 0 < elided <= 500
+
+
+async def test_a_record_still_queued_in_the_store_shows_no_output(tmp_path: Path) -> None:
+    """The preview is read from the spool files, the status from the store: the running status
+    commits lazily, a few ms after the spawn, so the files can hold output first. A record must
+    not show output while it says `queued` (nothing it ran is committed yet)."""
+    directory = ExecutionDir(tmp_path)
+    directory.stdout.write_bytes(b"first\n")
+    directory.stderr.write_bytes(b"")
+    row = ExecutionRow(
+        id="ex_1",
+        kind="workbench_bash",
+        principal="admin",
+        session_id="default",
+        status=ExecutionStatus.QUEUED,
+        cwd="/",
+        image="host",
+        created_at=0,
+        deadline_at=1,
+        timeout_ms=1,
+        budget_bytes=1,
+    )
+    queued = await execution_preview(directory, row, final=False)
+    assert (queued.stdout, queued.stdout_elided_bytes) == ("", 0)
+    running = await execution_preview(directory, replace(row, status=ExecutionStatus.RUNNING), final=False)
+    assert running.stdout == "first\n"

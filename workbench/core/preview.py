@@ -26,6 +26,7 @@ from workbench.core.layout import ExecutionDir
 from workbench.core.plain import plain as make_plain
 from workbench.core.store.rows import ExecutionRow
 from workbench.wire.models import Preview
+from workbench.wire.status import ExecutionStatus
 
 #: Reads `length` bytes at `offset` (fewer only at the end).
 Read = Callable[[int, int], bytes]
@@ -163,7 +164,12 @@ def spool_preview(stdout: Path, stderr: Path, limit: int, *, final: bool, plain:
 
 
 async def execution_preview(directory: ExecutionDir, row: ExecutionRow, *, final: bool) -> Preview:
-    """The preview of an execution as its spool files are now (`final`: its tree is dead)."""
+    """The preview of an execution as its spool files are now (`final`: its tree is dead).
+
+    A live record still `queued` in the store shows nothing: its running status commits lazily,
+    so the files may already hold output that a record read from the store must not show first."""
+    if not final and row.status is ExecutionStatus.QUEUED:
+        return Preview()
     plain = row.preview_format == "plain"
     if row.preview_bytes <= INLINE_LIMIT:
         return spool_preview(directory.stdout, directory.stderr, row.preview_bytes, final=final, plain=plain)
