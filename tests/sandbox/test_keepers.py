@@ -1,0 +1,68 @@
+"""Keepers under ``cgroup`` as root: a burst beyond those held ready waits for the factory's (the
+shim stays free meanwhile), and when the factory is gone the shim starts its own."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import TYPE_CHECKING
+
+import psutil
+import pytest
+import trio
+
+from sandbox import Containment, ExitStatus, Supervisor
+from sandbox._factory import READY
+from tests.sandbox.test_shim_lifecycle import wait_process_gone
+
+if TYPE_CHECKING:
+    from tests.sandbox.conftest import Kit
+
+#: Waits for the file "go", then says what its pid 1 is (the keeper, in the tree's own /proc).
+SCRIPT = "until [ -e ../go ]; do sleep 0.01; done; cat /proc/1/comm"
+
+
+def _needs_keepers(kit: Kit) -> None:
+    if not (kit.caps.cgroup and kit.caps.pidns and os.geteuid() == 0):
+        pytest.skip("needs cgroups and pid namespaces, as root")
+
+
+async def _burst(sup: Supervisor, kit: Kit, count: int) -> None:
+    """`count` spawns at once; each tree has a keeper of its own and sees it as its pid 1."""
+    keepers: set[int] = set()
+
+    async def one(i: int) -> None:
+        info = await sup.spawn(kit.spec(f"ex{i}", ["bash", "-c", SCRIPT], Containment.CGROUP))
+        assert info.keeper is not None
+        keepers.add(info.keeper[0])
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            for i in range(count):
+                nursery.start_soon(one, i)
+        assert len(keepers) == count
+        (kit.root / "go").touch()
+        for i in range(count):
+            assert await sup.wait_exited(f"ex{i}") == ExitStatus(0, None)
+            await sup.wait_empty(f"ex{i}")
+            assert kit.out(f"ex{i}") == "workbench-keepe\n"
+            await sup.release(f"ex{i}")
+
+
+async def test_a_burst_beyond_the_ready_keepers_waits_for_the_factory(sup: Supervisor, kit: Kit) -> None:
+    _needs_keepers(kit)
+    await _burst(sup, kit, READY * 10)
+
+
+async def test_without_the_factory_the_shim_starts_the_keepers(sup: Supervisor, kit: Kit) -> None:
+    _needs_keepers(kit)
+    (factory,) = [
+        p.pid
+        for p in psutil.Process(sup.shim_pid).children()
+        if "sandbox._factory" in p.cmdline() and str(kit.run_dir) in p.cmdline()
+    ]
+    os.kill(factory, signal.SIGKILL)
+    await wait_process_gone(factory)
+    await _burst(sup, kit, READY * 2)
+    log = (kit.run_dir / "shim.log").read_text()
+    assert "the keeper factory is gone" in log
