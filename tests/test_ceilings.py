@@ -44,10 +44,10 @@ async def test_after_them() -> None:
 
 
 async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs(tmp_path: Path) -> None:
-    """Under tests/conftest.py, with a ceiling of 4 s: the test waiting forever is cancelled from inside
+    """Under tests/conftest.py, with a ceiling of 3 s: the test waiting forever is cancelled from inside
     trio and fails with its stack; the one ignoring cancellation meets the alarm; the next one passes."""
     (tmp_path / "test_hung.py").write_text(HUNG)
-    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 4\ntimeout_method = signal\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 3\ntimeout_method = signal\n")
     argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
     argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_hung.py")]
     with ceilings.within(60, "the inner pytest run to end"):
@@ -55,8 +55,8 @@ async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs
     out = done.stdout.decode(errors="replace")
     assert done.returncode == 1, out[-3000:]
     assert "2 failed, 1 passed" in out, out[-3000:]
-    assert "Timeout: the test came within 1 s of its ceiling of 4 s" in out, out[-3000:]
+    assert "Timeout: the test came within 0.75 s of its ceiling of 3 s" in out, out[-3000:]
     assert "in test_waits_forever\n    await trio.Event().wait()" in out, out[-3000:]
     assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
-    assert "Timeout (>4.0s) from pytest-timeout" in out, "the alarm ended the shielded one"
+    assert "Timeout (>3.0s) from pytest-timeout" in out, "the alarm ended the shielded one"
     assert "run() from inside a run()" not in out, out[-3000:]

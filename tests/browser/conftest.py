@@ -36,9 +36,9 @@ def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
     handle.close()
 
 
-@pytest.fixture
-def chromium() -> Iterator[Any]:
-    """A headless Chromium; closed at the end with every page it opened."""
+@pytest.fixture(scope="module")
+def headless_chromium() -> Iterator[Any]:
+    """One headless Chromium for a module's tests (starting one takes about a second)."""
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).exists(), "the dashboard's tests need Debian's chromium (scripts/test installs it)"
@@ -48,6 +48,15 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def chromium(headless_chromium: Any) -> Iterator[Any]:
+    """The headless Chromium; every context (and so every page) the test opened is closed at its
+    end, so that the next test starts with none and no page of this one still reaches a daemon."""
+    yield headless_chromium
+    for context in list(headless_chromium.contexts):
+        context.close()
 
 
 def open_page(chromium: Any, url: str) -> Any:

@@ -143,9 +143,18 @@ class DaemonProcess:
         )
 
     def close(self) -> None:
+        self.begin_close()
+        self.end_close()
+
+    def begin_close(self) -> None:
+        """Close the client and tell the daemon to stop (SIGTERM), without waiting for it."""
         self.client.close()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+
+    def end_close(self) -> None:
+        """Wait for the daemon `begin_close` told to stop; SIGKILL it after 30 s."""
+        if self.proc is not None:
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -165,9 +174,12 @@ def daemon_process(tmp_path: Path) -> Iterator[Any]:
 
     yield make
     # A graceful stop (WORKBENCH_SHUTDOWN_MODE=kill, the default) ends every tree and the
-    # supervisor: the leak check then finds nothing of this test alive.
+    # supervisor: the leak check then finds nothing of this test alive. All are told first, so
+    # that the daemons of a test stop side by side.
     for handle in made:
-        handle.close()
+        handle.begin_close()
+    for handle in made:
+        handle.end_close()
 
 
 def kill_supervisor(data_dir: Path) -> None:

@@ -97,17 +97,23 @@ def test_start_on_a_stream_from_b_cancel_from_c(
 def test_three_hundred_starts_spread_over_the_nodes_none_run_twice(
     daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
 ) -> None:
-    """Promise 8 and FIFO claims: every start runs once, on one node, and all nodes take work."""
+    """Promise 8 and FIFO claims: every start runs once, on one node, and all nodes take work.
+    The three nodes are sent their hundred starts each at the same time, so that they claim from
+    one queue while it grows."""
     n = nodes(daemon_process, postgres_server, tmp_path, "abc", WORKBENCH_MAX_CONCURRENT_EXECUTIONS="4")
     runs = tmp_path / "runs"
     runs.mkdir()
-    order = list(n.values())
-    ids = []
-    for i in range(300):
-        # Each run leaves one file named after itself: a second run of it would fail on O_EXCL.
-        command = f"set -C; echo $WORKBENCH_EXECUTION_ID > {runs}/$WORKBENCH_EXECUTION_ID"
-        ids.append(order[i % 3].start_bash(command)["executionId"])
-    finals = [order[i % 3].wait(eid) for i, eid in enumerate(ids)]
+    # Each run leaves one file named after itself: a second run of it would fail on O_EXCL.
+    command = f"set -C; echo $WORKBENCH_EXECUTION_ID > {runs}/$WORKBENCH_EXECUTION_ID"
+
+    def start_and_wait(node: DaemonProcess) -> tuple[list[str], list[dict[str, Any]]]:
+        ids = [node.start_bash(command)["executionId"] for _ in range(100)]
+        return ids, [node.wait(eid) for eid in ids]
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        done = list(pool.map(start_and_wait, n.values()))
+    ids = [eid for started, _ in done for eid in started]
+    finals = [final for _, node_finals in done for final in node_finals]
     failed = [
         (f["nodeId"], f["error"], f["exitCode"], f["preview"]) for f in finals if f["status"] != "completed"
     ]
