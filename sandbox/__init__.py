@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, probe_bubblewrap, sandboxed_argv
+from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, bind_order, probe_bubblewrap, sandboxed_argv
 from ._detect import Capabilities, detect
 from ._errors import (
     ContainmentUnavailable,
@@ -117,6 +117,7 @@ __all__ = [
     "Supervisor",
     "SupervisorLost",
     "UnknownExecution",
+    "bind_order",
     "detect",
     "open_supervisor",
     "probe_bubblewrap",

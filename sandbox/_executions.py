@@ -7,8 +7,11 @@ import dataclasses
 import os
 import resource
 import signal
+import socket
+from collections.abc import Sequence
 
 from . import _cgroups as cg
+from . import _warmbox
 from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
@@ -35,6 +38,7 @@ class Executions:
         self.leaders: dict[int, Tracked] = {}  # the shim's children not yet reaped, by pid
         self.keepers: dict[int, Tracked] = {}  # the keepers (also its children) not yet reaped
         self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
+        self.sockets: dict[str, socket.socket] = {}  # the claim sockets of pre-started leaders
         self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
         self.bases = self._prepare_bases(cg.base_name(run_dir))
         #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
@@ -119,26 +123,31 @@ class Executions:
         joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
         use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
         channel = None
+        pair = None
         try:
             if spec.open_stdin or spec.tty is not None:
                 channel = Channel(self.host, spec.name, spec.tty, spec.stdout_path)
+            elif spec.claim_socket:
+                pair = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         except OSError as e:
             raise SpawnError(f"cannot open the stdin or terminal of {spec.name!r}: {e.strerror}") from None
+        stdin_fd = channel.child_stdin if channel else pair[1].fileno() if pair else None
         plan = make_plan(
-            spec,
-            containment,
-            joins,
-            use_rlimit_as,
-            pidns,
-            stdin_fd=channel.child_stdin if channel else None,
-            tty=spec.tty is not None,
+            spec, containment, joins, use_rlimit_as, pidns, stdin_fd=stdin_fd, tty=spec.tty is not None
         )
         try:
             pid, started = launch(plan, keeper)
         except BaseException:
             if channel is not None:
                 channel.close()
+            if pair is not None:
+                pair[0].close()
             raise
+        finally:
+            if pair is not None:
+                pair[1].close()
+        if pair is not None:
+            self.sockets[spec.name] = pair[0]
         if self.factory is not None:
             self.factory.replenish()
         if channel is not None:
@@ -178,21 +187,32 @@ class Executions:
                 tracked.channel.close()
             raise SpawnError(f"cannot set up the containment of {tracked.name!r}: {why}") from None
 
-    def claim(self, name: str, spec: SpawnSpec, data: bytes) -> KnownChild:
+    def claim(
+        self,
+        name: str,
+        spec: SpawnSpec,
+        data: bytes,
+        binds: Sequence[tuple[str, bool]] = (),
+        same: Sequence[str] = (),
+    ) -> KnownChild:
         """Make the waiting pre-started leader `name` the execution `spec`, and send it `data`.
 
         `name` (``warm-...``) was spawned with an open stdin and the containment and limits
         `spec` asks for; it is renamed `spec.name`, its proc.json is written into `spec.dir`,
         and `data` then an end of file go to its stdin. Checks first what a spawn of `spec`
         would fail on (name, directory, cwd, stdio files), so that a refusal changes nothing
-        and the caller can start `spec` cold instead, to fail or not exactly as it would.
+        and the caller can start `spec` cold instead, to fail or not exactly as it would. A
+        sandboxed one (spawned with `claim_socket`) is first given the host files `binds` (path,
+        read-only) once `same` are checked (`sandbox._warmbox.give_files`), and its stdio with
+        `data`; a failure there kills it.
 
         Raises:
             SpawnError: it cannot be claimed for `spec` (see above); it is left as it was.
         """
         tracked = self.get(name)
         channel = tracked.channel
-        if not name.startswith(WARM_PREFIX) or tracked.status is not None or channel is None:
+        sock = self.sockets.get(name)
+        if not name.startswith(WARM_PREFIX) or tracked.status is not None or (channel or sock) is None:
             raise SpawnError(f"{name!r} is not a pre-started leader waiting for a claim")
         if spec.name in self.children:
             raise SpawnError(f"an execution named {spec.name!r} already exists")
@@ -212,18 +232,56 @@ class Executions:
         except OSError as e:
             raise SpawnError(f"cannot claim {name!r} for {spec.name!r}: {e}") from None
         try:
-            channel.write(data, eof=True)
-        except SandboxError:
+            if sock is not None:
+                self._claim_sandbox(tracked, sock, spec, data, binds, same)
+            else:
+                assert channel is not None
+                channel.write(data, eof=True)
+        except SandboxError as e:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(spec.dir, PROC_FILE))
-            raise SpawnError(f"cannot send the claim to {name!r}") from None
+            raise SpawnError(f"cannot send the claim to {name!r}: {e}") from None
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(tracked.info.dir, PROC_FILE))
         del self.children[name]
         tracked.info = info
-        channel.name = spec.name
+        if channel is not None:
+            channel.name = spec.name
         self.children[spec.name] = tracked
         return tracked.known()
+
+    def _claim_sandbox(
+        self,
+        tracked: Tracked,
+        sock: socket.socket,
+        spec: SpawnSpec,
+        data: bytes,
+        binds: Sequence[tuple[str, bool]],
+        same: Sequence[str],
+    ) -> None:
+        """Give a pre-started sandbox its execution's files, then its stdio and `data`
+        (`sandbox._warmbox`). A failure once anything of it changed kills the tree."""
+        if tracked.info.cgroup is None:
+            raise SpawnError("a pre-started sandbox is claimed only in a cgroup (to find its processes)")
+        pid = _warmbox.namespace_pid(cg.procs(tracked.info.cgroup))
+        try:
+            fds = _warmbox.open_stdio(spec.stdin_path, spec.stdout_path, spec.stderr_path)
+        except OSError as e:
+            raise SpawnError(f"cannot open the stdio of {spec.name!r}: {e.strerror}") from None
+        try:
+            try:
+                _warmbox.give_files(pid, binds, same)
+                limits = _warmbox.leader_limits(tracked.info.pid)
+                _warmbox.send_claim(sock, limits + data, fds)
+            except SpawnError:
+                tracked.signal(signal.SIGKILL)
+                self.discard.add(tracked.name)
+                raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        del self.sockets[tracked.name]
+        sock.close()
 
     def drop_unclaimed(self) -> None:
         """Kill the pre-started leaders nobody claimed (their daemon left); forget them once dead."""
@@ -319,6 +377,9 @@ class Executions:
 
     def _forget(self, tracked: Tracked) -> None:
         tracked.close()
+        sock = self.sockets.pop(tracked.name, None)
+        if sock is not None:
+            sock.close()
         left = tracked.remove_cgroups()
         if left:
             self.host.log(f"could not remove the cgroups {left} of {tracked.name}")
