@@ -10,13 +10,17 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import shutil
 from typing import Any
 
 import pytest
+import trio
 
+from tests import ceilings
 from tests.conftest import DaemonHandle
 from tests.e2e.test_sandbox_image import REASON
-from tests.e2e.test_warm_start import PROBE, pool_ready, probe_of, run_code
+from tests.e2e.test_warm_start import PROBE, _alive, pool_ready, probe_of, run_code
+from workbench.core.warm import MAX_KINDS
 
 pytestmark = [
     pytest.mark.skipif(REASON is not None, reason=REASON or ""),
@@ -174,3 +178,42 @@ async def test_each_session_is_its_own_kind_and_a_context_is_unaffected(make_dae
     finally:
         await wb.client.delete(f"/v1/contexts/{context_id}")
     assert pool.starts["warm"] == 0, "a context's cells are not warm starts"
+
+
+async def test_a_workspace_made_again_is_not_the_one_a_waiting_sandbox_bound(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    pool = wb.daemon.executor.warm
+    await run_code(wb, "pass", image="sandbox", sessionId="s1")
+    name = await pool_ready(wb)
+    waiting_pid = wb.daemon.executor.supervisor.known()[name].info.pid
+    workspace = wb.data_dir / "workspaces" / "admin" / "s1"
+    shutil.rmtree(workspace)  # the waiting sandbox still binds the removed directory
+    record = await run_code(wb, "import os; print(sorted(os.listdir('.')))", image="sandbox", sessionId="s1")
+    assert record["status"] == "completed" and record["stdout"] == "[]\n", record
+    assert pool.starts["warm"] == 0, "a sandbox bound to a removed workspace was used"
+    (workspace / "new-file").write_text("x")
+    with ceilings.within(20, "the refused sandbox to be killed"):
+        while _alive(waiting_pid):  # noqa: ASYNC110  # the pool has no event for it
+            await trio.sleep(0.02)
+    await pool_ready(wb)
+    record = await run_code(wb, "import os; print(sorted(os.listdir('.')))", image="sandbox", sessionId="s1")
+    assert record["stdout"] == "['new-file']\n" and pool.starts["warm"] == 1, record
+
+
+async def test_the_least_recently_used_kind_makes_way(make_daemon: Any) -> None:
+    wb = await make_daemon(warm_pool=1)
+    pool = wb.daemon.executor.warm
+    known = wb.daemon.executor.supervisor.known
+    sessions = [f"s{i}" for i in range(MAX_KINDS + 1)]
+    await run_code(wb, "pass", image="sandbox", sessionId=sessions[0])
+    first = known()[await pool_ready(wb)].info.pid
+    for session in sessions[1:]:
+        await run_code(wb, "pass", image="sandbox", sessionId=session)
+    assert [box.cwd.rsplit("/", 1)[1] for box in pool.boxes.values()] == sessions[1:]
+    with ceilings.within(20, "the waiting sandbox of the kind that made way to be killed"):
+        while _alive(first):  # noqa: ASYNC110  # the pool has no event for it
+            await trio.sleep(0.02)
+    with ceilings.within(30, "the pool to fill for the kinds it keeps"):
+        while sum(len(names) for names in pool.idle.values()) < MAX_KINDS:  # noqa: ASYNC110
+            await trio.sleep(0.02)
+    assert len(pool.idle) == MAX_KINDS

@@ -12,11 +12,17 @@ match exactly: the interpreter and its options, the execution's containment, lim
 and cgroup limits, applied by the shim when it started), pid namespace and user, and every
 variable that start-up reads (`PYTHON*`, the locale's `LANG`/`LANGUAGE`/`LC_*`, `HOME` for
 the user site directory, `TZ`, and the loader's `LD_*`, `GLIBC_*` and `MALLOC_*`). So a request
-that sets one of those differently from the pool's (or as a secret) starts cold. Only the host
-filesystem images (a sandbox binds the session's workspace when it starts), only executions
+that sets one of those differently from the pool's (or as a secret) starts cold. Only executions
 without an open stdin or terminal, and only under the cgroup and pidns containments (the pgroup
 containment finds a tree's processes by the environment they were started with), and not for a
 tree run as another user than the shim's (the driver opens the execution's files itself).
+
+On a sandboxed image (`launch.WarmBox`), the kind also holds the sandbox's command line
+without the execution's own files: its session's workspace (bound when it starts), hidden
+paths, network and user. The shim gives a claimed sandbox those files (`sandbox._warmbox`)
+and its stdio over a socket (its user could not open them); its interpreter gets the
+environment the leader's shell exports (`leader_env`). Only in the cgroup containment, under a
+root daemon (whose sandbox runs as its own user).
 
 An interpreter that is still starting when claimed finishes its start-up first (still sooner
 than a cold start). One that printed anything while starting, or died, is discarded: the start

@@ -10,7 +10,9 @@ blocks reading its stdin, a pipe whose write end the shim holds, until an end of
 
 - fds 0, 1 and 2 are the execution's stdin (or /dev/null) and spool files, opened with the
   flags the shim uses; `sys.stdin` is made again (its seekability is cached at start-up, when
-  it was the pipe); no other fd is left open.
+  it was the pipe); no other fd is left open. In a sandbox (its user cannot open those files)
+  stdin is a Unix socket instead: the shim sends the three fds with the claim (``SCM_RIGHTS``),
+  after a line ``rlimits WHICH:SOFT:HARD...``, its leader's, which it lowers its own to.
 - the working directory, and exactly the execution's environment (`os.environ` and the C
   environment its children inherit), in the order the shim would have passed it;
 - `sys.argv`, `sys.orig_argv`, `sys.path[0]`, `sys.path_importer_cache` and `__main__`
@@ -19,8 +21,9 @@ blocks reading its stdin, a pipe whose write end the shim holds, until an end of
   leaves with this program's frame cut from its traceback, so the interpreter reports it (and
   exits: 1, SIGINT for a KeyboardInterrupt, SystemExit's code) exactly as for a script.
 
-It imports nothing that start-up did not (only `os` and `sys`, already loaded), so
-`sys.modules` is a cold start's. What differs: /proc/self/cmdline and /proc/self/environ (the
+It imports nothing that start-up did not (`os`, `sys` and `stat`, already loaded; a sandbox's
+`_socket` and `resource` are removed from `sys.modules` again), so `sys.modules` is a cold
+start's. What differs: /proc/self/cmdline and /proc/self/environ (the
 process's original ones, from before the claim), its start time, and one frame (`<string>`)
 below the code's module frame.
 """
@@ -31,6 +34,10 @@ def _warm() -> "tuple[types.CodeType, dict[str, object]]":  # type: ignore[name-
     import stat
     import sys
 
+    try:
+        started_in = os.getcwd()  # now: its directory is removed once it is claimed
+    except OSError:
+        started_in = ""
     chunks: list[bytes] = []
     given = None
     if stat.S_ISSOCK(os.fstat(0).st_mode):
@@ -59,16 +66,7 @@ def _warm() -> "tuple[types.CodeType, dict[str, object]]":  # type: ignore[name-
                 os.close(fd)
             _limit(limits)
         else:
-            fd = os.open(stdin, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            os.set_blocking(fd, True)
-            os.dup2(fd, 0)
-            os.close(fd)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
-            for target, path in ((1, stdout), (2, stderr)):
-                fd = os.open(path, flags, 0o600)
-                os.dup2(fd, target)
-                os.close(fd)
-        started_in = os.getcwd()
+            _open_stdio(stdin, stdout, stderr)
         os.chdir(cwd)
     except OSError as e:
         os.write(2, f"could not start: {e}\n".encode())
@@ -110,6 +108,21 @@ def _warm() -> "tuple[types.CodeType, dict[str, object]]":  # type: ignore[name-
     with open(script, "rb") as f:
         source = f.read()
     return compile(source, script, "exec", dont_inherit=True), main
+
+
+def _open_stdio(stdin: str, stdout: str, stderr: str) -> None:
+    """fds 0, 1 and 2 as the shim opens them for a cold start; raises OSError."""
+    import os
+
+    fd = os.open(stdin, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    os.set_blocking(fd, True)
+    os.dup2(fd, 0)
+    os.close(fd)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+    for target, path in ((1, stdout), (2, stderr)):
+        fd = os.open(path, flags, 0o600)
+        os.dup2(fd, target)
+        os.close(fd)
 
 
 def _limit(limits: "list[tuple[int, ...]]") -> None:
