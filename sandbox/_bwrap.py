@@ -186,15 +186,18 @@ def probe_bubblewrap(
 
 def _traversable_parents(layout: SandboxLayout) -> list[str]:
     """Make the directories that lead to the bound paths inside hidden ones, mode 0755: those
-    bwrap would make follow its umask (the daemon's, often 077), and the user could not pass."""
-    parents: set[str] = set()
-    for path in (*layout.readable, *layout.writable):
+    bwrap would make follow its umask (the daemon's, often 077), and the user could not pass.
+    Outer ones first, in the order of the paths they lead to (`bind_order`)."""
+    parents: dict[str, None] = {}
+    for path in bind_order(layout):  # made in that order, as a pre-started sandbox's are
+        chain = []
         parent = os.path.dirname(path)
         while parent != "/" and any(parent.startswith(h.rstrip("/") + "/") for h in layout.hidden):
-            parents.add(parent)
+            chain.append(parent)
             parent = os.path.dirname(parent)
+        parents.update(dict.fromkeys(reversed(chain)))
     args: list[str] = []
-    for parent in sorted(parents, key=_depth):
+    for parent in parents:
         args += ["--perms", "0755", "--dir", parent]
     return args
 

@@ -49,7 +49,7 @@ walk = []
 path = code
 while path != "/":
     st = os.stat(path)
-    walk.append([masked(path), oct(st.st_mode), st.st_uid, st.st_gid, sorted(map(masked, os.listdir(path)))])
+    walk.append([masked(path), oct(st.st_mode), st.st_uid, st.st_gid, [masked(n) for n in os.listdir(path)]])
     path = os.path.dirname(path)
 def writes(path):
     try:

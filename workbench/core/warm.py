@@ -104,7 +104,7 @@ def claim_message(spec: sandbox.SpawnSpec, env: dict[str, str] | None = None) ->
 #: What the leader's shell exports, by (names in order, its own variables' values, cwd).
 _LEADER_ENVS: dict[tuple[object, ...], list[tuple[str, str | None]]] = {}
 #: Variables a POSIX shell sets or reads itself (their values are given to the probe).
-_SHELL_OWN = frozenset({"PWD", "OLDPWD", "IFS", "OPTIND", "PS1", "PS2", "PS4", "PPID", "ENV", "SHLVL", "_"})
+_SHELL_OWN = frozenset({"PWD", "OLDPWD", "IFS", "OPTIND", "PS1", "PS2", "PS4", "PPID", "SHLVL", "_"})
 
 
 async def leader_env(sh: str, program: str, env: dict[str, str], cwd: str) -> dict[str, str]:
@@ -175,15 +175,14 @@ class WarmPool:
         self, spec: sandbox.SpawnSpec, warm: bool, box: WarmBox | None = None
     ) -> sandbox.ChildInfo:
         """Start `spec`: a waiting interpreter of its kind if `warm` and there is one, else cold.
-        `box`: how it starts in a pre-started sandbox (`launch.warm_box`); required for a
-        sandboxed image (without it, the start is cold).
+        `box`: how it starts in a pre-started sandbox (`launch.warm_box`), for a sandboxed image
+        (whose start is `warm` only with one).
 
         Raises what `Supervisor.spawn` raises.
         """
         if not warm:
             return await self.supervisor.spawn(spec)
-        sandboxed = spec.argv[:1] != spec.argv[-2:-1]  # the interpreter is not the leader
-        kind = self._kind(spec, box) if self.size and not self.closed and (box or not sandboxed) else None
+        kind = self._kind(spec, box) if self.size and not self.closed else None
         if kind is None:
             self.starts["cold"] += 1
             return await self.supervisor.spawn(spec)
@@ -245,8 +244,8 @@ class WarmPool:
                 # says why, or runs.
                 log.debug("warm start of %s refused: %s", spec.name, e)
                 known = self.supervisor.known().get(name)
-                if known is not None and known.status is None:
-                    waiting.insert(0, name)
+                if box is None and known is not None and known.status is None:
+                    waiting.insert(0, name)  # (a sandbox's may be given some of its files: killed)
                 else:
                     self._discard(name)
                 return None
