@@ -39,6 +39,7 @@ import os
 import secrets
 import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import trio
@@ -113,7 +114,7 @@ async def leader_env(sh: str, program: str, env: dict[str, str], cwd: str) -> di
     shell adds `PWD` and orders its variables its own way (dash: by a hash of the name), so the
     shell itself is asked, once per set of names (with empty values, but for its own variables').
 
-    Raises OSError if the shell cannot be run.
+    Raises OSError or subprocess.SubprocessError if the shell cannot be run or fails.
     """
     key = (tuple(env), tuple((k, env[k]) for k in env if k in _SHELL_OWN), cwd)
     order = _LEADER_ENVS.get(key)
@@ -228,7 +229,7 @@ class WarmPool:
         if box is not None:
             try:
                 env = await leader_env(box.sh, box.prefix[3], spawn_env(spec), spec.cwd)
-            except OSError as e:
+            except (OSError, subprocess.SubprocessError) as e:
                 log.warning("cannot learn what a sandbox's shell exports (starting cold): %s", e)
                 return None
         message = claim_message(spec, env)
