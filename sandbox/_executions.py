@@ -260,23 +260,25 @@ class Executions:
         same: Sequence[str],
     ) -> None:
         """Give a pre-started sandbox its execution's files, then its stdio and `data`
-        (`sandbox._warmbox`). A failure once anything of it changed kills the tree."""
-        if tracked.info.cgroup is None:
-            raise SpawnError("a pre-started sandbox is claimed only in a cgroup (to find its processes)")
-        pid = _warmbox.namespace_pid(cg.procs(tracked.info.cgroup))
+        (`sandbox._warmbox`). Any failure kills the tree (it may have been given some of its
+        files); its client still holds it, to release it."""
         try:
             fds = _warmbox.open_stdio(spec.stdin_path, spec.stdout_path, spec.stderr_path)
         except OSError as e:
             raise SpawnError(f"cannot open the stdio of {spec.name!r}: {e.strerror}") from None
         try:
+            if tracked.info.cgroup is None:
+                raise SpawnError("a pre-started sandbox is claimed only in a cgroup (to find its processes)")
+            pid = _warmbox.namespace_pid(cg.procs(tracked.info.cgroup))
+            _warmbox.give_files(pid, binds, same)
             try:
-                _warmbox.give_files(pid, binds, same)
                 limits = _warmbox.leader_limits(tracked.info.pid)
-                _warmbox.send_claim(sock, limits + data, fds)
-            except SpawnError:
-                tracked.signal(signal.SIGKILL)
-                self.discard.add(tracked.name)
-                raise
+            except OSError as e:
+                raise SpawnError(f"cannot read the rlimits of its leader: {e.strerror}") from None
+            _warmbox.send_claim(sock, limits + data, fds)
+        except SpawnError:
+            tracked.signal(signal.SIGKILL)
+            raise
         finally:
             for fd in fds:
                 os.close(fd)

@@ -80,3 +80,25 @@ async def test_unclaimed_leaders_die_when_their_client_leaves(kit: Kit) -> None:
         await sup.wait_empty("kept")
         for name in list(sup.known()):
             await sup.release(name)
+
+
+async def test_a_sandbox_claim_with_bad_binds_changes_nothing_and_one_outside_a_sandbox_is_killed(
+    sup: Supervisor, kit: Kit
+) -> None:
+    with pytest.raises(ValueError, match="claim_socket"):
+        dataclasses.replace(kit.spec("plain", ["true"]), claim_socket=True)
+    warm = WARM_PREFIX + "4"
+    started = await sup.spawn(dataclasses.replace(kit.spec(warm, ["sleep", "300"]), claim_socket=True))
+    target = kit.spec("ex", ["unused"])
+    with pytest.raises(SpawnError, match="invalid claim"):
+        await sup.claim(warm, target, b"x", binds=[("relative/code.py", True)])
+    assert set(sup.known()) == {warm} and sup.known()[warm].status is None
+    assert not (kit.root / "ex" / "proc.json").exists()
+    # Its stdin is a socket, but it is no sandbox (no mount namespace of its own): refused, and
+    # killed, since a sandbox may have been given some of its files by then.
+    with pytest.raises(SpawnError, match="mount namespace"):
+        await sup.claim(warm, target, b"x", binds=[(str(kit.root / "code.py"), True)])
+    assert not (kit.root / "ex" / "proc.json").exists()
+    await sup.wait_empty(warm)
+    assert not kit.alive(started.pid)
+    await sup.release(warm)
