@@ -15,9 +15,9 @@ from . import _warmbox
 from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
 from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
-from ._factory import KeeperFactory, sweep_lone_keepers
+from ._factory import READY, KeeperFactory, sweep_lone_keepers
 from ._files import PROC_FILE, write_json_atomic
-from ._keeper import Keeper, keeper_argv, start_keeper
+from ._keeper import Keeper, programs, start_keeper
 from ._launch import LaunchPlan, abort, apply_rlimits, launch, make_plan
 from ._model import WARM_PREFIX, ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
@@ -34,6 +34,8 @@ class Executions:
     def __init__(self, host: Host, run_dir: str, caps: Capabilities) -> None:
         self.host = host
         self.caps = caps
+        self.run_dir = run_dir
+        self.waiting = 0  # spawns waiting for a keeper from the factory (see `Shim`)
         self.children: dict[str, Tracked] = {}
         self.leaders: dict[int, Tracked] = {}  # the shim's children not yet reaped, by pid
         self.keepers: dict[int, Tracked] = {}  # the keepers (also its children) not yet reaped
@@ -44,13 +46,14 @@ class Executions:
         #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
         self.factory: KeeperFactory | None = None
         if caps.cgroup and caps.pidns:
-            keeper_argv()  # probed once, before a spawn may need a keeper of its own
+            programs(run_dir)  # probed once, before a spawn may need a keeper of its own
             swept = sweep_lone_keepers(run_dir)
             if swept:
                 host.log(f"killed {swept} keepers whose trees ended while no shim held them")
             try:
                 self.factory = KeeperFactory(run_dir, host.log)
                 host.watch_fd(self.factory.fileno, self._factory_sent)
+                self.factory.on_gone = host.unwatch_fd
             except OSError as e:
                 host.log(f"cannot start the keeper factory ({e}): keepers are started by the shim")
 
@@ -64,6 +67,22 @@ class Executions:
     def alive(self) -> list[str]:
         """The names of the executions whose leader or tree still runs."""
         return [t.name for t in self.children.values() if not t.finished]
+
+    def short_of_keepers(self, spec: SpawnSpec) -> bool:
+        """Whether `spec` needs a keeper and none is ready, while the factory makes more."""
+        if self.factory is None or self.factory.sock is None or self.factory.ready:
+            return False
+        return self.caps.resolve(spec.containment) is Containment.CGROUP and self.caps.pidns
+
+    def keeper_at_hand(self) -> bool:
+        """Whether a spawn would find a keeper without starting one (or the factory is gone)."""
+        return self.factory is None or self.factory.sock is None or bool(self.factory.ready)
+
+    def want_keepers(self, waiting: int) -> None:
+        """Ask the factory for keepers for `waiting` spawns (and the ones held ready)."""
+        self.waiting = waiting
+        if self.factory is not None:
+            self.factory.want(READY + waiting)
 
     def spawn(self, spec: SpawnSpec) -> KnownChild:
         """Start `spec`; once this returns, its leader runs and proc.json is written.
@@ -90,7 +109,7 @@ class Executions:
                 keeper.discard()
             raise
         if keeper is not None:
-            os.close(keeper.namespace)
+            keeper.close_namespaces()
         v2, v1_memory, v1_pids = dirs
         identity = keeper.identity if keeper is not None else None
         info = ChildInfo(
@@ -149,7 +168,7 @@ class Executions:
         if pair is not None:
             self.sockets[spec.name] = pair[0]
         if self.factory is not None:
-            self.factory.replenish()
+            self.factory.replenish(self.waiting)
         if channel is not None:
             channel.spawned()
         return plan, channel, pid, started
@@ -295,13 +314,11 @@ class Executions:
 
     def _factory_sent(self) -> None:
         assert self.factory is not None
-        fd = self.factory.fileno
-        if not self.factory.receive():
-            self.host.unwatch_fd(fd)
+        self.factory.receive()  # unwatched by `on_gone` if it is gone
 
     def _take_keeper(self) -> Keeper:
         keeper = self.factory.take() if self.factory is not None else None
-        return keeper if keeper is not None else start_keeper()
+        return keeper if keeper is not None else start_keeper(self.run_dir)
 
     def reaped(self, pid: int, wait_status: int, usage: resource.struct_rusage) -> None:
         """A child of the shim was reaped (a leader, or an escapee it adopted as subreaper)."""

@@ -5,17 +5,21 @@ Starting a keeper takes the shim the time of a vfork and an exec (most of a mill
 busy machine), which would delay whatever the shim handles next, such as a leader's exit. So a
 process forked from the shim once, at its start, makes them instead: on each request byte it
 creates a pid namespace whose init is an idle ``sleep`` (SIGCHLD ignored in the factory, so the
-keeper inherits that, and the kernel reaps the keepers themselves when they die), and sends the
-shim a pidfd of it and an fd of its namespace (SCM_RIGHTS) with its pid. The shim keeps a few
-ready, asks for one more each time it takes one, and starts one itself when none is ready (or
-the factory is gone). The factory exits with the shim (the end of the socket, or the shim's
-pidfd), and then kills the keepers it made that the shim has not taken: a tree's keeper must
-outlive a shim, an unused one must not. Each request byte says whether the shim took a keeper.
+keeper inherits that, and the kernel reaps the keepers themselves when they die) with a mount
+namespace and a /proc of its own (`sandbox._keeper.programs`), and sends the shim a pidfd of it
+and an fd of its pid namespace (SCM_RIGHTS) with its pid at once; the shim opens its mount
+namespace when it takes it, long after its /proc was mounted (or waits, the rare time not).
+The shim keeps a few ready, asks for one more each time it takes one, and starts one itself
+when none is ready (or the factory is gone). The factory exits with the shim (the end of the
+socket, or the shim's pidfd), and then kills the keepers it made that the shim has not taken:
+a tree's keeper must outlive a shim, an unused one must not. Each request byte says whether
+the shim took a keeper, and whether to make another.
 """
 
 from __future__ import annotations
 
 import array
+import dataclasses
 import os
 import select
 import signal
@@ -28,12 +32,15 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _procfs
-from ._keeper import Keeper, keeper_program
+from ._errors import SpawnError
+from ._keeper import Keeper, Programs, mount_namespace, programs, settle
 from ._linux import CLONE_NEWPID, setns, unshare
 
 _PID = struct.Struct("q")
-#: Keepers held ready: a burst of spawns beyond this starts the rest in the shim.
+#: Keepers held ready (more while spawns wait for one: see `Shim` and `want`).
 READY = 4
+#: Keepers asked for and not yet received, at most (a request is one message of that many bytes).
+MAX_PENDING = 64
 
 
 class KeeperFactory:
@@ -41,6 +48,7 @@ class KeeperFactory:
 
     def __init__(self, run_dir: str, log: Callable[[str], None]) -> None:
         self.log = log
+        self.programs = programs(run_dir)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             process = subprocess.Popen(
@@ -65,7 +73,10 @@ class KeeperFactory:
         parent.setblocking(False)
         self.sock: socket.socket | None = parent
         self.ready: deque[Keeper] = deque()
+        #: Told the socket's fd when the factory is found gone, before the socket closes.
+        self.on_gone: Callable[[int], None] = lambda _fd: None
         self.pending = 0
+        self.owed = 0  # keepers taken that the factory was not yet told about
         self.taken = 0  # taken from `ready` since the last `replenish`
         self.ask(READY, taken=False)
 
@@ -74,17 +85,29 @@ class KeeperFactory:
         """The socket to watch for readiness (-1 once closed)."""
         return self.sock.fileno() if self.sock is not None else -1
 
-    def ask(self, count: int, *, taken: bool) -> None:
-        """Ask for `count` more keepers, each replacing one taken from the ready ones if `taken`."""
+    def ask(self, count: int, *, taken: bool, acknowledge: bool = True, done: int = 0) -> None:
+        """Ask for `count` more keepers, each replacing one taken from the ready ones if `taken`
+        (`acknowledge`), and say that `done` more were taken without asking for others."""
         if not taken:
             count = min(count, READY - len(self.ready) - self.pending)
-        if self.sock is None or count <= 0:
+        count = max(min(count, MAX_PENDING - self.pending), 0)
+        replacing = taken and acknowledge
+        if self.sock is None or count + done + self.owed <= 0:
             return
         try:
-            self.sock.send((b"t" if taken else b"k") * count)
+            self.sock.send(b"a" * self.owed + (b"t" if replacing else b"k") * count + b"a" * done)
             self.pending += count
+            self.owed = 0
+        except BlockingIOError:
+            # Its queue is full: the keepers wait; that some were taken is said with the next
+            # request (or it would kill them, as unused, when it ends).
+            self.owed += (count if replacing else 0) + done
         except OSError as e:
             self._gone(f"cannot ask for keepers: {e}")
+
+    def want(self, count: int) -> None:
+        """Make sure that `count` keepers are ready or asked for (spawns wait for them)."""
+        self.ask(count - len(self.ready) - self.pending, taken=True, acknowledge=False)
 
     def take(self) -> Keeper | None:
         """A ready keeper (alive), or None; `replenish` asks for its replacement."""
@@ -92,15 +115,26 @@ class KeeperFactory:
             keeper = self.ready.popleft()
             self.taken += 1
             if _alive(keeper):
-                return keeper
+                try:
+                    if self.programs.chained:
+                        settle(keeper.pid, self.programs.mark)  # its /proc is mounted
+                    mounts = mount_namespace(keeper.pid)
+                except SpawnError:
+                    keeper.discard()
+                    continue
+                if _alive(keeper):  # so `mounts` is its namespace (its pid was not reused)
+                    return dataclasses.replace(keeper, mounts=mounts)
+                if mounts is not None:
+                    os.close(mounts)
             keeper.discard()
         return None
 
-    def replenish(self) -> None:
-        """Ask for as many keepers as were taken: after a spawn, so that the factory's work does
-        not compete with it."""
+    def replenish(self, waiting: int = 0) -> None:
+        """Ask for as many keepers as were taken, up to READY and the `waiting` spawns: after a
+        spawn, so that the factory's work does not compete with it."""
         taken, self.taken = self.taken, 0
-        self.ask(taken, taken=True)
+        more = min(taken, READY + waiting - len(self.ready) - self.pending)
+        self.ask(more, taken=True, done=taken - max(more, 0))
 
     def receive(self) -> bool:
         """Take in what the factory sent; False once it is gone (then stop watching it)."""
@@ -108,6 +142,8 @@ class KeeperFactory:
             try:
                 data, ancillary, _flags, _addr = self.sock.recvmsg(_PID.size, socket.CMSG_SPACE(8))
             except BlockingIOError:
+                if self.owed:
+                    self.ask(0, taken=True)  # it has read its queue: say what was taken
                 return True
             except OSError as e:
                 self._gone(str(e))
@@ -144,6 +180,7 @@ class KeeperFactory:
     def _gone(self, why: str) -> None:
         self.log(f"the keeper factory is gone ({why}): keepers are started by the shim")
         if self.sock is not None:
+            self.on_gone(self.sock.fileno())
             self.sock.close()
             self.sock = None
 
@@ -151,7 +188,7 @@ class KeeperFactory:
 def sweep_lone_keepers(run_dir: str) -> int:
     """Kill the keepers made for `run_dir` that are alone in their pid namespace (their trees
     ended while no shim held them); how many. One pass over /proc, at a shim's start."""
-    name = f"workbench-keeper {run_dir}\0".encode()
+    name = programs(run_dir).mark
     members: dict[str, int] = {}
     keepers: list[tuple[int, str]] = []
     for entry in os.listdir("/proc"):
@@ -201,17 +238,14 @@ def main() -> None:  # pragma: no cover - the factory process
         return
     try:
         if os.getppid() == shim:  # else it died before its pidfd was open
-            # Named after the run dir in `ps` (sleep's argv[0] is only its name).
-            program = keeper_program()
-            argv = (program[0], f"workbench-keeper {sys.argv[3]}", *program[1:])
-            _serve(sock, parent, argv, unused)
+            _serve(sock, parent, programs(sys.argv[3]), unused)
     finally:
         for pidfd in unused:
             _procfs.pidfd_signal(pidfd, signal.SIGKILL)
 
 
 def _serve(
-    sock: socket.socket, parent: int, argv: tuple[str, ...], unused: deque[int]
+    sock: socket.socket, parent: int, chosen: Programs, unused: deque[int]
 ) -> None:  # pragma: no cover - the factory process
     """The factory's loop: a keeper for each byte received, until the socket ends or the shim dies."""
     # Ignored, so that the keepers inherit it (their orphans are reaped at once), and the
@@ -224,24 +258,26 @@ def _serve(
         readable, _, _ = select.select([sock.fileno(), parent], [], [])
         if parent in readable:
             return
-        requests = sock.recv(64)
+        requests = sock.recv(MAX_PENDING * 2)
         if not requests:
             return
         for request in requests:
-            if request == ord("t") and unused:
+            # t: one was taken, make another; a: one was taken; k: make one more.
+            if request in b"ta" and unused:
                 os.close(unused.popleft())  # handed to a tree (or discarded by the shim)
-            _make_one(sock, argv, own, stdio, unused)
+            if request != ord("a"):
+                _make_one(sock, chosen, own, stdio, unused)
 
 
 def _make_one(
-    sock: socket.socket, argv: tuple[str, ...], own: int, stdio: list[Any], unused: deque[int]
+    sock: socket.socket, chosen: Programs, own: int, stdio: list[Any], unused: deque[int]
 ) -> None:  # pragma: no cover - the factory process
-    """One keeper, recorded in `unused` and sent to the shim."""
+    """One keeper, recorded in `unused` and sent to the shim once it idles."""
     unshare(CLONE_NEWPID)
     try:
         pid = os.posix_spawn(
-            argv[0],
-            argv[1:],
+            chosen.factory[0],
+            chosen.factory,
             {},
             file_actions=stdio,
             setsid=True,

@@ -161,7 +161,8 @@ def launch(plan: LaunchPlan, keeper: Keeper | None = None) -> tuple[int, int]:
             # make a controlling terminal without a preexec_fn.
             argv = [_setsid(), "--ctty", *argv]
         namespace = joined(keeper) if keeper is not None else _new_pid_namespace(plan.pidns)
-        with namespace, _inside(plan.cgroups), _inherited_soft_limits(plan.rlimits):
+        # The namespaces last: inside the keeper's mount namespace, the shim has no /proc/self.
+        with _inside(plan.cgroups), _inherited_soft_limits(plan.rlimits), namespace:
             process = _popen(plan, argv, stdin, stdout, stderr)
     finally:
         for fd in fds:

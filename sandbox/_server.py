@@ -18,6 +18,7 @@ import struct
 import sys
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -54,6 +55,8 @@ class Shim:
         self.lines = LineBuffer()
         self.out = bytearray()
         self.stopping = False
+        #: Spawns that wait for a keeper from the factory, in order: (id, request, deadline).
+        self.parked: deque[tuple[Any, dict[str, Any], float]] = deque()
         self.idle_deadline: float | None = time.monotonic() + max(idle_linger, STARTUP_GRACE_S)
         self.sel = selectors.DefaultSelector()
         self.inotify = Inotify()
@@ -76,18 +79,26 @@ class Shim:
         self.log(f"serving {self.run_dir}: {self.caps.describe()}")
         self._reap()
         while not self.stopping:
-            for key, mask in self.sel.select(self._idle_timeout()):
+            for key, mask in self.sel.select(self._timeout()):
                 # An earlier callback of this batch may have closed (and reused) this fd.
                 current = self.sel.get_map().get(key.fd)
                 if current is not None and current.data is key.data:
                     key.data(mask)
             self._run_sweeps()
+            self._run_parked()
             self.executions.release_discarded()
             self._flush()
             if self._idle() and self.idle_deadline is not None and time.monotonic() >= self.idle_deadline:
                 self.log("idle: no client and nothing alive")
                 break
         self._cleanup()
+
+    def _timeout(self) -> float | None:
+        idle = self._idle_timeout()
+        if not self.parked:
+            return idle
+        parked = max(0.0, self.parked[0][2] - time.monotonic())
+        return parked if idle is None else min(idle, parked)
 
     def _idle(self) -> bool:
         return self.conn is None and not self.executions.alive()
@@ -218,6 +229,11 @@ class Shim:
         self.conn.close()
         self.conn = None
         self.out.clear()
+        if self.parked:
+            # Unanswered, so never started: as if the client had died before sending them.
+            self.log(f"client pid {self.peer} gone with {len(self.parked)} spawns waiting: dropped")
+            self.parked.clear()
+            self.executions.waiting = 0
         self.log(f"client pid {self.peer} gone: {why}")
         # Nobody will claim them now: they must not outlive their daemon (nor keep the shim).
         self.executions.drop_unclaimed()
@@ -273,9 +289,19 @@ class Shim:
             if not self.greeted:
                 self._hello(message)
                 return
-            handler = self._handlers.get(str(op))
+            if op == "spawn" and self._park(request_id, message):
+                return
+        except (ProtocolError, KeyError, TypeError, ValueError) as e:
+            error = {"type": "error", "message": f"bad request: {e!r}"}
+            self.out += encode({"id": request_id, "ok": False, "error": error})
+            return
+        self._answer(request_id, message)
+
+    def _answer(self, request_id: Any, message: dict[str, Any]) -> None:
+        try:
+            handler = self._handlers.get(str(message.get("op")))
             if handler is None:
-                raise SandboxError(f"unknown operation {op!r}")
+                raise SandboxError(f"unknown operation {message.get('op')!r}")
             reply = handler(self, message)
             self.out += encode({"id": request_id, "ok": True, **reply})
         except SandboxError as e:
@@ -288,6 +314,33 @@ class Shim:
             self.log(f"internal error: {traceback.format_exc()}")
             error = {"type": "error", "message": f"internal error in the shim: {e!r}"}
             self.out += encode({"id": request_id, "ok": False, "error": error})
+
+    def _park(self, request_id: Any, message: dict[str, Any]) -> bool:
+        """Hold a spawn that needs a keeper while the factory makes one, and the spawns after it
+        (in order): starting a keeper here would hold every other request up for two execs."""
+        if not self.parked:
+            try:
+                if not self.executions.short_of_keepers(SpawnSpec.from_dict(message["spec"])):
+                    return False
+            except (KeyError, TypeError, ValueError, SandboxError):
+                return False  # answered as any bad spawn
+        self.parked.append((request_id, message, time.monotonic() + PARK_S))
+        self.executions.want_keepers(len(self.parked))
+        return True
+
+    def _run_parked(self) -> None:
+        """Answer the parked spawns that have a keeper now; past the deadline, one per turn of
+        the loop whose keeper the shim starts itself (the factory is slow, or gone)."""
+        while self.parked:
+            request_id, message, deadline = self.parked[0]
+            late = time.monotonic() >= deadline
+            if not (late or self.executions.keeper_at_hand()):
+                return
+            self.parked.popleft()
+            self.executions.waiting = len(self.parked)
+            self._answer(request_id, message)
+            if late:
+                return
 
     def _hello(self, message: dict[str, Any]) -> None:
         if message.get("op") != "hello" or message.get("protocol") != PROTOCOL_VERSION:
@@ -371,6 +424,9 @@ class Shim:
     }
 
     def _cleanup(self) -> None:
+        for request_id, _message, _deadline in self.parked:
+            error = {"type": "error", "message": "the shim is stopping"}
+            self.out += encode({"id": request_id, "ok": False, "error": error})
         if self.conn is not None:
             # The answer to "shutdown" must reach the client before the connection closes.
             with contextlib.suppress(OSError):
@@ -384,6 +440,10 @@ class Shim:
                 os.unlink(os.path.join(self.run_dir, name))
         self.listener.close()
         self.log("exiting")
+
+
+#: How long a spawn waits for the factory's keeper before the shim starts one itself.
+PARK_S = 0.05
 
 
 def _peer_pid(sock: socket.socket) -> str:

@@ -104,3 +104,34 @@ def containment_params() -> list[Any]:
         )
         for c in (sandbox.Containment.CGROUP, sandbox.Containment.PIDNS, sandbox.Containment.PGROUP)
     ]
+
+
+#: A shell line that sets `me` to the shell's own pid in a form `host_pid` finds on the host:
+#: "pid:[NS] PID". Inside a tree's pid namespace `$$` and /proc/self (its own /proc) give the
+#: pid there, which means nothing to the host.
+SHELL_ME = 'read -r me _ < /proc/self/stat; me="$(readlink /proc/self/ns/pid) $me"'
+#: The same as a Python expression (needs `os` imported).
+PYTHON_ME = 'os.readlink("/proc/self/ns/pid") + " " + open("/proc/self/stat").read().split()[0]'
+
+
+def host_pid(recorded: str) -> int:
+    """The host's pid of the live process that recorded `recorded` (`SHELL_ME`, `PYTHON_ME`).
+
+    Raises:
+        LookupError: no live process matches (it is gone).
+    """
+    namespace, _, pid = recorded.strip().rpartition(" ")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
+                continue
+        except OSError:
+            continue
+        # The pid there (a tree's own /proc), or the host's (a pid namespace that sees the host's).
+        for line in _read(f"/proc/{entry}/status").splitlines():
+            named = entry == pid or line.split()[-1:] == [pid.encode()]
+            if line.startswith(b"NSpid:") and named and not _zombie(int(entry)):
+                return int(entry)
+    raise LookupError(f"no live process recorded {recorded.strip()!r}")

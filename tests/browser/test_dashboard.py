@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser.conftest import logged_in, open_page, wait_js
 from tests.conftest import TOKEN
-from tests.procs import _zombie
+from tests.procs import SHELL_ME, _zombie, host_pid
 from tests.reliability.conftest import DaemonProcess
 
 
@@ -121,9 +121,9 @@ def test_cancel_from_the_page_kills_the_whole_tree(
     """Promise 3, from the page: cancel (with a reason) leaves no process of the tree, escapees too."""
     page = logged_in(chromium, daemon)
     started = daemon.start_bash(
-        # The host's pids (/proc/self/stat), which $$ and $! are not inside a pid namespace.
-        "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me > escapee.pid; exec sleep 300' & "
-        "bash -c 'read -r me _ < /proc/self/stat; echo $me > child.pid; exec sleep 300' & "
+        # As the host finds them (`SHELL_ME`): $$ and $! are not, inside a pid namespace.
+        f"setsid bash -c '{SHELL_ME}; echo $me > escapee.pid; exec sleep 300' & "
+        f"bash -c '{SHELL_ME}; echo $me > child.pid; exec sleep 300' & "
         "echo ready; wait",
         cwd=str(tmp_path),
     )
@@ -134,7 +134,7 @@ def test_cancel_from_the_page_kills_the_whole_tree(
             if (tmp_path / name).exists() and (tmp_path / name).read_text().strip():
                 break
             time.sleep(0.02)
-    pids = [int((tmp_path / name).read_text()) for name in ("escapee.pid", "child.pid")]
+    pids = [host_pid((tmp_path / name).read_text()) for name in ("escapee.pid", "child.pid")]
     assert all(alive(pid) for pid in pids)
     page.fill("#cancel-reason", "stopped from the dashboard")
     page.click("#cancel")

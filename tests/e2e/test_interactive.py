@@ -178,18 +178,19 @@ async def test_cancel_and_deadline_kill_tty_trees_whole(wb: DaemonHandle, tmp_pa
     """Promise 3 on a terminal: setsid escapees holding the terminal die with the tree."""
     from tests import procs
 
-    # The escapee's pid as the host sees it (/proc/self/stat): $! is the pid namespace's where the
-    # tree has one.
-    escapee = "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me > pid; exec sleep 300' &"
+    # The escapee as the host finds it (`SHELL_ME`): $! is the pid namespace's where the tree has one.
+    escapee = f"setsid bash -c '{procs.SHELL_ME}; echo $me > pid; exec sleep 300' &"
     script = f"{escapee} (sleep 300 &); until [ -s pid ]; do sleep 0.01; done; echo up; sleep 300"
     started = await wb.start(script, tty=True, cwd=str(tmp_path))
     await _until_output(wb, started["executionId"], "up")
+    first = procs.host_pid((tmp_path / "pid").read_text())
     cancelled = await wb.client.post(f"/v1/executions/{started['executionId']}/cancel", json={})
     assert cancelled.status_code == 202
     assert (await wb.wait(started["executionId"]))["status"] == "cancelled"
-    first = int((tmp_path / "pid").read_text())
     (tmp_path / "pid").unlink()
-    timed = await wb.start(script, tty=True, cwd=str(tmp_path), timeoutMs=1500)
+    timed = await wb.start(script, tty=True, cwd=str(tmp_path), timeoutMs=3000)
+    await _until_output(wb, timed["executionId"], "up")
+    second = procs.host_pid((tmp_path / "pid").read_text())
     assert (await wb.wait(timed["executionId"]))["status"] == "timed_out"
     await procs.eventually(lambda: not procs.alive(first), within_s=5)
-    await procs.eventually(lambda: not procs.alive(int((tmp_path / "pid").read_text())), within_s=5)
+    await procs.eventually(lambda: not procs.alive(second), within_s=5)

@@ -15,13 +15,11 @@ import trio
 from tests import ceilings
 from tests.conftest import DaemonHandle
 from tests.e2e.test_metrics import samples
+from tests.procs import host_pid
 
 #: What the process sees of itself; the two per-execution variables and its own ids are masked.
 PROBE = r"""
 import json, os, resource, signal, sys
-# Pids as the host sees them (its /proc): in a pid namespace (cgroup, pidns) getpid() is its own.
-_, _, rest = open("/proc/self/stat").read().partition(" (")
-HOST_PPID = int(rest.rsplit(")", 1)[1].split()[1])
 ID = os.environ["WORKBENCH_EXECUTION_ID"]
 own = {ID, os.environ["WORKBENCH_PROGRESS"]}
 env = {k: v for k, v in os.environ.items() if v not in own}
@@ -40,10 +38,13 @@ for line in open("/proc/self/cgroup").read().splitlines():
             continue
         own = name == "cgroup.procs" and value.split() == [str(os.getpid())]  # in its own pid namespace
         cgroups.append([name, "only this process" if own else value])
+# Which namespaces it shares with pid 1 of the /proc it sees (the tree's keeper where the tree
+# has a /proc of its own, else the host's init), and what that pid 1 is.
 namespaces = {
-    n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/{HOST_PPID}/ns/{n}")
+    n: os.readlink(f"/proc/self/ns/{n}") == os.readlink(f"/proc/1/ns/{n}")
     for n in sorted(os.listdir("/proc/self/ns"))
 }
+namespaces["pid 1"] = os.path.basename(open("/proc/1/cmdline", "rb").read().split(b"\0")[0].decode())
 limits = {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")}
 signals = {
     int(s): str(signal.getsignal(s))
@@ -155,9 +156,9 @@ async def test_output_exit_codes_and_exceptions_are_a_cold_starts(make_daemon: A
 async def _tree_pids(wb: DaemonHandle, execution_id: str) -> list[int]:
     with ceilings.within(20, "the execution to print its pids"):
         while True:
-            lines = (await streams(wb, execution_id))["stdout"].split()
-            if len(lines) >= 2:
-                return [int(p) for p in lines[:2]]
+            words = (await streams(wb, execution_id))["stdout"].split()
+            if len(words) >= 3:
+                return [host_pid(f"{words[0]} {pid}") for pid in words[1:3]]
             await trio.sleep(0.02)
 
 
@@ -169,13 +170,13 @@ def _alive(pid: int) -> bool:
         return False
 
 
-#: Prints its own and its child's pids as the host sees them (`HOST_PID` of `pid_code`).
+#: Prints its pid namespace, its own and its child's pids there (`host_pid` finds them).
 TREE = (
     "import os, subprocess, sys, time\n"
     "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
     "me = open('/proc/self/stat').read().split()[0]\n"
     "kids = open(f'/proc/self/task/{me}/children').read().split() or ['0']\n"
-    "print(me, kids[0], flush=True)\n"
+    "print(os.readlink('/proc/self/ns/pid'), me, kids[0], flush=True)\n"
     "time.sleep(300)\n"
 )
 
@@ -205,13 +206,15 @@ async def test_each_interpreter_is_used_once_and_an_empty_pool_starts_cold(make_
     wb = await make_daemon(warm_pool=1)
     pool = wb.daemon.executor.warm
     known = wb.daemon.executor.supervisor.known
-    pid_code = "print(open('/proc/self/stat').read().split()[0])"  # the host's pid
-    first = await run_code(wb, pid_code)
+    # Which interpreter ran: each tree has a pid namespace of its own (cgroup, pidns).
+    tree_code = "import os; print(os.readlink('/proc/self/ns/pid'))"
+    first = await run_code(wb, tree_code)
     assert pool.starts == {"warm": 0, "cold": 1}
     name = await pool_ready(wb)
     waiting_pid = known()[name].info.pid
-    warm = await run_code(wb, pid_code)
-    assert pool.starts == {"warm": 1, "cold": 1} and int(warm["stdout"]) == waiting_pid
+    waiting = os.readlink(f"/proc/{waiting_pid}/ns/pid")
+    warm = await run_code(wb, tree_code)
+    assert pool.starts == {"warm": 1, "cold": 1} and warm["stdout"].strip() == waiting
     assert not _alive(waiting_pid), "a used interpreter was kept"
     # The pool refills, with a new interpreter; one taken away leaves it empty: the start is cold.
     (kind,) = pool.idle
@@ -220,11 +223,12 @@ async def test_each_interpreter_is_used_once_and_an_empty_pool_starts_cold(make_
     assert refilled != waiting_pid and _alive(refilled)
     taken = pool.idle[kind].pop()
     try:
-        cold = await run_code(wb, pid_code)
+        cold = await run_code(wb, tree_code)
     finally:
         pool.idle[kind].append(taken)  # the pool kills it at the end
     assert pool.starts == {"warm": 1, "cold": 2} and cold["status"] == "completed"
-    assert int(cold["stdout"]) not in {refilled, waiting_pid, int(first["stdout"])}
+    trees = {os.readlink(f"/proc/{refilled}/ns/pid"), waiting, first["stdout"].strip()}
+    assert cold["stdout"].strip() not in trees
     got = samples((await wb.client.get("/metrics")).text)
     assert got[("workbench_warm_starts_total", (("start", "warm"),))] == 1
     assert got[("workbench_warm_starts_total", (("start", "cold"),))] == 2

@@ -5,6 +5,7 @@ died meanwhile `dead`."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import signal
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests import procs
+from tests.procs import PYTHON_ME
 from tests.reliability.conftest import DaemonProcess
 
 Factory = Any
@@ -90,8 +92,9 @@ def test_an_interpreter_that_died_while_the_daemon_was_down_is_dead(daemon_proce
     d: DaemonProcess = daemon_process()
     d.start()
     cx = new_context(d)
-    # The host's pid, from the host's /proc: in a pid namespace (cgroup, pidns) getpid() is its own.
-    pid = d.wait(start_in(d, cx, "int(open('/proc/self/stat').read().split()[0])"))["result"]["text/plain"]
+    # As the host finds it (`PYTHON_ME`): in a pid namespace (cgroup, pidns) getpid() is its own.
+    me = d.wait(start_in(d, cx, f"import os\n{PYTHON_ME}"))["result"]["text/plain"]
+    pid = procs.host_pid(ast.literal_eval(me))
     running = start_in(d, cx, "print('spin', flush=True)\nwhile True: pass")
     queued = start_in(d, cx, "1")
     until(lambda: "spin" in d.output(running))

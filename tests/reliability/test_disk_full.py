@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from tests.disks import Disk, small_disk
+from tests.procs import SHELL_ME, host_pid
 from tests.reliability.conftest import DaemonProcess
 
 Factory = Callable[..., DaemonProcess]
@@ -115,7 +116,7 @@ def test_a_full_disk_during_capture_keeps_the_daemon_and_the_outcome(
     stop, pid_file = tmp_path / "stop", tmp_path / "pid"
     # Invalid UTF-8 first, so the spool file is kept as an artifact to compare the journal with.
     command = (
-        f"printf '\\377'; read -r me _ < /proc/self/stat; echo $me > {pid_file}; i=0; "
+        f"printf '\\377'; {SHELL_ME}; echo $me > {pid_file}; i=0; "
         f'while [ ! -e {stop} ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done 2>/dev/null; exit 3'
     )
     execution_id = daemon.start_bash(command)["executionId"]
@@ -124,8 +125,8 @@ def test_a_full_disk_during_capture_keeps_the_daemon_and_the_outcome(
     disk.fill()
     wait_for("the daemon to report itself degraded", lambda: degraded(daemon))
     start_refused(daemon)
+    pid = host_pid(pid_file.read_text())
     stop.touch()
-    pid = int(pid_file.read_text())
     wait_for("the process to exit", lambda: not psutil.pid_exists(pid))
     time.sleep(1)  # the daemon tries to record the outcome, and cannot
     assert daemon.proc is not None and daemon.proc.poll() is None, daemon.log_text()
@@ -206,13 +207,11 @@ def test_a_cancel_on_a_full_disk_kills_now_and_is_recorded_later(
     daemon = on_disk(daemon_process, disk, tmp_path)
     daemon.start()
     pid_file = tmp_path / "pid"
-    # The host's pid (/proc/self/stat): $$ is the pid namespace's where the tree has one.
-    command = (
-        f"printf '\\377'; read -r me _ < /proc/self/stat; echo $me > {pid_file}; echo up; exec sleep 300"
-    )
+    # As the host finds it (`SHELL_ME`): $$ is the pid namespace's where the tree has one.
+    command = f"printf '\\377'; {SHELL_ME}; echo $me > {pid_file}; echo up; exec sleep 300"
     execution_id = daemon.start_bash(command)["executionId"]
     wait_for("output to be journaled", lambda: "up" in output_bytes(daemon, execution_id))
-    pid = int(pid_file.read_text())
+    pid = host_pid(pid_file.read_text())
 
     disk.fill()
     response = daemon.client.post(f"/v1/executions/{execution_id}/cancel", json={"reason": "no room"})

@@ -113,7 +113,7 @@ def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any, ima
     assert not any(alive(p) for p in pids) and os.path.isdir(daemon.data_dir / "warm")
     # Their keepers (the inits of their pid namespaces) are left alone while no shim runs: the
     # next shim on the data dir kills them as it starts.
-    lone = procs.processes_mentioning(f"workbench-keeper {daemon.data_dir / 'run'}")
+    lone = procs.processes_mentioning(str(daemon.data_dir / "run" / "workbench-keeper"))
     caps = sandbox.detect()
     assert lone or not (caps.cgroup and caps.pidns), "the interpreter's keeper was not left"
     daemon.start()

@@ -9,28 +9,30 @@ import pytest
 import trio
 
 from sandbox import Containment, ExitStatus, Supervisor
+from tests.procs import PYTHON_ME, SHELL_ME, host_pid
 
 if TYPE_CHECKING:
     from tests.sandbox.conftest import Kit
 
-# Each process records its own pid (one line each) in the file "pids" of the cwd, then sleeps.
-# /proc/self/stat gives the pid as the host sees it, also inside a pid namespace (where $$ is 1).
-RECORD = 'read -r me _ < /proc/self/stat; echo "$me" >> pids; exec "$@"\n'
+# Each process records itself (one line each, `SHELL_ME`) in the file "pids" of the cwd, then
+# sleeps; `host_pid` finds it on the host, also inside a pid namespace with its own /proc.
+RECORD = SHELL_ME + '; echo "$me" >> pids; exec "$@"\n'
 ESCAPEES = {
     "background child": "bash record sleep 300 &",
     "setsid child": "setsid bash record sleep 300 &",
     "double fork": "bash -c 'bash record sleep 300 &' &",
     "ignores SIGTERM": "bash -c 'trap \"\" TERM; exec bash record sleep 300' &",
     "python setsid": (
-        '{python} -c \'import os, time; os.setsid(); me = open("/proc/self/stat").read().split()[0]; '
-        'open("pids", "a").write(me + "\\n"); time.sleep(300)\' &'
+        "{python} -c 'import os, time; os.setsid(); me = "
+        + PYTHON_ME
+        + '; open("pids", "a").write(me + "\\n"); time.sleep(300)\' &'
     ),
 }
 
 
 def tree_script(python: str) -> str:
     lines = [line.format(python=python) for line in ESCAPEES.values()]
-    leader = 'read -r me _ < /proc/self/stat; echo "$me" >> pids'
+    leader = SHELL_ME + '; echo "$me" >> pids'
     return "\n".join([*lines, leader, "wait"])
 
 
@@ -39,7 +41,7 @@ async def test_sigkill_kills_every_escapee(sup: Supervisor, kit: Kit, containmen
     spec = kit.spec("ex", ["bash", "-c", tree_script(kit.python)], containment)
     (kit.root / "ex" / "record").write_text(RECORD)
     await sup.spawn(spec)
-    pids = [int(p) for p in await kit.wait_lines(kit.root / "ex" / "pids", len(ESCAPEES) + 1)]
+    pids = [host_pid(p) for p in await kit.wait_lines(kit.root / "ex" / "pids", len(ESCAPEES) + 1)]
     assert all(kit.alive(pid) for pid in pids)
     await sup.signal("ex", signal.SIGKILL)
     with trio.fail_after(10):
@@ -68,15 +70,12 @@ async def test_sigterm_grace_runs_the_trap(sup: Supervisor, kit: Kit, containmen
 async def test_tree_outliving_its_leader_is_waited(sup: Supervisor, kit: Kit) -> None:
     """Dead is judged by the containment: the leader's exit alone does not make the tree empty."""
     # The host's pid, from the host's /proc: in a pid namespace (cgroup, pidns) $$ is its own.
-    script = (
-        "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me >> pids; exec sleep 300' &"
-        " sleep 0.05; echo $$ >> pids"
-    )
+    script = f"setsid bash -c '{SHELL_ME}; echo $me >> pids; exec sleep 300' & sleep 0.05; echo $$ >> pids"
     await sup.spawn(kit.spec("ex", ["bash", "-c", script]))
     with trio.fail_after(10):
         assert await sup.wait_exited("ex") == ExitStatus(0, None)
     assert not sup.known()["ex"].empty
-    escapee = int((await kit.wait_lines(kit.root / "ex" / "pids", 2))[0])
+    escapee = host_pid((await kit.wait_lines(kit.root / "ex" / "pids", 2))[0])
     assert kit.alive(escapee)
     await sup.signal("ex", signal.SIGKILL)
     with trio.fail_after(10):
@@ -111,12 +110,12 @@ async def test_a_process_leaving_its_cgroup_dies_with_the_tree(sup: Supervisor, 
     if not (caps.cgroup and caps.pidns and v2 is not None and os.geteuid() == 0):
         pytest.skip("needs cgroup v2 and pid namespaces, as root")
     script = (
-        f"(echo $BASHPID > {v2.mountpoint}/cgroup.procs; read -r me _ < /proc/self/stat;"
+        f"(echo $BASHPID > {v2.mountpoint}/cgroup.procs; {SHELL_ME};"
         " echo $me >> pids; exec sleep 300) & echo $PPID >> ppid; sleep 300"
     )
     info = await sup.spawn(kit.spec("ex", ["bash", "-c", script], Containment.CGROUP))
     assert info.pidns and info.keeper is not None
-    escapee = int((await kit.wait_lines(kit.root / "ex" / "pids", 1))[0])
+    escapee = host_pid((await kit.wait_lines(kit.root / "ex" / "pids", 1))[0])
     assert (await kit.wait_lines(kit.root / "ex" / "ppid", 1)) == ["0"]  # the shim is not in reach
     assert f"0::{v2.root}\n" in _read(f"/proc/{escapee}/cgroup")  # it left the execution's cgroup
     await sup.signal("ex", signal.SIGKILL)

@@ -23,6 +23,7 @@ from sandbox import (
     read_proc_file,
     read_status_file,
 )
+from tests.procs import SHELL_ME, host_pid
 
 if TYPE_CHECKING:
     from tests.sandbox.conftest import Kit
@@ -128,12 +129,12 @@ async def test_killed_shim_fails_pending_waits(kit: Kit) -> None:
 async def test_adopt_a_tree_after_the_shim_died(kit: Kit, containment: Containment) -> None:
     """A restart is not a failure: a new shim adopts a running tree by identity and kills it."""
     script = (
-        "setsid bash -c 'read -r me _ < /proc/self/stat; echo $me >> pids; exec sleep 300' &\n"
-        "read -r me _ < /proc/self/stat; echo $me >> pids; sleep 300 & wait"
+        f"setsid bash -c '{SHELL_ME}; echo $me >> pids; exec sleep 300' &\n"
+        f"{SHELL_ME}; echo $me >> pids; sleep 300 & wait"
     )
     async with open_supervisor(kit.run_dir, python=kit.python) as sup:
         info = await sup.spawn(kit.spec("ex", ["bash", "-c", script], containment))
-        pids = [int(p) for p in await kit.wait_lines(kit.root / "ex" / "pids", 2)]
+        pids = [host_pid(p) for p in await kit.wait_lines(kit.root / "ex" / "pids", 2)]
         os.kill(sup.shim_pid, signal.SIGKILL)
         await wait_process_gone(sup.shim_pid)
     assert all(kit.alive(pid) for pid in pids)
