@@ -288,8 +288,9 @@ class Executions:
         try:
             if tracked.info.cgroup is None:
                 raise SpawnError("a pre-started sandbox is claimed only in a cgroup (to find its processes)")
-            pid = _warmbox.namespace_pid(cg.procs(tracked.info.cgroup))
-            _warmbox.give_files(pid, binds, same)
+            leader = tracked.info.pid
+            pid = _warmbox.namespace_pid(cg.procs(tracked.info.cgroup), leader)
+            _warmbox.give_files(pid, leader, binds, same)
             try:
                 limits = _warmbox.leader_limits(tracked.info.pid)
             except OSError as e:

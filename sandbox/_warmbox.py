@@ -87,11 +87,11 @@ def _clone_file(path: str, readonly: bool) -> int:
     return fd
 
 
-def propagates(path: str) -> bool:
-    """Whether the mount that holds `path` (in the shim's namespace) has a propagation type
-    other than private."""
+def propagates(path: str, leader: int) -> bool:
+    """Whether the mount that holds `path` in the mount namespace of the sandbox's `leader`
+    (which bubblewrap copied) has a propagation type other than private."""
     best, fields = "", False
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+    with open(f"/proc/{leader}/mountinfo", encoding="utf-8", errors="replace") as f:
         for line in f:
             parts = line.split(" - ", 1)[0].split()
             point = parts[4].replace("\\040", " ")
@@ -101,10 +101,10 @@ def propagates(path: str) -> bool:
     return fields
 
 
-def namespace_pid(procs: Sequence[int]) -> int:
-    """A process of the tree (`procs`: its cgroup's) in another mount namespace than the shim:
-    one inside the sandbox."""
-    own = os.stat("/proc/self/ns/mnt").st_ino
+def namespace_pid(procs: Sequence[int], leader: int) -> int:
+    """A process of the tree (`procs`: its cgroup's) in another mount namespace than its
+    `leader` (whose namespace is the shim's, or its keeper's): one inside the sandbox."""
+    own = os.stat(f"/proc/{leader}/ns/mnt").st_ino
     for pid in procs:
         with contextlib.suppress(OSError):
             if os.stat(f"/proc/{pid}/ns/mnt").st_ino != own:
@@ -112,17 +112,18 @@ def namespace_pid(procs: Sequence[int]) -> int:
     raise SpawnError("the pre-started sandbox has no process in its own mount namespace")
 
 
-def give_files(pid: int, binds: Sequence[tuple[str, bool]], same: Sequence[str]) -> None:
+def give_files(pid: int, leader: int, binds: Sequence[tuple[str, bool]], same: Sequence[str]) -> None:
     """Bind each host file of `binds` (path, read-only) at its own path in the mount namespace
     of `pid` (see the module's description), once each path of `same` is checked to be the
     same file inside as on the host (the workspace the sandbox bound when it started).
+    `leader`: the sandbox's leader, outside it.
 
     Raises:
         SpawnError: a check failed (nothing was changed), or a bind did (the tree must be
             discarded).
     """
     for path, _readonly in binds:
-        if propagates(path):
+        if propagates(path, leader):
             raise SpawnError(
                 f"{path} is on a mount with propagation: a sandbox's bind of it cannot be cloned"
             )
