@@ -14,7 +14,7 @@ from . import _cgroups as cg
 from . import _warmbox
 from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
-from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
+from ._errors import InputClosed, NotEmpty, NotReady, SandboxError, SpawnError, UnknownExecution
 from ._factory import READY, KeeperFactory, sweep_lone_keepers
 from ._files import PROC_FILE, write_json_atomic
 from ._keeper import Keeper, programs, start_keeper
@@ -239,6 +239,8 @@ class Executions:
             raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
         if not (os.path.isdir(spec.cwd) and os.access(spec.cwd, os.X_OK)):
             raise SpawnError(f"cannot change directory to {spec.cwd!r}")
+        if sock is not None and not _warmbox.ready(sock):
+            raise NotReady(f"{name!r} is still starting")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
         try:
             paths = [(spec.stdin_path or os.devnull, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)]
@@ -252,7 +254,9 @@ class Executions:
             raise SpawnError(f"cannot claim {name!r} for {spec.name!r}: {e}") from None
         try:
             if sock is not None:
-                self._claim_sandbox(tracked, sock, spec, data, binds, same)
+                _warmbox.claim(tracked, sock, spec, data, binds, same)
+                del self.sockets[name]
+                sock.close()
             else:
                 assert channel is not None
                 channel.write(data, eof=True)
@@ -268,42 +272,6 @@ class Executions:
             channel.name = spec.name
         self.children[spec.name] = tracked
         return tracked.known()
-
-    def _claim_sandbox(
-        self,
-        tracked: Tracked,
-        sock: socket.socket,
-        spec: SpawnSpec,
-        data: bytes,
-        binds: Sequence[tuple[str, bool]],
-        same: Sequence[str],
-    ) -> None:
-        """Give a pre-started sandbox its execution's files, then its stdio and `data`
-        (`sandbox._warmbox`). Any failure kills the tree (it may have been given some of its
-        files); its client still holds it, to release it."""
-        try:
-            fds = _warmbox.open_stdio(spec.stdin_path, spec.stdout_path, spec.stderr_path)
-        except OSError as e:
-            raise SpawnError(f"cannot open the stdio of {spec.name!r}: {e.strerror}") from None
-        try:
-            if tracked.info.cgroup is None:
-                raise SpawnError("a pre-started sandbox is claimed only in a cgroup (to find its processes)")
-            leader = tracked.info.pid
-            pid = _warmbox.namespace_pid(cg.procs(tracked.info.cgroup), leader)
-            _warmbox.give_files(pid, leader, binds, same)
-            try:
-                limits = _warmbox.leader_limits(tracked.info.pid)
-            except OSError as e:
-                raise SpawnError(f"cannot read the rlimits of its leader: {e.strerror}") from None
-            _warmbox.send_claim(sock, limits + data, fds)
-        except SpawnError:
-            tracked.signal(signal.SIGKILL)
-            raise
-        finally:
-            for fd in fds:
-                os.close(fd)
-        del self.sockets[tracked.name]
-        sock.close()
 
     def drop_unclaimed(self) -> None:
         """Kill the pre-started leaders nobody claimed (their daemon left); forget them once dead."""

@@ -24,11 +24,15 @@ import ctypes
 import errno
 import os
 import resource
+import signal
 import socket
 from collections.abc import Sequence
 
+from . import _cgroups as cg
 from ._errors import SpawnError
 from ._linux import setns
+from ._model import SpawnSpec
+from ._tracking import Tracked
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -225,6 +229,17 @@ def leader_limits(leader: int) -> bytes:
     return ("rlimits " + " ".join(fields) + "\n").encode()
 
 
+def ready(sock: socket.socket) -> bool:
+    """Whether the pre-started sandbox on `sock` has finished starting: its driver sends one
+    byte when it waits for its claim (anything before is start-up, whose output is checked)."""
+    try:
+        return sock.recv(1, socket.MSG_DONTWAIT) == b"r"
+    except BlockingIOError:
+        return False
+    except OSError:
+        return False
+
+
 def send_claim(sock: socket.socket, data: bytes, fds: list[int]) -> None:
     """Send `data` with `fds`, then an end of file; never blocks (raises SpawnError if the
     socket's buffer cannot take it all at once)."""
@@ -242,3 +257,37 @@ def send_claim(sock: socket.socket, data: bytes, fds: list[int]) -> None:
         if e.errno in (errno.EPIPE, errno.ECONNRESET):
             raise SpawnError("the pre-started sandbox is gone") from None
         raise SpawnError(f"cannot send the claim: {e}") from None
+
+
+def claim(
+    tracked: Tracked,
+    sock: socket.socket,
+    spec: SpawnSpec,
+    data: bytes,
+    binds: Sequence[tuple[str, bool]],
+    same: Sequence[str],
+) -> None:
+    """Give the pre-started sandbox `tracked` the execution's files (`give_files`), then its
+    stdio and `data` over `sock`. Any failure kills the tree (it may have been given some of
+    its files) and raises SpawnError; its client still holds it, to release it."""
+    try:
+        fds = open_stdio(spec.stdin_path, spec.stdout_path, spec.stderr_path)
+    except OSError as e:
+        raise SpawnError(f"cannot open the stdio of {spec.name!r}: {e.strerror}") from None
+    try:
+        if tracked.info.cgroup is None:
+            raise SpawnError("a pre-started sandbox is claimed only in a cgroup (to find its processes)")
+        leader = tracked.info.pid
+        pid = namespace_pid(cg.procs(tracked.info.cgroup), leader)
+        give_files(pid, leader, binds, same)
+        try:
+            limits = leader_limits(leader)
+        except OSError as e:
+            raise SpawnError(f"cannot read the rlimits of its leader: {e.strerror}") from None
+        send_claim(sock, limits + data, fds)
+    except SpawnError:
+        tracked.signal(signal.SIGKILL)
+        raise
+    finally:
+        for fd in fds:
+            os.close(fd)

@@ -240,6 +240,9 @@ class WarmPool:
             try:
                 binds, same = (box.binds, box.same) if box is not None else ((), ())
                 info = await self.supervisor.claim(name, spec, message, binds, same)
+            except sandbox.NotReady:
+                waiting.insert(0, name)  # still starting: this start is cold, a later one warm
+                return None
             except sandbox.SpawnError as e:
                 # Not for this spec (its cwd or files), or no longer waiting: the cold start
                 # says why, or runs.

@@ -154,6 +154,7 @@ def _receive(chunks: "list[bytes]") -> "list[int]":
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, 0)
     fds: list[int] = []
     try:
+        sock.send(b"r")  # started: the shim may claim it now (`sandbox._warmbox.ready`)
         while True:
             data, ancillary, _flags, _address = sock.recvmsg(1 << 16, _socket.CMSG_SPACE(3 * 4), 0x40000000)
             for level, kind, payload in ancillary:  # MSG_CMSG_CLOEXEC above: none leaks on
