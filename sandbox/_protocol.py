@@ -23,7 +23,9 @@ begins with ``warm-``) to ``spec.name`` and sends it ``input`` then an end of fi
 still unclaimed are killed when the client leaves. One spawned with ``claimSocket`` (a
 sandbox) is first given the host files ``binds`` in its mount namespace, once the paths
 ``same`` are checked to be what it bound at its start, and gets its stdio with ``input``
-(`sandbox._warmbox`); both lists are optional (empty).
+(`sandbox._warmbox`); both lists are optional (empty). Such a sandbox is claimed only once it
+has sent a byte on that socket (it waits): before, the claim fails with ``not_ready`` and
+changes nothing.
 
 ``signal`` takes ``"foreground": true`` to reach the foreground process group of the
 execution's terminal instead of its whole tree (where it has a terminal).

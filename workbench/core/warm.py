@@ -25,8 +25,9 @@ environment the leader's shell exports (`leader_env`). Only in the cgroup contai
 root daemon (whose sandbox runs as its own user).
 
 An interpreter that is still starting when claimed finishes its start-up first (still sooner
-than a cold start). One that printed anything while starting, or died, is discarded: the start
-is cold. The pool's interpreters are killed when the daemon stops, and by the shim when its
+than a cold start); a sandbox is claimed only once its driver waits (the start is cold
+before). One that printed anything while starting, or died, is discarded: the start is cold.
+The pool's interpreters are killed when the daemon stops, and by the shim when its
 daemon is gone (a crash); one whose shim died reads the end of its stdin and exits.
 """
 
