@@ -92,11 +92,22 @@ async def cold_and_warm(wb: DaemonHandle, code: str, **body: Any) -> tuple[dict[
     pool.size = size
     if not any(pool.idle.values()):
         await run_code(wb, "pass", **body)  # the template of this kind of start
+    return cold, await until_warm(wb, code, **body)
+
+
+async def until_warm(wb: DaemonHandle, code: str, **body: Any) -> dict[str, Any]:
+    """The record of `code` once it started warm: a sandbox is claimed once it has started (a
+    start before that is cold, and keeps it). Each cold one must have completed."""
+    pool = wb.daemon.executor.warm
     await pool_ready(wb)
-    before = dict(pool.starts)
-    warm = await run_code(wb, code, **body)
-    assert pool.starts["warm"] == before["warm"] + 1, "the second run was not a warm start"
-    return cold, warm
+    with ceilings.within(20, "a warm start"):
+        while True:
+            before = dict(pool.starts)
+            record = await run_code(wb, code, **body)
+            if pool.starts["warm"] == before["warm"] + 1:
+                return record
+            assert record["status"] == "completed", record
+            await trio.sleep(0.05)
 
 
 async def test_a_warm_sandbox_is_the_process_and_filesystem_a_cold_one_would_be(make_daemon: Any) -> None:
@@ -188,15 +199,15 @@ async def test_a_workspace_made_again_is_not_the_one_a_waiting_sandbox_bound(mak
     waiting_pid = wb.daemon.executor.supervisor.known()[name].info.pid
     workspace = wb.data_dir / "workspaces" / "admin" / "s1"
     shutil.rmtree(workspace)  # the waiting sandbox still binds the removed directory
-    record = await run_code(wb, "import os; print(sorted(os.listdir('.')))", image="sandbox", sessionId="s1")
-    assert record["status"] == "completed" and record["stdout"] == "[]\n", record
-    assert pool.starts["warm"] == 0, "a sandbox bound to a removed workspace was used"
+    listing = "import os; print(sorted(os.listdir('.')))"
+    with ceilings.within(20, "the sandbox bound to the removed workspace to be refused and killed"):
+        while _alive(waiting_pid):
+            record = await run_code(wb, listing, image="sandbox", sessionId="s1")
+            assert record["status"] == "completed" and record["stdout"] == "[]\n", record
+            assert pool.starts["warm"] == 0, "a sandbox bound to a removed workspace was used"
+            await trio.sleep(0.05)
     (workspace / "new-file").write_text("x")
-    with ceilings.within(20, "the refused sandbox to be killed"):
-        while _alive(waiting_pid):  # noqa: ASYNC110  # the pool has no event for it
-            await trio.sleep(0.02)
-    await pool_ready(wb)
-    record = await run_code(wb, "import os; print(sorted(os.listdir('.')))", image="sandbox", sessionId="s1")
+    record = await until_warm(wb, listing, image="sandbox", sessionId="s1")
     assert record["stdout"] == "['new-file']\n" and pool.starts["warm"] == 1, record
 
 

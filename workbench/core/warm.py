@@ -234,6 +234,21 @@ class WarmPool:
                 log.warning("cannot learn what a sandbox's shell exports (starting cold): %s", e)
                 return None
         message = claim_message(spec, env)
+        starting: list[str] = []  # sandboxes still starting: kept, in their order
+        try:
+            return await self._claim_one(kind, spec, box, waiting, message, starting)
+        finally:
+            waiting[:0] = starting
+
+    async def _claim_one(
+        self,
+        kind: Kind,
+        spec: sandbox.SpawnSpec,
+        box: WarmBox | None,
+        waiting: list[str],
+        message: bytes,
+        starting: list[str],
+    ) -> sandbox.ChildInfo | None:
         while waiting and len(message) <= sandbox.MAX_PENDING_INPUT:
             name = waiting.pop(0)
             if not self._usable(kind, name):
@@ -242,8 +257,8 @@ class WarmPool:
                 binds, same = (box.binds, box.same) if box is not None else ((), ())
                 info = await self.supervisor.claim(name, spec, message, binds, same)
             except sandbox.NotReady:
-                waiting.insert(0, name)  # still starting: this start is cold, a later one warm
-                return None
+                starting.append(name)  # perhaps the next one has started
+                continue
             except sandbox.SpawnError as e:
                 # Not for this spec (its cwd or files), or no longer waiting: the cold start
                 # says why, or runs.
