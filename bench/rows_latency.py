@@ -297,12 +297,14 @@ async def _row10_measure(
         ("code-host", "host", "workbench_code", {"language": "python", "code": "pass"}),
         ("code-warm", "host", "workbench_code", {"language": "python", "code": "pass"}),
         ("code-sandbox", "sandbox", "workbench_code", {"language": "python", "code": "pass"}),
+        ("code-sandbox-warm", "sandbox", "workbench_code", {"language": "python", "code": "pass"}),
         ("true-host", "host", "workbench_bash", {"command": "true"}),
         ("true-sandbox", "sandbox", "workbench_bash", {"command": "true"}),
     ):
         reason = usable(image, spec.get("language"))
         if reason is None:
-            measure = run_wait(warm if name == "code-warm" else client, kind, None, image=image, **spec)
+            on = warm if name.endswith("-warm") else client
+            measure = run_wait(on, kind, None, image=image, **spec)
             try:
                 await measure()
             except (HttpError, RuntimeError) as exc:
@@ -321,6 +323,7 @@ async def _row10_measure(
         ("code-host", "`workbench_code` python `pass`, host, p50", 1.5),
         ("code-warm", "`workbench_code` python `pass`, host, warm start, p50", 1.0),
         ("code-sandbox", "`workbench_code` python `pass`, sandbox, p50", 1.5),
+        ("code-sandbox-warm", "`workbench_code` python `pass`, sandbox, warm start, p50", 1.0),
     ):
         baseline = "`python3 -c pass` as a process, p50"
         if name in errors:
@@ -330,6 +333,7 @@ async def _row10_measure(
         notes = {
             "code-host": f"the image's interpreter ({Path(python).name}) for both; no warm pool",
             "code-warm": "a pre-started interpreter claimed (WORKBENCH_WARM_POOL, default 2)",
+            "code-sandbox-warm": "a pre-started sandbox of the session claimed",
         }
         lines.append(
             Line(
@@ -344,6 +348,7 @@ async def _row10_measure(
                 note=notes.get(name, ""),
             )
         )
+    lines.append(_sandbox_warm_vs_cold(samples, errors, n))
     figure = "run+wait `true`, sandbox image, p50"
     if "true-sandbox" in errors or "true-host" in errors:
         lines.append(
@@ -366,6 +371,22 @@ async def _row10_measure(
             )
         )
     return lines
+
+
+def _sandbox_warm_vs_cold(samples: dict[str, list[float]], errors: dict[str, str], n: int) -> Line:
+    figure = "`workbench_code` python `pass`, sandbox, warm start vs cold, p50"
+    baseline = "the same started cold (no warm pool), p50"
+    error = errors.get("code-sandbox-warm") or errors.get("code-sandbox")
+    if error is not None:
+        return Line(10, figure, baseline=baseline, error=error)
+    return Line(
+        10,
+        figure,
+        ms(samples["code-sandbox-warm"], 50),
+        baseline=baseline,
+        baseline_value=ms(samples["code-sandbox"], 50),
+        samples=n,
+    )
 
 
 def _fsync_cost(path: Path, rounds: int = 50) -> float:

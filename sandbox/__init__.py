@@ -23,6 +23,7 @@ Usage (the daemon side, in trio)::
         sup.known()                                        # everything held, after a reconnect
         await sup.adopt(info)                              # recovery after the shim died
         await sup.claim("warm-1", spec, data)              # a pre-started leader becomes spec
+        await sup.claim("warm-2", spec, data, binds, same) # a pre-started sandbox (claim_socket)
         await sup.shutdown()                               # once everything is dead
 
 Containment (`Containment`; AUTO picks the strongest available, recorded in ChildInfo):
@@ -45,6 +46,8 @@ Bubblewrap (`Bubblewrap`, `SandboxLayout`, `sandboxed_argv`, `probe_bubblewrap`)
 line that runs an argv isolated (read-only host root, private /tmp, no network but a loopback,
 its own pid namespace, no capabilities; or, from a root shim, an unprivileged uid and gid set by
 setpriv); it is an ordinary argv for `SpawnSpec`, contained and killed like any other tree.
+`bind_order` is the order it binds paths in; a pre-started sandbox is given the rest of its
+binds, and its stdio, when it is claimed (`sandbox._warmbox`).
 
 Recovery without a shim: `read_proc_file` and `read_status_file` read what the shim wrote in
 the execution's directory; `process_alive` checks a (pid, start time) identity.
@@ -56,13 +59,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, probe_bubblewrap, sandboxed_argv
+from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, bind_order, probe_bubblewrap, sandboxed_argv
 from ._detect import Capabilities, detect
 from ._errors import (
     ContainmentUnavailable,
     InputClosed,
     InputFull,
     NotEmpty,
+    NotReady,
     SandboxError,
     ShimRefused,
     SpawnError,
@@ -109,6 +113,7 @@ __all__ = [
     "KnownChild",
     "Limits",
     "NotEmpty",
+    "NotReady",
     "SandboxError",
     "SandboxLayout",
     "ShimRefused",
@@ -117,6 +122,7 @@ __all__ = [
     "Supervisor",
     "SupervisorLost",
     "UnknownExecution",
+    "bind_order",
     "detect",
     "open_supervisor",
     "probe_bubblewrap",

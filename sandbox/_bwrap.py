@@ -19,7 +19,7 @@ What the tree gets (`sandboxed_argv`):
 - empty private ``/tmp`` and ``/run`` (host sockets, such as a container engine's, live there);
   the layout's `hidden` paths replaced by empty ones (the daemon's data dir: its store, token
   and other executions); then its `readable` files bound read-only and its `writable` paths
-  bound read-write at their own places; it starts in `cwd`.
+  bound read-write at their own places (directories first: `bind_order`); it starts in `cwd`.
 
 Exit status: bwrap reports a command killed by signal N as exit code 128+N, like a shell. So the
 leader is a POSIX sh that runs bwrap and, for such a code, kills itself with signal N: the
@@ -131,10 +131,8 @@ def sandboxed_argv(
             args += ["--ro-bind", os.devnull, path]
     if user is not None:
         args += _traversable_parents(layout)
-    for path in sorted(layout.readable, key=_depth):
-        args += ["--ro-bind", path, path]
-    for path in sorted(layout.writable, key=_depth):
-        args += ["--bind", path, path]
+    for path in bind_order(layout):
+        args += ["--bind" if path in layout.writable else "--ro-bind", path, path]
     args += ["--chdir", layout.cwd]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not layout.network:
@@ -146,6 +144,16 @@ def sandboxed_argv(
     uid, gid = user
     drop = (f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all")
     return (tools.sh, "-c", _LEADER, tools.bwrap, *args, "--", tools.setpriv, *drop, "--", *argv)
+
+
+def bind_order(layout: SandboxLayout) -> list[str]:
+    """The `readable` and `writable` paths in the order they are bound: directories, then
+    files, each outer first. A path inside another is bound after it, and the binds of one
+    execution's own files (code, progress) come after its session's workspace, so that a
+    pre-started sandbox that bound the workspace can be given those files later in the same
+    order (`sandbox._warmbox`)."""
+    paths = [*layout.writable, *(p for p in layout.readable if p not in layout.writable)]
+    return sorted(paths, key=lambda p: (not os.path.isdir(p), *_depth(p)))
 
 
 def probe_bubblewrap(
@@ -178,15 +186,18 @@ def probe_bubblewrap(
 
 def _traversable_parents(layout: SandboxLayout) -> list[str]:
     """Make the directories that lead to the bound paths inside hidden ones, mode 0755: those
-    bwrap would make follow its umask (the daemon's, often 077), and the user could not pass."""
-    parents: set[str] = set()
-    for path in (*layout.readable, *layout.writable):
+    bwrap would make follow its umask (the daemon's, often 077), and the user could not pass.
+    Outer ones first, in the order of the paths they lead to (`bind_order`)."""
+    parents: dict[str, None] = {}
+    for path in bind_order(layout):  # made in that order, as a pre-started sandbox's are
+        chain = []
         parent = os.path.dirname(path)
         while parent != "/" and any(parent.startswith(h.rstrip("/") + "/") for h in layout.hidden):
-            parents.add(parent)
+            chain.append(parent)
             parent = os.path.dirname(parent)
+        parents.update(dict.fromkeys(reversed(chain)))
     args: list[str] = []
-    for parent in sorted(parents, key=_depth):
+    for parent in parents:
         args += ["--perms", "0755", "--dir", parent]
     return args
 

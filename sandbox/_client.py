@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, final
@@ -138,9 +138,19 @@ class Supervisor:
                 reply = await self._request(request)
         return ChildInfo.from_dict(reply["child"]["info"])
 
-    async def claim(self, name: str, spec: SpawnSpec, data: bytes) -> ChildInfo:
+    async def claim(
+        self,
+        name: str,
+        spec: SpawnSpec,
+        data: bytes,
+        binds: Sequence[tuple[str, bool]] = (),
+        same: Sequence[str] = (),
+    ) -> ChildInfo:
         """Make the waiting pre-started leader `name` the execution `spec` (see the protocol's
         ``claim``): renamed, its proc.json in `spec.dir`, `data` then an end of file on its stdin.
+        A pre-started sandbox (`SpawnSpec.claim_socket`) is first given the host files `binds`
+        (path, read-only) at their own paths, once the paths `same` are checked to be the files
+        it bound when it started; a failure there kills it.
 
         Shielded from cancellation like `spawn`. Not retried on a replacement shim (whose
         adopted leaders have no stdin to claim them by).
@@ -156,6 +166,8 @@ class Supervisor:
             "name": name,
             "spec": spec.to_dict(),
             "input": base64.b64encode(data).decode(),
+            "binds": [[path, readonly] for path, readonly in binds],
+            "same": list(same),
         }
         with trio.CancelScope(shield=True):
             reply = await self._request(request, retry=False)

@@ -38,6 +38,10 @@ class ContainmentUnavailable(SpawnError):
     """The requested containment is not available on this machine."""
 
 
+class NotReady(SpawnError):
+    """The pre-started leader has not finished starting: it cannot be claimed yet."""
+
+
 class UnknownExecution(SandboxError):
     """No execution of that name is known to the shim."""
 
@@ -66,6 +70,7 @@ class SupervisorLost(SandboxError):
 ERROR_TYPES: dict[str, type[SandboxError]] = {
     "spawn": SpawnError,
     "containment_unavailable": ContainmentUnavailable,
+    "not_ready": NotReady,
     "unknown_execution": UnknownExecution,
     "not_empty": NotEmpty,
     "input_closed": InputClosed,

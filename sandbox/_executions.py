@@ -7,11 +7,14 @@ import dataclasses
 import os
 import resource
 import signal
+import socket
+from collections.abc import Sequence
 
 from . import _cgroups as cg
+from . import _warmbox
 from ._cgroup_tracking import CgroupTracked
 from ._detect import Capabilities
-from ._errors import InputClosed, NotEmpty, SandboxError, SpawnError, UnknownExecution
+from ._errors import InputClosed, NotEmpty, NotReady, SandboxError, SpawnError, UnknownExecution
 from ._factory import READY, KeeperFactory, sweep_lone_keepers
 from ._files import PROC_FILE, write_json_atomic
 from ._keeper import Keeper, programs, start_keeper
@@ -37,6 +40,7 @@ class Executions:
         self.leaders: dict[int, Tracked] = {}  # the shim's children not yet reaped, by pid
         self.keepers: dict[int, Tracked] = {}  # the keepers (also its children) not yet reaped
         self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
+        self.sockets: dict[str, socket.socket] = {}  # the claim sockets of pre-started leaders
         self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
         self.bases = self._prepare_bases(cg.base_name(run_dir))
         #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
@@ -138,26 +142,31 @@ class Executions:
         joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
         use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
         channel = None
+        pair = None
         try:
             if spec.open_stdin or spec.tty is not None:
                 channel = Channel(self.host, spec.name, spec.tty, spec.stdout_path)
+            elif spec.claim_socket:
+                pair = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         except OSError as e:
             raise SpawnError(f"cannot open the stdin or terminal of {spec.name!r}: {e.strerror}") from None
+        stdin_fd = channel.child_stdin if channel else pair[1].fileno() if pair else None
         plan = make_plan(
-            spec,
-            containment,
-            joins,
-            use_rlimit_as,
-            pidns,
-            stdin_fd=channel.child_stdin if channel else None,
-            tty=spec.tty is not None,
+            spec, containment, joins, use_rlimit_as, pidns, stdin_fd=stdin_fd, tty=spec.tty is not None
         )
         try:
             pid, started = launch(plan, keeper)
         except BaseException:
             if channel is not None:
                 channel.close()
+            if pair is not None:
+                pair[0].close()
             raise
+        finally:
+            if pair is not None:
+                pair[1].close()
+        if pair is not None:
+            self.sockets[spec.name] = pair[0]
         if self.factory is not None:
             self.factory.replenish(self.waiting)
         if channel is not None:
@@ -197,21 +206,32 @@ class Executions:
                 tracked.channel.close()
             raise SpawnError(f"cannot set up the containment of {tracked.name!r}: {why}") from None
 
-    def claim(self, name: str, spec: SpawnSpec, data: bytes) -> KnownChild:
+    def claim(
+        self,
+        name: str,
+        spec: SpawnSpec,
+        data: bytes,
+        binds: Sequence[tuple[str, bool]] = (),
+        same: Sequence[str] = (),
+    ) -> KnownChild:
         """Make the waiting pre-started leader `name` the execution `spec`, and send it `data`.
 
         `name` (``warm-...``) was spawned with an open stdin and the containment and limits
         `spec` asks for; it is renamed `spec.name`, its proc.json is written into `spec.dir`,
         and `data` then an end of file go to its stdin. Checks first what a spawn of `spec`
         would fail on (name, directory, cwd, stdio files), so that a refusal changes nothing
-        and the caller can start `spec` cold instead, to fail or not exactly as it would.
+        and the caller can start `spec` cold instead, to fail or not exactly as it would. A
+        sandboxed one (spawned with `claim_socket`) is first given the host files `binds` (path,
+        read-only) once `same` are checked (`sandbox._warmbox.give_files`), and its stdio with
+        `data`; a failure there kills it.
 
         Raises:
             SpawnError: it cannot be claimed for `spec` (see above); it is left as it was.
         """
         tracked = self.get(name)
         channel = tracked.channel
-        if not name.startswith(WARM_PREFIX) or tracked.status is not None or channel is None:
+        sock = self.sockets.get(name)
+        if not name.startswith(WARM_PREFIX) or tracked.status is not None or (channel or sock) is None:
             raise SpawnError(f"{name!r} is not a pre-started leader waiting for a claim")
         if spec.name in self.children:
             raise SpawnError(f"an execution named {spec.name!r} already exists")
@@ -219,6 +239,8 @@ class Executions:
             raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
         if not (os.path.isdir(spec.cwd) and os.access(spec.cwd, os.X_OK)):
             raise SpawnError(f"cannot change directory to {spec.cwd!r}")
+        if sock is not None and not _warmbox.ready(sock):
+            raise NotReady(f"{name!r} is still starting")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
         try:
             paths = [(spec.stdin_path or os.devnull, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)]
@@ -231,16 +253,23 @@ class Executions:
         except OSError as e:
             raise SpawnError(f"cannot claim {name!r} for {spec.name!r}: {e}") from None
         try:
-            channel.write(data, eof=True)
-        except SandboxError:
+            if sock is not None:
+                _warmbox.claim(tracked, sock, spec, data, binds, same)
+                del self.sockets[name]
+                sock.close()
+            else:
+                assert channel is not None
+                channel.write(data, eof=True)
+        except SandboxError as e:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(spec.dir, PROC_FILE))
-            raise SpawnError(f"cannot send the claim to {name!r}") from None
+            raise SpawnError(f"cannot send the claim to {name!r}: {e}") from None
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(tracked.info.dir, PROC_FILE))
         del self.children[name]
         tracked.info = info
-        channel.name = spec.name
+        if channel is not None:
+            channel.name = spec.name
         self.children[spec.name] = tracked
         return tracked.known()
 
@@ -336,6 +365,9 @@ class Executions:
 
     def _forget(self, tracked: Tracked) -> None:
         tracked.close()
+        sock = self.sockets.pop(tracked.name, None)
+        if sock is not None:
+            sock.close()
         left = tracked.remove_cgroups()
         if left:
             self.host.log(f"could not remove the cgroups {left} of {tracked.name}")

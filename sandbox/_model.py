@@ -106,7 +106,9 @@ class SpawnSpec:
     instead of `stdin_path`. `tty` = (rows, cols): the tree runs on a pseudo-terminal whose master
     the shim holds: it is the leader's stdin, stdout, stderr and controlling terminal, and what
     the tree writes to it goes to `stdout_path` (`stderr_path` stays empty); input goes to it
-    like `open_stdin`'s.
+    like `open_stdin`'s. `claim_socket` (a pre-started leader only, named ``warm-...``): stdin
+    is a Unix socket whose other end the shim holds; a claim sends its stdio over it
+    (`sandbox._warmbox`), for a tree that runs as another user than the shim's.
     """
 
     name: str
@@ -123,6 +125,7 @@ class SpawnSpec:
     user: tuple[int, int] | None = None
     open_stdin: bool = False
     tty: tuple[int, int] | None = None
+    claim_socket: bool = False
 
     def __post_init__(self) -> None:
         validate_name(self.name)
@@ -130,6 +133,10 @@ class SpawnSpec:
             object.__setattr__(self, "tty", (int(self.tty[0]), int(self.tty[1])))
             if not all(1 <= n <= 65535 for n in self.tty):
                 raise ValueError(f"tty must be (rows, cols) of 1 to 65535, got {self.tty!r}")
+        if self.claim_socket and (not self.name.startswith(WARM_PREFIX) or self.open_stdin or self.tty):
+            raise ValueError(
+                "claim_socket is for a pre-started leader (warm-...) without a stdin or terminal"
+            )
         if self.user is not None:
             object.__setattr__(self, "user", (int(self.user[0]), int(self.user[1])))
             if min(self.user) <= 0:
@@ -169,6 +176,7 @@ class SpawnSpec:
             "user": list(self.user) if self.user else None,
             "openStdin": self.open_stdin,
             "tty": list(self.tty) if self.tty else None,
+            "claimSocket": self.claim_socket,
         }
 
     @classmethod
@@ -190,6 +198,7 @@ class SpawnSpec:
             user=(int(user[0]), int(user[1])) if (user := data.get("user")) else None,
             open_stdin=bool(data.get("openStdin", False)),
             tty=(int(tty[0]), int(tty[1])) if (tty := data.get("tty")) else None,
+            claim_socket=bool(data.get("claimSocket", False)),
         )
 
 

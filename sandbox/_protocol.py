@@ -14,12 +14,18 @@ Requests (client to shim) carry an ``id`` chosen by the client and an ``op``::
     {"id": 7, "op": "input", "name": "ex_1", "data": BASE64, "eof": false}
         -> {"id": 7, "ok": true, "unread": N}     (bytes waiting for the tree to read them)
     {"id": 8, "op": "resize", "name": "ex_1", "rows": 24, "cols": 80}   -> {"id": 8, "ok": true}
-    {"id": 9, "op": "claim", "name": "warm-1", "spec": SpawnSpec, "input": BASE64}
+    {"id": 9, "op": "claim", "name": "warm-1", "spec": SpawnSpec, "input": BASE64,
+     "binds": [[PATH, READONLY], ...], "same": [PATH, ...]}
         -> {"id": 9, "ok": true, "child": KnownChild, "claimed": "warm-1"}
 
 ``claim`` renames a waiting pre-started leader (spawned with an open stdin, under a name that
 begins with ``warm-``) to ``spec.name`` and sends it ``input`` then an end of file; those
-still unclaimed are killed when the client leaves.
+still unclaimed are killed when the client leaves. One spawned with ``claimSocket`` (a
+sandbox) is first given the host files ``binds`` in its mount namespace, once the paths
+``same`` are checked to be what it bound at its start, and gets its stdio with ``input``
+(`sandbox._warmbox`); both lists are optional (empty). Such a sandbox is claimed only once it
+has sent a byte on that socket (it waits): before, the claim fails with ``not_ready`` and
+changes nothing.
 
 ``signal`` takes ``"foreground": true`` to reach the foreground process group of the
 execution's terminal instead of its whole tree (where it has a terminal).

@@ -372,10 +372,14 @@ class Shim:
         try:
             spec = SpawnSpec.from_dict(message["spec"])
             data = base64.b64decode(str(message["input"]), validate=True)
+            binds = [(str(path), bool(readonly)) for path, readonly in message.get("binds") or ()]
+            same = [str(path) for path in message.get("same") or ()]
+            if not all(os.path.isabs(path) for path, _ in binds) or not all(map(os.path.isabs, same)):
+                raise ValueError("binds and same must be absolute paths")
         except (KeyError, TypeError, ValueError) as e:
             raise SpawnError(f"invalid claim: {e}") from None
         name = str(message["name"])
-        return {"child": self.executions.claim(name, spec, data).to_dict(), "claimed": name}
+        return {"child": self.executions.claim(name, spec, data, binds, same).to_dict(), "claimed": name}
 
     def _signal(self, message: dict[str, Any]) -> dict[str, Any]:
         foreground = bool(message.get("foreground", False))

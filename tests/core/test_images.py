@@ -304,6 +304,37 @@ def test_as_a_user_setpriv_drops_to_it_and_the_way_to_what_is_bound_is_passable(
         sandbox.sandboxed_argv(TOOLS, layout, ["id"], (65534, 65534))
 
 
+def test_binds_go_directories_first_and_the_ways_to_them_are_made_in_that_order(tmp_path: Path) -> None:
+    """A pre-started sandbox binds its workspace first and is given the execution's files later:
+    a cold one binds (and makes the directories to) them in the same order."""
+    data = tmp_path / "data"
+    work = data / "workspaces" / "p" / "s"
+    work.mkdir(parents=True)
+    (data / "executions" / "x").mkdir(parents=True)
+    code, progress = (str(data / "executions" / "x" / n) for n in ("code.py", "progress"))
+    for path in (code, progress):
+        Path(path).write_text("")
+    layout = sandbox.SandboxLayout(
+        cwd=str(work), writable=(progress, str(work)), readable=(code,), hidden=(str(data),)
+    )
+    assert sandbox.bind_order(layout) == [str(work), code, progress]
+    tools = sandbox.Bubblewrap(bwrap="/usr/bin/bwrap", sh="/bin/sh", setpriv="/usr/bin/setpriv")
+    options = bwrap_args(sandbox.sandboxed_argv(tools, layout, ["id"], (65534, 65534)))
+    made = [
+        options[i + 3] for i in range(len(options) - 3) if options[i : i + 3] == ["--perms", "0755", "--dir"]
+    ]
+    assert made == [
+        str(data / "workspaces"),
+        str(data / "workspaces" / "p"),
+        str(data / "executions"),
+        str(data / "executions" / "x"),
+    ]
+    binds = [
+        (options[i], options[i + 1]) for i in range(len(options) - 1) if options[i] in ("--bind", "--ro-bind")
+    ]
+    assert binds[-3:] == [("--bind", str(work)), ("--ro-bind", code), ("--bind", progress)]
+
+
 def test_a_hidden_file_is_covered_by_an_empty_one(tmp_path: Path) -> None:
     secret = write(tmp_path, "tokens", "[[tokens]]\n")
     args = bwrap_args(

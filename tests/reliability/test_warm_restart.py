@@ -1,5 +1,6 @@
 """Pre-started interpreters never outlive their daemon: a SIGKILL of it (the shim kills them), or of
-it and the shim (they read the end of their stdin and exit), and the next daemon starts fresh."""
+it and the shim (they read the end of their stdin, a pre-started sandbox's the end of its socket,
+and exit), and the next daemon starts fresh."""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+import pytest
+
 import sandbox
 from tests import procs
+from tests.e2e.test_sandbox_image import REASON as SANDBOX_REASON
 from tests.reliability.conftest import DaemonProcess, kill_supervisor
 
 
-def run_python(daemon: DaemonProcess, code: str) -> dict[str, Any]:
-    response = daemon.client.post(
-        "/v1/executions/workbench_code", json={"language": "python", "code": code, "waitTimeoutMs": 60_000}
-    )
+def run_python(daemon: DaemonProcess, code: str, image: str = "host") -> dict[str, Any]:
+    body = {"language": "python", "code": code, "waitTimeoutMs": 60_000, "image": image}
+    response = daemon.client.post("/v1/executions/workbench_code", json=body)
     assert response.status_code == 201, response.text
     record: dict[str, Any] = response.json()
     return record
@@ -85,11 +89,21 @@ def test_a_killed_daemons_pool_dies_and_the_next_daemon_warms_again(daemon_proce
     assert record["status"] == "completed" and daemon.output(eid) == "done\n", record
 
 
-def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any) -> None:
+@pytest.mark.parametrize("image", ["host", "sandbox"])
+def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any, image: str) -> None:
+    if image == "sandbox" and (SANDBOX_REASON is not None or os.geteuid() != 0):
+        pytest.skip(SANDBOX_REASON or "a sandbox is warmed under a root daemon only")
     daemon: DaemonProcess = daemon_process(WORKBENCH_WARM_POOL="1")
     daemon.start()
-    assert run_python(daemon, "pass")["status"] == "completed"
+    assert run_python(daemon, "pass", image)["status"] == "completed"
     pids = waiting_interpreters(daemon.data_dir, 1)
+    if image == "sandbox":  # the whole tree: sh, bubblewrap (twice) and the interpreter
+        pids = [
+            p.pid
+            for pid in pids
+            for p in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+        ]
+        assert len(pids) >= 4, pids
     # Stopped first, so that the shim dies before its client leaves (which would kill them).
     assert daemon.proc is not None
     os.kill(daemon.proc.pid, signal.SIGSTOP)

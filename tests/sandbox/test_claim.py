@@ -8,8 +8,10 @@ import signal
 from typing import TYPE_CHECKING
 
 import pytest
+import trio
 
-from sandbox import WARM_PREFIX, SpawnError, Supervisor, open_supervisor
+from sandbox import WARM_PREFIX, NotReady, SpawnError, SpawnSpec, Supervisor, open_supervisor
+from tests import ceilings
 from tests.sandbox.conftest import PYTHON
 
 if TYPE_CHECKING:
@@ -80,3 +82,48 @@ async def test_unclaimed_leaders_die_when_their_client_leaves(kit: Kit) -> None:
         await sup.wait_empty("kept")
         for name in list(sup.known()):
             await sup.release(name)
+
+
+async def test_a_sandbox_claim_with_bad_binds_changes_nothing_and_one_outside_a_sandbox_is_killed(
+    sup: Supervisor, kit: Kit
+) -> None:
+    with pytest.raises(ValueError, match="claim_socket"):
+        dataclasses.replace(kit.spec("plain", ["true"]), claim_socket=True)
+    # Says it is ready (a byte on its socket, as the driver does once started), then waits.
+    ready = [PYTHON, "-c", "import os, time; os.write(0, b'r'); time.sleep(300)"]
+    warm, starting = WARM_PREFIX + "4", WARM_PREFIX + "5"
+    started = await sup.spawn(dataclasses.replace(kit.spec(warm, ready), claim_socket=True))
+    waiting = await sup.spawn(dataclasses.replace(kit.spec(starting, ["sleep", "300"]), claim_socket=True))
+    target = kit.spec("ex", ["unused"])
+    with pytest.raises(SpawnError, match="invalid claim"):
+        await sup.claim(warm, target, b"x", binds=[("relative/code.py", True)])
+    with pytest.raises(NotReady):
+        await sup.claim(starting, target, b"x")
+    assert set(sup.known()) == {warm, starting} and all(c.status is None for c in sup.known().values())
+    assert not (kit.root / "ex" / "proc.json").exists()
+    # Its stdin is a socket, but it is no sandbox (no mount namespace of its own): refused, and
+    # killed, since a sandbox may have been given some of its files by then.
+    with ceilings.within(20, "the leader to say it is ready"):
+        refusal = await _claim_once_ready(sup, warm, target, [(str(kit.root / "code.py"), True)])
+    assert "mount namespace" in refusal, refusal
+    assert not (kit.root / "ex" / "proc.json").exists()
+    for name in (warm, starting):
+        await sup.signal(name, signal.SIGKILL)
+        await sup.wait_empty(name)
+        await sup.release(name)
+    assert not kit.alive(started.pid) and not kit.alive(waiting.pid)
+
+
+async def _claim_once_ready(
+    sup: Supervisor, name: str, spec: SpawnSpec, binds: list[tuple[str, bool]]
+) -> str:
+    """Why the claim was refused once `name` was ready ("claimed" if it was not)."""
+    while True:
+        try:
+            await sup.claim(name, spec, b"x", binds=binds)
+        except NotReady:
+            await trio.sleep(0.02)
+            continue
+        except SpawnError as e:
+            return str(e)
+        return "claimed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -321,3 +322,39 @@ def _limits(limits: ImageLimits) -> sandbox.Limits:
         cpu_seconds=limits.cpu_seconds,
         memory_bytes=limits.memory_bytes,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmBox:
+    """How a python execution on a sandboxed image may start in a pre-started sandbox.
+
+    `prefix`: the pre-started sandbox's command line up to the interpreter's arguments: the
+    cold one's without the execution's own files (so its workspace, hidden paths, network and
+    user), started in the workspace `cwd`. `binds`: those files (path, read-only), in the order
+    the cold start binds them after the workspace; `same`: the workspace, which must still be
+    the directory the sandbox bound. `sh`: the leader's shell, whose exported environment the
+    interpreter gets.
+    """
+
+    prefix: tuple[str, ...]
+    cwd: str
+    binds: tuple[tuple[str, bool], ...]
+    same: tuple[str, ...]
+    sh: str
+
+
+def warm_box(row: ExecutionRow, image: Image, layout: Layout, hide: Sequence[Path] = ()) -> WarmBox | None:
+    """The `WarmBox` of `row` (python code on a sandboxed image run as its own user, its
+    directory prepared), or None where its cold start's binds do not begin with the workspace."""
+    if not image.sandboxed or image.bubblewrap is None or image.user is None or row.language != "python":
+        return None
+    cold = sandbox_layout(row, image, layout, hide)
+    workspace = os.path.realpath(layout.workspace(row.principal, row.session_id))
+    early = dataclasses.replace(cold, cwd=workspace, writable=(workspace,), readable=())
+    order, first = sandbox.bind_order(cold), sandbox.bind_order(early)
+    if order[: len(first)] != first or any(os.path.isdir(path) for path in order[len(first) :]):
+        return None
+    directory = ExecutionDir(Path(os.path.realpath(layout.execution(row.id).path)))
+    prefix = sandbox.sandboxed_argv(image.bubblewrap, early, argv_for(row, image, directory)[:-1], image.user)
+    binds = tuple((path, path not in cold.writable) for path in order[len(first) :])
+    return WarmBox(prefix, workspace, binds, (workspace,), image.bubblewrap.sh)

@@ -124,7 +124,11 @@ class Run:
             settings = self.ex.settings
             hide = [p for p in (settings.tokens_file, settings.unix_socket) if p is not None]
             spec = launch.spawn_spec(self.row, image, self.ex.settings.layout, self.ex.containment, hide=hide)
-            self.child = await self.ex.warm.start(spec, warm.can_be_warm(self.row, image))
+            can_be_warm = warm.can_be_warm(self.row, image)
+            box = launch.warm_box(self.row, image, layout, hide) if can_be_warm and image.sandboxed else None
+            self.child = await self.ex.warm.start(
+                spec, can_be_warm and (box is not None or not image.sandboxed), box
+            )
             self.ex.observe.spawn(time.perf_counter() - began)
             if self.row.secret_env_names_json:
                 # In the tree's environment now: not a moment longer on disk than needed.
