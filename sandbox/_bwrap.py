@@ -39,6 +39,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._model import Limits
+
 #: Host directories replaced by empty private ones in every sandbox (where they exist).
 PRIVATE_DIRS = ("/tmp", "/run")
 
@@ -67,12 +69,15 @@ class Bubblewrap:
     sh: str
     #: util-linux's setpriv, to run the tree as an unprivileged user (None: not installed).
     setpriv: str | None = None
+    #: util-linux's prlimit, to set the tree's rlimits before bwrap starts (None: not installed).
+    prlimit: str | None = None
 
     def __post_init__(self) -> None:
         for what in ("bwrap", "sh"):
             _check_path(what, getattr(self, what))
-        if self.setpriv is not None:
-            _check_path("setpriv", self.setpriv)
+        for what in ("setpriv", "prlimit"):
+            if getattr(self, what) is not None:
+                _check_path(what, getattr(self, what))
 
 
 @dataclass(frozen=True)
@@ -103,10 +108,16 @@ class SandboxLayout:
 
 
 def sandboxed_argv(
-    tools: Bubblewrap, layout: SandboxLayout, argv: Sequence[str], user: tuple[int, int] | None = None
+    tools: Bubblewrap,
+    layout: SandboxLayout,
+    argv: Sequence[str],
+    user: tuple[int, int] | None = None,
+    limits: Limits | None = None,
 ) -> tuple[str, ...]:
     """The command line that runs `argv` in the sandbox `layout` describes (see the module doc),
-    as `user` (uid, gid; bwrap must then run as root, and `tools.setpriv` be known).
+    as `user` (uid, gid; bwrap must then run as root, and `tools.setpriv` be known), with the
+    rlimits of `limits` set by ``prlimit`` before bwrap starts: the shim sets them on the leader
+    only after its exec, and the leader, a shell, starts bwrap at once, which would outrun them.
 
     The hidden paths must exist (a hidden path that is missing has nothing to hide and is left
     out); `readable` and `writable` ones must exist when the command line is run, and be
@@ -138,12 +149,31 @@ def sandboxed_argv(
     if not layout.network:
         args.append("--unshare-net")
     args += ["--die-with-parent", "--new-session"]
+    leader = (tools.sh, "-c", _LEADER, *_prlimit(tools, limits), tools.bwrap)
     if user is None:
-        return (tools.sh, "-c", _LEADER, tools.bwrap, *args, "--cap-drop", "ALL", "--", *argv)
+        return (*leader, *args, "--cap-drop", "ALL", "--", *argv)
     assert tools.setpriv is not None
     uid, gid = user
     drop = (f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all")
-    return (tools.sh, "-c", _LEADER, tools.bwrap, *args, "--", tools.setpriv, *drop, "--", *argv)
+    return (*leader, *args, "--", tools.setpriv, *drop, "--", *argv)
+
+
+def _prlimit(tools: Bubblewrap, limits: Limits | None) -> tuple[str, ...]:
+    """``prlimit`` and its options for the rlimits of `limits` (as `sandbox._launch` sets them:
+    soft and hard alike, the CPU's hard one a second later); () for none (or no prlimit)."""
+    if limits is None or tools.prlimit is None:
+        return ()
+    options = []
+    for name, value in (
+        ("nofile", limits.max_open_files),
+        ("fsize", limits.max_file_size_bytes),
+        ("nproc", limits.max_processes),
+    ):
+        if value is not None:
+            options.append(f"--{name}={value}:{value}")
+    if limits.cpu_seconds is not None:
+        options.append(f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}")
+    return (tools.prlimit, *options, "--") if options else ()
 
 
 def bind_order(layout: SandboxLayout) -> list[str]:

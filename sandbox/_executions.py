@@ -397,7 +397,8 @@ class Executions:
         return bases
 
     def _make_cgroups(self, name: str, containment: Containment, limits: Limits) -> list[str | None]:
-        """Create the execution's [v2, v1 memory, v1 pids] cgroups (their limits come later)."""
+        """Create the execution's [v2, v1 memory, v1 pids] cgroups; the pids limit is written now
+        (a fork bomb must not outrun its writing after the spawn), the memory limit later."""
         caps = self.caps
         memory, pids = limits.memory_bytes is not None, limits.max_processes is not None
         wanted = [
@@ -415,6 +416,7 @@ class Executions:
                         raise SpawnError("the shim could not prepare its parent cgroup (see shim.log)")
                     directory = dirs[i] = os.path.join(base, name)
                     cg.make(directory)
+            self._preset_pids(dirs, limits)
         except BaseException as e:
             _remove_cgroups(dirs)
             if isinstance(e, FileExistsError):
@@ -423,6 +425,18 @@ class Executions:
                 raise SpawnError(f"cannot create the cgroups of {name!r}: {e}") from None
             raise
         return dirs
+
+    def _preset_pids(self, dirs: list[str | None], limits: Limits) -> None:
+        """The pids limit before the spawn: the shim, in the cgroup for that instant, counts as
+        one of them, so at least 2 (its leader and it); the exact one follows (`_apply_limits`)."""
+        v2, _v1_memory, v1_pids = dirs
+        target = v1_pids or (v2 if self.caps.pids == cg.V2 else None)
+        if limits.max_processes is not None and target:
+            try:
+                cg.set_pids_limit(target, max(limits.max_processes, 2))
+            except OSError as e:
+                why = f"cannot set the process limit to {limits.max_processes}: {e.strerror}"
+                raise SpawnError(why) from None
 
     def _apply_limits(self, dirs: list[str | None], limits: Limits) -> None:
         """Write the memory and pids limits, once the shim is out of these cgroups.

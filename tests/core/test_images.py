@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -399,3 +400,26 @@ def test_the_spawn_spec_of_a_sandboxed_code_execution(images: dict[str, Image], 
     moved = dataclasses.replace(row, cwd=str(tmp_path))
     with pytest.raises(sandbox.SpawnError, match="no longer inside the workspace"):
         launch.spawn_spec(moved, box, layout, sandbox.Containment.AUTO)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_sandbox_leader_is_called_sh_and_sets_the_images_rlimits_first() -> None:
+    """The leader shell keeps the name `sh`: where sh is bash, bash called `bash` would source a
+    request's BASH_ENV, as root, before bubblewrap starts. Its first program is prlimit, with the
+    image's limits, so that bubblewrap and all inside start under them."""
+    image = load_image(default_images_dir() / "sandbox.toml", bwrap=shutil.which("bwrap"))
+    if image.bubblewrap is None:
+        pytest.skip(f"the sandbox is unavailable here: {image.unavailable_reason}")
+    tools = image.bubblewrap
+    assert os.path.basename(tools.sh) == "sh"
+    limits = sandbox.Limits(max_processes=1024, max_open_files=4096, max_file_size_bytes=512, cpu_seconds=7)
+    argv = sandbox.sandboxed_argv(tools, sandbox.SandboxLayout(cwd="/"), ["true"], None, limits)
+    assert argv[:4] == (tools.sh, "-c", argv[2], tools.prlimit)
+    assert argv[4:10] == (
+        "--nofile=4096:4096",
+        "--fsize=512:512",
+        "--nproc=1024:1024",
+        "--cpu=7:8",
+        "--",
+        tools.bwrap,
+    )

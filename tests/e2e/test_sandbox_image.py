@@ -201,6 +201,21 @@ async def test_its_own_pid_namespace(wb: DaemonHandle) -> None:
     assert "bwrap" in found["init"], out
 
 
+async def test_the_images_rlimits_hold_from_the_first_process_inside(wb: DaemonHandle) -> None:
+    """The image's limits (4096 open files, 16 GiB files, 1024 processes) bind every process in
+    the sandbox: they are set before bubblewrap starts, not after its leader's exec, which it
+    would outrun (its leader forks bubblewrap at once). Several runs: the race was not certain."""
+    command = (
+        "echo nofile=$(ulimit -Sn):$(ulimit -Hn); echo fsize=$(ulimit -Sf):$(ulimit -Hf);"
+        " echo nproc=$(ulimit -Hu)"
+    )
+    for _ in range(5):
+        record, out = await run(wb, command)
+        assert record["status"] == "completed", out
+        blocks = 16 * 1024**3 // 1024  # bash counts in KiB
+        assert results(out) == {"nofile": "4096:4096", "fsize": f"{blocks}:{blocks}", "nproc": "1024"}, out
+
+
 async def test_setuid_and_file_capabilities_regain_nothing(wb: DaemonHandle) -> None:
     """No capability is held, no_new_privs is set, and setuid or file-capability programs change neither."""
     workspace = wb.data_dir / "workspaces" / "admin" / "default"

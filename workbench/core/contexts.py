@@ -402,7 +402,9 @@ def spawn_spec(
             hidden=tuple(hidden),
             network=image.network,
         )
-        argv = sandbox.sandboxed_argv(image.bubblewrap, box, argv, image.user)
+        argv = sandbox.sandboxed_argv(
+            image.bubblewrap, box, argv, image.user, launch.sandbox_limits(image.limits)
+        )
     return sandbox.SpawnSpec(
         name=info.id,
         argv=argv,

@@ -183,7 +183,10 @@ def _bubblewrap(
     """The sandbox's programs, or why a sandbox cannot run here (it is tried once)."""
     if bwrap is None:
         return None, "bubblewrap (bwrap) is not installed; install the package bubblewrap"
-    sh = _which("sh", EXECUTION_PATH)
+    # Called by its own name, never by the shell it links to: bash called `bash` would read a
+    # request's BASH_ENV, as root and outside the sandbox; called `sh`, no start-up file.
+    sh = shutil.which("sh", path=EXECUTION_PATH)
+    sh = os.path.abspath(sh) if sh is not None and os.path.isfile(sh) and os.access(sh, os.X_OK) else None
     if sh is None:
         return None, "no sh on the executions' PATH to lead the sandbox"
     setpriv = None
@@ -194,7 +197,8 @@ def _bubblewrap(
                 f"running the sandbox as uid {user[0]} needs setpriv (util-linux), which is missing; "
                 "install it, or set WORKBENCH_SANDBOX_UID=0 to run the sandbox as root"
             )
-    tools = sandbox.Bubblewrap(bwrap=os.path.realpath(bwrap), sh=sh, setpriv=setpriv)
+    prlimit = _which("prlimit", EXECUTION_PATH)  # util-linux, as setpriv; without it, see sandboxed_argv
+    tools = sandbox.Bubblewrap(bwrap=os.path.realpath(bwrap), sh=sh, setpriv=setpriv, prlimit=prlimit)
     reason = sandbox.probe_bubblewrap(tools, (*shell, "exit 0"), network=network, user=user)
     return (None, reason) if reason else (tools, None)
 

@@ -254,7 +254,7 @@ def spawn_spec(
         if image.bubblewrap is None:
             raise sandbox.SpawnError(f"image {image.name!r} is unavailable: {image.unavailable_reason}")
         box = sandbox_layout(row, image, layout, hide, cwd)
-        argv = sandbox.sandboxed_argv(image.bubblewrap, box, argv, image.user)
+        argv = sandbox.sandboxed_argv(image.bubblewrap, box, argv, image.user, _limits(image.limits))
     return sandbox.SpawnSpec(
         name=row.id,
         argv=argv,
@@ -355,6 +355,8 @@ def warm_box(row: ExecutionRow, image: Image, layout: Layout, hide: Sequence[Pat
     if order[: len(first)] != first or any(os.path.isdir(path) for path in order[len(first) :]):
         return None
     directory = ExecutionDir(Path(os.path.realpath(layout.execution(row.id).path)))
-    prefix = sandbox.sandboxed_argv(image.bubblewrap, early, argv_for(row, image, directory)[:-1], image.user)
+    prefix = sandbox.sandboxed_argv(
+        image.bubblewrap, early, argv_for(row, image, directory)[:-1], image.user, _limits(image.limits)
+    )
     binds = tuple((path, path not in cold.writable) for path in order[len(first) :])
     return WarmBox(prefix, workspace, binds, (workspace,), image.bubblewrap.sh)
