@@ -111,19 +111,24 @@ async function logout() {
 // -- streams --------------------------------------------------------------------------------------
 
 function startChanges() {
-  if (state.changes) return;
+  if (state.changes) return state.changesReady;
   const deliver = (change) => {
     state.changeCursor = change.changeId;
     for (const fn of state.listeners) fn(change);
   };
+  let isReady;
+  // Settled once the stream stands at a change id: every change after it is delivered. After
+  // 2 s without it (no stream), settled all the same, so that the page is not held up.
+  state.changesReady = new Promise((resolve) => { isReady = resolve; setTimeout(resolve, 2000); });
   state.changes = new ResumingStream(
     "/v1/events/stream",
     {
-      ready: (data) => { state.changeCursor = data.changeId; },
+      ready: (data) => { state.changeCursor = data.changeId; isReady(); },
       created: deliver, status: deliver, progress: deliver, terminal: deliver,
     },
     () => state.changeCursor,
   );
+  return state.changesReady;
 }
 
 let executionStream = null;
@@ -209,12 +214,23 @@ async function showList(params) {
   let cursor = params.get("cursor");
   const rows = new Map();
   const tbody = $("rows");
+  // Changes that come while a page is being read wait for it, then apply on top of it in their
+  // order: the page may have been read before them (its rows would undo them) or after. The
+  // first page is read once the changes stream stands at a change id, so none falls between.
+  let loading = 1;
+  const early = [];
 
   const load = async () => {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     for (const [k, v] of Object.entries(filters)) if (v) query.set(k, v);
     if (cursor) query.set("cursor", cursor);
-    const page = await api("GET", "/v1/executions?" + query);
+    loading += 1;
+    let page;
+    try {
+      page = await api("GET", "/v1/executions?" + query);
+    } finally {
+      loading -= 1;
+    }
     rows.clear();
     const trs = page.executions.map((record) => {
       const tr = document.createElement("tr");
@@ -227,11 +243,12 @@ async function showList(params) {
     $("prev").disabled = cursors.length === 0;
     $("page-info").textContent = "page " + (cursors.length + 1);
     $("next").onclick = () => { cursors.push(cursor); cursor = page.nextCursor; load(); };
+    if (!loading) for (const change of early.splice(0)) apply(change);
   };
   $("prev").onclick = () => { cursor = cursors.pop() || null; load(); };
   $("first").onclick = () => { cursors.length = 0; cursor = null; load(); };
 
-  state.listeners.add((change) => {
+  const apply = (change) => {
     const record = change.execution;
     let tr = rows.get(record.executionId);
     if (!tr) {
@@ -247,8 +264,10 @@ async function showList(params) {
       }
     }
     renderRow(tr, record, change.progress);
-  });
-  startChanges();
+  };
+  state.listeners.add((change) => (loading ? early.push(change) : apply(change)));
+  await startChanges();
+  loading -= 1;
   await load();
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -312,3 +313,26 @@ def test_ten_thousand_executions_and_a_log_of_five_mib_stay_usable(chromium: Any
         assert page.errors == []
     finally:
         daemon.close()
+
+
+def test_an_execution_created_while_the_list_loads_stays_in_it(daemon: DaemonProcess, chromium: Any) -> None:
+    """The list's live changes start before its first page is read. An execution created after
+    that read, whose `created` change reaches the page before the page's (older) answer, must
+    stay in the list once the answer is shown."""
+    page = logged_in(chromium, daemon)
+    started: dict[str, Any] = {}
+
+    def stale(route: Any) -> None:
+        response = route.fetch()  # read now: it lacks the execution started next
+        time.sleep(0.5)  # the changes stream is connected
+        started.update(daemon.start_bash("sleep 30"))
+        time.sleep(1)  # its `created` change is in the page
+        route.fulfill(response=response)
+
+    page.route(re.compile(r"/v1/executions\?"), stale)
+    page.evaluate("() => { location.hash = '#/?kind=workbench_bash'; }")
+    page.wait_for_selector("#page-info")
+    wait_js(page, "() => document.getElementById('page-info').textContent === 'page 1'")
+    page.unroute(re.compile(r"/v1/executions\?"))
+    page.wait_for_selector(f"tr[data-id={started['executionId']}] a", timeout=5000)
+    daemon.client.post(f"/v1/executions/{started['executionId']}/cancel", json={})
