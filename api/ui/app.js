@@ -110,6 +110,8 @@ async function logout() {
 
 // -- streams --------------------------------------------------------------------------------------
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function startChanges() {
   if (state.changes) return state.changesReady;
   const deliver = (change) => {
@@ -117,9 +119,8 @@ function startChanges() {
     for (const fn of state.listeners) fn(change);
   };
   let isReady;
-  // Settled once the stream stands at a change id: every change after it is delivered. After
-  // 2 s without it (no stream), settled all the same, so that the page is not held up.
-  state.changesReady = new Promise((resolve) => { isReady = resolve; setTimeout(resolve, 2000); });
+  // Settled once the stream stands at a change id: every change after it is delivered.
+  state.changesReady = new Promise((resolve) => { isReady = resolve; });
   state.changes = new ResumingStream(
     "/v1/events/stream",
     {
@@ -252,8 +253,12 @@ async function showList(params) {
     const record = change.execution;
     let tr = rows.get(record.executionId);
     if (!tr) {
-      // New executions appear on the first page only, when the filters let them.
-      if (change.change !== "created" || cursor || !matches(record, filters)) return;
+      // New executions appear on the first page only, when the filters let them. New: created,
+      // or newer than any shown (the stream sends each execution once with its latest change,
+      // so one created and started between two of its reads comes as a `status` change).
+      const newest = tbody.firstElementChild ? tbody.firstElementChild.dataset.id : "";
+      const isNew = change.change === "created" || record.executionId > newest;
+      if (!isNew || cursor || !matches(record, filters)) return;
       tr = document.createElement("tr");
       rows.set(record.executionId, tr);
       tbody.prepend(tr);
@@ -266,9 +271,13 @@ async function showList(params) {
     renderRow(tr, record, change.progress);
   };
   state.listeners.add((change) => (loading ? early.push(change) : apply(change)));
-  await startChanges();
+  // The page is not held up more than 2 s for a stream that is slow to come: it is read then, and
+  // read again once the stream stands (what changed between the two is in the second).
+  const ready = startChanges();
+  const inTime = await Promise.race([ready.then(() => true), sleep(2000).then(() => false)]);
   loading -= 1;
   await load();
+  if (!inTime) ready.then(() => { if (tbody.isConnected) load(); });
 }
 
 async function setUpStartForm() {

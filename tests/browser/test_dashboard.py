@@ -336,3 +336,24 @@ def test_an_execution_created_while_the_list_loads_stays_in_it(daemon: DaemonPro
     page.unroute(re.compile(r"/v1/executions\?"))
     page.wait_for_selector(f"tr[data-id={started['executionId']}] a", timeout=5000)
     daemon.client.post(f"/v1/executions/{started['executionId']}/cancel", json={})
+
+
+def test_an_execution_created_before_a_slow_changes_stream_comes_still_shows(
+    daemon: DaemonProcess, chromium: Any
+) -> None:
+    """The list does not wait more than 2 s for its changes stream: it reads its page, and reads
+    it again once the stream stands, so an execution created between the two still shows."""
+    page = logged_in(chromium, daemon)
+    started: dict[str, Any] = {}
+
+    def late(route: Any) -> None:
+        time.sleep(2.5)  # the page has been read without the stream
+        started.update(daemon.start_bash("sleep 30"))
+        route.continue_()  # the stream starts after that start: its `created` change is not in it
+
+    page.route(re.compile(r"/v1/events/stream"), late)
+    page.reload()  # a new page: its list starts a new changes stream
+    page.wait_for_timeout(3000)
+    page.unroute(re.compile(r"/v1/events/stream"))
+    page.wait_for_selector(f"tr[data-id={started['executionId']}] a", timeout=10000)
+    daemon.client.post(f"/v1/executions/{started['executionId']}/cancel", json={})
