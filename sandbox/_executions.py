@@ -426,11 +426,15 @@ class Executions:
             raise
         return dirs
 
+    def _pids_dir(self, dirs: list[str | None]) -> str | None:
+        """The cgroup of `dirs` that holds the pids limit (v1's pids, or v2 where pids is there)."""
+        v2, _v1_memory, v1_pids = dirs
+        return v1_pids or (v2 if self.caps.pids == cg.V2 else None)
+
     def _preset_pids(self, dirs: list[str | None], limits: Limits) -> None:
         """The pids limit before the spawn: the shim, in the cgroup for that instant, counts as
         one of them, so at least 2 (its leader and it); the exact one follows (`_apply_limits`)."""
-        v2, _v1_memory, v1_pids = dirs
-        target = v1_pids or (v2 if self.caps.pids == cg.V2 else None)
+        target = self._pids_dir(dirs)
         if limits.max_processes is not None and target:
             try:
                 cg.set_pids_limit(target, max(limits.max_processes, 2))
@@ -444,7 +448,7 @@ class Executions:
         Written after the spawn so that the shim, in them for an instant, never counts against
         them nor can be chosen by their OOM killer.
         """
-        v2, v1_memory, v1_pids = dirs
+        v2, v1_memory, _v1_pids = dirs
         memory, pids = limits.memory_bytes, limits.max_processes
         try:
             if memory is not None and v1_memory:
@@ -454,7 +458,7 @@ class Executions:
         except OSError as e:
             # cgroup v1 refuses a limit below what the tree already uses (EBUSY).
             raise OSError(e.errno, f"cannot set the memory limit to {memory} bytes: {e.strerror}") from None
-        target = v1_pids or (v2 if self.caps.pids == cg.V2 else None)
+        target = self._pids_dir(dirs)
         if pids is not None and target:
             try:
                 cg.set_pids_limit(target, pids)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.core.test_pieces import live
 from workbench.core.layout import ExecutionDir
 from workbench.core.plain import plain
 from workbench.core.preview import elision_line, execution_preview, stream_preview
-from workbench.core.store import ExecutionRow
 from workbench.wire.status import ExecutionStatus
 
 ELIDED = re.compile(r"\[\.\.\. (\d+) bytes elided \.\.\.\]\n")
@@ -189,19 +189,7 @@ async def test_a_record_still_queued_in_the_store_shows_no_output(tmp_path: Path
     directory = ExecutionDir(tmp_path)
     directory.stdout.write_bytes(b"first\n")
     directory.stderr.write_bytes(b"")
-    row = ExecutionRow(
-        id="ex_1",
-        kind="workbench_bash",
-        principal="admin",
-        session_id="default",
-        status=ExecutionStatus.QUEUED,
-        cwd="/",
-        image="host",
-        created_at=0,
-        deadline_at=1,
-        timeout_ms=1,
-        budget_bytes=1,
-    )
+    row = live(1).row  # queued
     queued = await execution_preview(directory, row, final=False)
     assert (queued.stdout, queued.stdout_elided_bytes) == ("", 0)
     running = await execution_preview(directory, replace(row, status=ExecutionStatus.RUNNING), final=False)

@@ -99,6 +99,12 @@ async def streams(wb: DaemonHandle, execution_id: str) -> dict[str, str]:
     return text
 
 
+def outcome(record: dict[str, Any]) -> str:
+    """What a run ended with (status, exit, error, output), its own id masked."""
+    keys = ("status", "exitCode", "signal", "error", "stdout", "stderr")
+    return json.dumps({k: record.get(k) for k in keys}).replace(record["executionId"], "")
+
+
 async def cold_and_warm(wb: DaemonHandle, code: str, **body: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The record of `code` run cold, then warm (a pre-started interpreter claimed)."""
     pool = wb.daemon.executor.warm
@@ -148,9 +154,7 @@ async def test_output_exit_codes_and_exceptions_are_a_cold_starts(make_daemon: A
     ]
     for code in cases:
         cold, warm = await cold_and_warm(wb, code)
-        keys = ("status", "exitCode", "signal", "error", "stdout", "stderr")
-        masked = [json.dumps({k: r.get(k) for k in keys}).replace(r["executionId"], "") for r in (cold, warm)]
-        assert masked[0] == masked[1], code
+        assert outcome(cold) == outcome(warm), code
 
 
 async def _tree_pids(wb: DaemonHandle, execution_id: str) -> list[int]:
