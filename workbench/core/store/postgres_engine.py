@@ -21,6 +21,7 @@ import trio
 from workbench.core.store import postgres_queries as q
 from workbench.core.store import postgres_retention as retention
 from workbench.core.store.base import ExitBody, Store
+from workbench.core.store.batching import LINGER_S
 from workbench.core.store.postgres_schema import prepare
 from workbench.core.store.postgres_threads import (
     CHANGED,
@@ -56,8 +57,8 @@ __all__ = ["CHANGED", "QUEUED", "Conn", "PostgresEngine"]
 class PostgresEngine(PostgresThreads, Store):
     """The store's operations on a PostgreSQL database (see `postgres.PostgresStore` for the nodes')."""
 
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
+    def __init__(self, url: str, *, linger_s: float = LINGER_S) -> None:
+        super().__init__(url, linger_s=linger_s)
         self.watches = Watches()
         #: Told (on the trio thread) of each execution another daemon changed or ended.
         self.on_remote: Callable[[str], None] | None = None
@@ -137,7 +138,6 @@ class PostgresEngine(PostgresThreads, Store):
         item_event: ItemEvent | None = None,
         lazy: bool = False,
     ) -> PostgresPending[int | None]:
-        # `lazy` is not used: each write here is its own transaction on a pooled connection.
         final: list[Found] = []
         batches: list[str] = []
         allowed = tuple(sources)
@@ -179,7 +179,7 @@ class PostgresEngine(PostgresThreads, Store):
                 out.append((EXITS, ""))
             return out
 
-        return self._submit(job, committed, notes)
+        return self._submit(job, committed, notes, lazy=lazy)
 
     async def append_events(
         self,

@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 import psycopg
 import trio
 
+from workbench.core.store.batching import LINGER_S, gather
 from workbench.core.store.health import StoreHealth
 from workbench.core.store.postgres_schema import connect, redacted
 from workbench.wire.errors import StorageFull, Unavailable
@@ -38,7 +39,6 @@ log = logging.getLogger("workbench.core.store")
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
 
-_MAX_BATCH = 512
 _READERS = 3
 #: The channel every daemon of a database listens on.
 CHANNEL = "workbench"
@@ -62,6 +62,8 @@ class _Job(Generic[T]):
     done: trio.Event = field(default_factory=trio.Event)
     result: Any = None
     error: BaseException | None = None
+    #: Nobody waits for it at once: its commit may wait a few ms (`batching.LINGER_S`) for company.
+    lazy: bool = False
 
 
 _STOP = object()
@@ -90,8 +92,11 @@ class _Broken(Exception):
 class PostgresThreads(abc.ABC):
     """The threads of a PostgreSQL store and the way jobs reach them; `_heard` is the engine's."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, linger_s: float = LINGER_S) -> None:
         self.url = url
+        self._linger_s = linger_s
+        #: Transactions committed (for tests of the group commit).
+        self.commits = 0
         #: Marks this store's own notifications, which it skips.
         self.origin = secrets.token_hex(6)
         self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -134,8 +139,10 @@ class PostgresThreads(abc.ABC):
         fn: Callable[[Conn], T],
         on_commit: Callable[[T], None] | None = None,
         notes: Callable[[T], Iterable[tuple[str, str]]] | None = None,
+        *,
+        lazy: bool = False,
     ) -> PostgresPending[T]:
-        job: _Job[T] = _Job(fn, on_commit, notes)
+        job: _Job[T] = _Job(fn, on_commit, notes, lazy=lazy)
         self._writes.put(job)
         return PostgresPending(job)
 
@@ -187,17 +194,7 @@ class PostgresThreads(abc.ABC):
                 first = self._writes.get()
                 if first is _STOP:
                     return
-                batch: list[_Job[Any]] = [first]
-                stop = False
-                while len(batch) < _MAX_BATCH:
-                    try:
-                        nxt = self._writes.get_nowait()
-                    except queue.Empty:
-                        break
-                    if nxt is _STOP:
-                        stop = True
-                        break
-                    batch.append(nxt)
+                batch, stop = gather(self._writes, first, _STOP, self._linger_s)
                 conn, failure = self._run_batch(conn, batch)
                 self._post(self._deliver, batch, failure)
                 if stop:
@@ -221,6 +218,7 @@ class PostgresThreads(abc.ABC):
                     conn.execute(
                         "SELECT pg_notify(%s, p) FROM unnest(%s::text[]) AS p", (CHANNEL, sorted(set(notes)))
                     )
+            self.commits += 1
             return conn, None
         except (psycopg.Error, _Broken) as exc:
             cause = exc.__cause__ if isinstance(exc, _Broken) else exc

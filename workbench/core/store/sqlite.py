@@ -20,7 +20,6 @@ import logging
 import queue
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,6 +29,7 @@ import trio
 from workbench.core.store import sqlite_queries as q
 from workbench.core.store import sqlite_retention as retention
 from workbench.core.store.base import ExitBody, Store
+from workbench.core.store.batching import LINGER_S, gather
 from workbench.core.store.health import StoreHealth, free_bytes
 from workbench.core.store.rows import (
     ArtifactRow,
@@ -56,19 +56,13 @@ log = logging.getLogger("workbench.core.store")
 
 T = TypeVar("T")
 
-#: Most jobs one transaction takes; keeps a commit's latency bounded under a flood.
-_MAX_BATCH = 512
 _READERS = 3
-#: How long a batch of lazy jobs only waits for another job to share its commit. A short
-#: command's end comes within a few ms of its `running`: one fsync for both instead of two,
-#: back to back, on the way to the answer.
-_LINGER_S = 0.010
 
 
 class SQLiteStore(Store):
     """The embedded store: `_write` on the one writer thread, `_read` on reader threads."""
 
-    def __init__(self, path: Path, *, linger_s: float = _LINGER_S) -> None:
+    def __init__(self, path: Path, *, linger_s: float = LINGER_S) -> None:
         self.path = path
         self._linger_s = linger_s
         self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -376,7 +370,7 @@ class SQLiteStore(Store):
                 first = self._writes.get()
                 if first is STOP:
                     return
-                batch, stop = self._gather(first)
+                batch, stop = gather(self._writes, first, STOP, self._linger_s)
                 conn, failure = self._run_batch(conn, batch)
                 self._post(batch, failure)
                 if stop:
@@ -384,27 +378,6 @@ class SQLiteStore(Store):
         finally:
             if conn is not None:
                 conn.close()
-
-    def _gather(self, first: Job[Any]) -> tuple[list[Job[Any]], bool]:
-        """The batch `first` begins: every job waiting, and while all are lazy, those that come
-        within the linger (`_LINGER_S`); (batch, whether the stop came)."""
-        batch: list[Job[Any]] = [first]
-        linger_until = time.monotonic() + self._linger_s
-        while len(batch) < _MAX_BATCH:
-            try:
-                nxt = self._writes.get_nowait()
-            except queue.Empty:
-                left = linger_until - time.monotonic()
-                if left <= 0 or not all(job.lazy for job in batch):
-                    break
-                try:
-                    nxt = self._writes.get(timeout=left)
-                except queue.Empty:
-                    break
-            if nxt is STOP:
-                return batch, True
-            batch.append(nxt)
-        return batch, False
 
     def _run_batch(
         self, conn: sqlite3.Connection | None, batch: list[Job[Any]]

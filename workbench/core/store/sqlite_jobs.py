@@ -26,7 +26,7 @@ class Job(Generic[T]):
     done: trio.Event = field(default_factory=trio.Event)
     result: Any = None
     error: BaseException | None = None
-    #: Nobody waits for it at once: its commit may wait a few ms (`sqlite._LINGER_S`) for company.
+    #: Nobody waits for it at once: its commit may wait a few ms (`batching.LINGER_S`) for company.
     lazy: bool = False
 
 
