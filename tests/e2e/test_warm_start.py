@@ -284,3 +284,22 @@ async def test_an_interpreter_that_writes_while_starting_is_not_used(make_daemon
         assert record["stdout"] == "1\n" and "Invalid -W option ignored" in record["stderr"], record
         await pool_ready(wb)
     assert pool.starts == {"warm": 0, "cold": 3}
+
+
+async def test_an_interpreter_still_starting_is_not_claimed(make_daemon: Any, tmp_path: Any) -> None:
+    """One whose start-up is slow and writes at its end is claimed only once it has started:
+    what it wrote while starting would have gone to the pool's files, not the execution's."""
+    site = tmp_path / "site"
+    site.mkdir()
+    # Slow in a pre-started interpreter only (run as `python -c DRIVER`): a cold start is not.
+    (site / "sitecustomize.py").write_text(
+        "import sys, time\nif sys.argv[:1] == ['-c']: time.sleep(3)\nsys.stderr.write('started\\n')\n"
+    )
+    wb = await make_daemon(warm_pool=1)
+    pool = wb.daemon.executor.warm
+    env = {"PYTHONPATH": str(site)}
+    for _ in range(3):
+        record = await run_code(wb, "print(1)", env=env)
+        assert (record["stdout"], record["stderr"]) == ("1\n", "started\n"), record
+        await pool_ready(wb)  # waiting in the pool, and still in its start-up
+    assert pool.starts == {"warm": 0, "cold": 3}

@@ -24,9 +24,10 @@ and its stdio over a socket (its user could not open them); its interpreter gets
 environment the leader's shell exports (`leader_env`). Only in the cgroup containment, under a
 root daemon (whose sandbox runs as its own user).
 
-An interpreter that is still starting when claimed finishes its start-up first (still sooner
-than a cold start); a sandbox is claimed only once its driver waits (the start is cold
-before). One that printed anything while starting, or died, is discarded: the start is cold.
+An interpreter is claimed only once its start-up is over: a host one's driver then makes the
+file `started` in its directory, a sandbox's driver says so on its socket; the start is cold
+before (what start-up writes would otherwise go to the pool's files, not the execution's).
+One that printed anything while starting, or died, is discarded: the start is cold.
 The pool's interpreters are killed when the daemon stops, and by the shim when its
 daemon is gone (a crash); one whose shim died reads the end of its stdin and exits.
 """
@@ -53,6 +54,8 @@ from workbench.core.store import ExecutionRow
 log = logging.getLogger("workbench.core.warm")
 
 _DRIVER = (Path(__file__).parent / "warmdriver.py").read_text(encoding="utf-8")
+#: The file a host interpreter's driver makes in its directory once its start-up is over.
+STARTED = "started"
 _STARTUP_PREFIXES = ("PYTHON", "LC_", "LD_", "GLIBC_", "MALLOC_")
 _STARTUP_NAMES = {"LANG", "LANGUAGE", "HOME", "TZ"}
 #: Kinds of start warmed at once; another kind starts cold.
@@ -234,7 +237,7 @@ class WarmPool:
                 log.warning("cannot learn what a sandbox's shell exports (starting cold): %s", e)
                 return None
         message = claim_message(spec, env)
-        starting: list[str] = []  # sandboxes still starting: kept, in their order
+        starting: list[str] = []  # interpreters still starting: kept, in their order
         try:
             return await self._claim_one(kind, spec, box, waiting, message, starting)
         finally:
@@ -251,6 +254,9 @@ class WarmPool:
     ) -> sandbox.ChildInfo | None:
         while waiting and len(message) <= sandbox.MAX_PENDING_INPUT:
             name = waiting.pop(0)
+            if box is None and not (self.directory / name / STARTED).exists():
+                starting.append(name)  # its start-up may still write: perhaps the next one is done
+                continue
             if not self._usable(kind, name):
                 continue
             try:

@@ -2,7 +2,8 @@
 
 It is not imported by the daemon: `warm.py` passes its text to the image's own interpreter
 (and the interpreter's directory as its one argument, for `ps`),
-which has done its whole start-up (site, encodings, sitecustomize) when it gets here. It then
+which has done its whole start-up (site, encodings, sitecustomize) when it gets here. It says
+so (the file `started` in its directory; a sandbox's, a byte on its socket), then
 blocks reading its stdin, a pipe whose write end the shim holds, until an end of file. Nothing
 (the pool was closed, the shim died): it exits at once. A claim: NUL-separated fields
 ``warm1, cwd, script, stdin, stdout, stderr, NAME=VALUE..., end``, after which it becomes what
@@ -43,11 +44,7 @@ def _warm() -> "tuple[types.CodeType, dict[str, object]]":  # type: ignore[name-
     if stat.S_ISSOCK(os.fstat(0).st_mode):
         given = _receive(chunks)
     else:
-        while True:
-            chunk = os.read(0, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
+        _read(chunks)
     received = b"".join(chunks)
     if given is not None:
         # A sandbox's: first the rlimits its leader got (`sandbox._warmbox.leader_limits`).
@@ -108,6 +105,24 @@ def _warm() -> "tuple[types.CodeType, dict[str, object]]":  # type: ignore[name-
     with open(script, "rb") as f:
         source = f.read()
     return compile(source, script, "exec", dont_inherit=True), main
+
+
+def _read(chunks: "list[bytes]") -> None:
+    """The claim from stdin, a pipe (a host one's); first, that start-up is over (`warm.STARTED`):
+    whatever it wrote is in the pool's files by now."""
+    import os
+    import sys
+
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+        os.close(os.open(os.path.join(sys.argv[1], "started"), flags, 0o600))
+    except (OSError, IndexError):
+        pass  # then never claimed: its kind's starts stay cold
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
 
 
 def _open_stdio(stdin: str, stdout: str, stderr: str) -> None:
