@@ -9,6 +9,7 @@ import ast
 import os
 import shutil
 import signal
+import sqlite3
 import time
 from typing import Any
 
@@ -147,3 +148,46 @@ def test_a_node_context_is_adopted_across_a_daemon_sigkill(daemon_process: Facto
     assert d.output(running) == "before\nafter\n"
     assert d.wait(start("state"))["result"] == {"text/plain": "{ n: 2 }"}
     assert all(procs.alive(p) for p in interpreter)
+
+
+def _as_if_never_running(d: DaemonProcess, execution_id: str) -> None:
+    """The store as a crash leaves it when the cell had been handed to its interpreter but its
+    `running` status (and so nothing after it) had not committed yet."""
+    conn = sqlite3.connect(d.data_dir / "workbench.db")
+    with conn:
+        conn.execute("DELETE FROM events WHERE execution_id = ? AND sequence > 1", (execution_id,))
+        conn.execute(
+            "UPDATE executions SET status = 'queued', last_sequence = 1, started_at = NULL, "
+            "containment = NULL, stdout_offset = 0, stderr_offset = 0 WHERE id = ?",
+            (execution_id,),
+        )
+    conn.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_cell_handed_over_before_its_running_status_committed_runs_once(
+    daemon_process: Factory, tmp_path: Any
+) -> None:
+    """Its interpreter ran it (or runs it): after the restart it is taken back as running, with
+    its real outcome and all its output, never handed over a second time."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    cx = new_context(d)
+    assert d.wait(start_in(d, cx, "state = {'n': 1}"))["status"] == "completed"
+    gate = tmp_path / "gate"
+    code = (
+        "import os, time\nprint('before', flush=True)\n"
+        f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+        "print('after', flush=True)\nstate['n'] += 1\nstate['n']"
+    )
+    running = start_in(d, cx, code)
+    until(lambda: "before" in d.output(running))
+    d.kill9()
+    _as_if_never_running(d, running)
+    gate.write_text("go")
+    d.start()
+    record = d.wait(running)
+    assert record["status"] == "completed" and record["result"] == {"text/plain": "2"}, record
+    assert d.output(running) == "before\nafter\n"
+    again = d.wait(start_in(d, cx, "state"))
+    assert again["result"] == {"text/plain": "{'n': 2}"}, again

@@ -113,10 +113,13 @@ class ContextRun:
                 with trio.CancelScope(shield=True):
                     await self._end_dead(context.info.reason or "its interpreter is not connected")
                 return
+            # Queued, not awaited, and lazily: a short cell's `running` shares its end's commit.
+            # A crash before it commits leaves it `queued`; its driver then says it has it.
             self.ex.journal.begin_transition(
                 self.live.id,
                 S.RUNNING,
                 fields={"started_at": now_ms(), "containment": self.ex.containment.value},
+                lazy=True,
             )
             self.live.status = S.RUNNING
             await self._follow(context, fds)
@@ -144,6 +147,15 @@ class ContextRun:
                     },
                 )
             return
+        if self.live.status is S.QUEUED:
+            # Handed over just before the previous daemon died, never recorded as running.
+            await self.ex.journal.transition(
+                self.live.id,
+                S.RUNNING,
+                message="adopted after a daemon restart",
+                fields={"started_at": now_ms(), "containment": self.ex.containment.value},
+            )
+            self.live.status = S.RUNNING
         offsets = {"stdout": self.row.stdout_offset, "stderr": self.row.stderr_offset}
         if self.live.status is S.CANCEL_REQUESTED and self.live.stop is None:
             self.live.request_stop(Stop.CANCEL, self.row.cancel_reason, 0)

@@ -85,6 +85,10 @@ class Context:
             return "starting"
         return "busy" if self.running is not None else "ready"
 
+    def handed(self, execution_id: str) -> bool:
+        """Whether its driver was given that execution: it runs it, or has its reply."""
+        return (self.hello or {}).get("busy") == execution_id or execution_id in self.replies
+
     def notify(self) -> None:
         self.changed.set()
         self.changed = trio.Event()

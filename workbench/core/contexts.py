@@ -343,7 +343,9 @@ class Contexts:
         for row in sorted(rows, key=lambda r: (r.status.value == "queued", r.id)):
             live = Live(row.id, row, row.status)
             busy = self.all.get(row.context_id or "")
-            resume = busy is not None and row.status.value != "queued"
+            # One still `queued` may have been handed over already: its `running` commits
+            # lazily, and the daemon died before it did. Its driver says so; it is not run again.
+            resume = busy is not None and (row.status.value != "queued" or busy.handed(row.id))
             self.submit(live, resume=resume)
 
     async def _release(self, name: str) -> None:
