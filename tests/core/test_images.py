@@ -70,6 +70,24 @@ def test_the_shipped_images_load() -> None:
     assert host.limits.memory_bytes == 4 * 1024**3 and host.limits.cpu_seconds is None
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_sandbox_that_worked_is_not_tried_again_in_the_same_process(tmp_path: Path) -> None:
+    """The trial run of a sandbox (about 20 ms) is made once per process and set of programs;
+    one that failed is tried again at the next load."""
+    trials = tmp_path / "trials"
+    counting = tmp_path / "counting-bwrap"
+    counting.write_text(f'#!/bin/sh\necho >> {trials}\nexec {shutil.which("bwrap")} "$@"\n')
+    failing = tmp_path / "failing-bwrap"
+    failing.write_text(f"#!/bin/sh\necho >> {trials}\nexit 1\n")
+    for program in (counting, failing):
+        program.chmod(0o755)
+    box = write(tmp_path, "box", GOOD.replace('filesystem = "host"', 'filesystem = "sandbox"'))
+    assert all(load_image(box, bwrap=str(counting)).available for _ in range(3))
+    assert trials.read_text().count("\n") == 1
+    assert not any(load_image(box, bwrap=str(failing)).available for _ in range(2))
+    assert trials.read_text().count("\n") == 3
+
+
 def test_programs_are_real_absolute_paths(tmp_path: Path) -> None:
     """Interpreters are resolved once, through symlinks, so that no execution pays for a lookup."""
     image = load_image(write(tmp_path, "host", GOOD), bwrap=None)
