@@ -72,7 +72,7 @@ install_project() {
     want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
     echo "setup: installing workbench into $VENV" >&2
-    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+    # The venv's own pip (Python 3.11's is 23.2) installs the project as it is: no upgrade first.
     # mcp: the optional MCP server (`workbench mcp`) is tested too; postgres: the PostgreSQL engine.
     "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp,postgres]"
     echo "$want" > "$stamp"
