@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from typing import Any
 
 import trio
@@ -16,6 +17,7 @@ from tests import ceilings
 from tests.conftest import DaemonHandle
 from tests.e2e.test_metrics import samples
 from tests.procs import host_pid
+from workbench.core.warm import STARTED
 
 #: What the process sees of itself; the two per-execution variables and its own ids are masked.
 PROBE = r"""
@@ -70,14 +72,17 @@ print(json.dumps({
 """
 
 
-async def pool_ready(wb: DaemonHandle) -> str:
-    """Wait until an interpreter waits in the pool; its name."""
+async def pool_ready(wb: DaemonHandle, *, started: bool = True) -> str:
+    """Wait until an interpreter waits in the pool, its start-up over (`started`: on the host,
+    where the pool looks for the file its driver makes; a sandbox's is the supervisor's to
+    check); its name."""
     pool = wb.daemon.executor.warm
     with ceilings.within(20, "a pre-started interpreter to wait in the pool"):
         while True:
-            for names in pool.idle.values():
-                if names:
-                    return str(names[0])
+            for kind, names in pool.idle.items():
+                for name in names:
+                    if not started or kind in pool.boxes or (pool.directory / name / STARTED).exists():
+                        return str(name)
             await trio.sleep(0.01)
 
 
@@ -301,5 +306,23 @@ async def test_an_interpreter_still_starting_is_not_claimed(make_daemon: Any, tm
     for _ in range(3):
         record = await run_code(wb, "print(1)", env=env)
         assert (record["stdout"], record["stderr"]) == ("1\n", "started\n"), record
-        await pool_ready(wb)  # waiting in the pool, and still in its start-up
+        await pool_ready(wb, started=False)  # waiting in the pool, and still in its start-up
     assert pool.starts == {"warm": 0, "cold": 3}
+
+
+async def test_an_interpreter_that_died_while_starting_is_discarded(make_daemon: Any, tmp_path: Any) -> None:
+    """Not kept waiting for a start-up that will never end: the pool makes another."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys, time\nif sys.argv[:1] == ['-c']: time.sleep(60)\n")
+    wb = await make_daemon(warm_pool=1)
+    pool, known = wb.daemon.executor.warm, wb.daemon.executor.supervisor.known
+    env = {"PYTHONPATH": str(site)}
+    assert (await run_code(wb, "print(1)", env=env))["stdout"] == "1\n"
+    name = await pool_ready(wb, started=False)  # in its start-up for a minute
+    os.kill(known()[name].info.pid, signal.SIGKILL)
+    with ceilings.within(20, "the supervisor to see the pre-started interpreter die"):
+        while known()[name].status is None:  # noqa: ASYNC110
+            await trio.sleep(0.01)
+    assert (await run_code(wb, "print(2)", env=env))["stdout"] == "2\n"
+    assert name not in [n for names in pool.idle.values() for n in names]

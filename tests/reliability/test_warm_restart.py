@@ -27,12 +27,15 @@ def run_python(daemon: DaemonProcess, code: str, image: str = "host") -> dict[st
     return record
 
 
-def waiting_interpreters(data_dir: Path, count: int) -> list[int]:
-    """The pids of `count` pre-started interpreters once they wait (their proc.json files)."""
+def waiting_interpreters(data_dir: Path, count: int, *, host: bool = True) -> list[int]:
+    """The pids of `count` pre-started interpreters once they wait (their proc.json files), and
+    on the `host` image once their start-up is over (their started files)."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         pids = []
         for proc in (data_dir / "warm").glob("warm-*/proc.json"):
+            if host and not (proc.parent / "started").exists():
+                continue
             try:
                 pids.append(int(proc.read_text().split('"pid":')[1].split(",")[0]))
             except (OSError, IndexError, ValueError):
@@ -96,7 +99,7 @@ def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any, ima
     daemon: DaemonProcess = daemon_process(WORKBENCH_WARM_POOL="1")
     daemon.start()
     assert run_python(daemon, "pass", image)["status"] == "completed"
-    pids = waiting_interpreters(daemon.data_dir, 1)
+    pids = waiting_interpreters(daemon.data_dir, 1, host=image == "host")
     if image == "sandbox":  # the whole tree: sh, bubblewrap (twice) and the interpreter
         pids = [
             p.pid

@@ -254,7 +254,9 @@ class WarmPool:
     ) -> sandbox.ChildInfo | None:
         while waiting and len(message) <= sandbox.MAX_PENDING_INPUT:
             name = waiting.pop(0)
-            if box is None and not (self.directory / name / STARTED).exists():
+            known = self.supervisor.known().get(name)
+            alive = known is not None and known.status is None
+            if alive and box is None and not (self.directory / name / STARTED).exists():
                 starting.append(name)  # its start-up may still write: perhaps the next one is done
                 continue
             if not self._usable(kind, name):
