@@ -147,10 +147,20 @@ def pidfd_signal(fd: int, sig: int) -> None:
         signal.pidfd_send_signal(fd, sig)
 
 
+def grace_order(procs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(pid, start_time) pairs, oldest first: a parent before its children (it started no later;
+    at the same clock tick, its pid is the lower one but after a wrap-around)."""
+    return sorted(procs, key=lambda p: (p[1], p[0]))
+
+
 def signal_processes(procs: Iterable[tuple[int, int]], sig: int) -> int:
-    """Send `sig` to each live (pid, start_time); returns how many were signalled."""
+    """Send `sig` to each live (pid, start_time), parents first; returns how many were signalled.
+
+    Parents first: a shell in `wait` with a trap for `sig` must have it pending before its child
+    dies of it, else `wait` returns, the shell exits, and the trap never runs.
+    """
     count = 0
-    for pid, started in procs:
+    for pid, started in grace_order(procs):
         fd = open_pidfd(pid, started)
         if fd is not None:
             try:

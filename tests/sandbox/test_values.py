@@ -250,3 +250,15 @@ def test_sandbox_imports_only_stdlib_and_trio() -> None:
                 continue
             for name in names:
                 assert name.split(".")[0] in allowed, f"{path.name} imports {name}"
+
+
+def test_a_grace_signal_reaches_parents_before_their_children() -> None:
+    """A shell in `wait` with a TERM trap gets the signal before the child it waits for dies of
+    it: else `wait` returns, the shell exits, and its trap never runs (a flake of the trap tests
+    under load, with members given in the order of a set)."""
+    from sandbox._procfs import grace_order
+
+    shell, child, grandchild, other = (700, 50), (710, 50), (20, 51), (5, 49)
+    given = [grandchild, child, shell, other]
+    assert grace_order(given) == [other, shell, child, grandchild]
+    assert grace_order(reversed(given)) == [other, shell, child, grandchild]
