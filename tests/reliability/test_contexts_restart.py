@@ -45,19 +45,22 @@ def until(check: Any, within_s: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+def gated(gate: Any) -> str:
+    """A cell that prints, waits for the file `gate`, prints again and counts itself in `state`."""
+    return (
+        "import os, time\nprint('before', flush=True)\n"
+        f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+        "print('after', flush=True)\nstate['n'] += 1\nstate['n']"
+    )
+
+
 def test_a_context_is_adopted_across_a_daemon_sigkill(daemon_process: Factory, tmp_path: Any) -> None:
     d: DaemonProcess = daemon_process()
     d.start()
     cx = new_context(d)
     assert d.wait(start_in(d, cx, "state = {'n': 1}"))["status"] == "completed"
     gate = tmp_path / "gate"
-    # Running when the daemon dies: it waits for a file, printing before and after.
-    code = (
-        "import os, time\nprint('before', flush=True)\n"
-        f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
-        "print('after', flush=True)\nstate['n'] += 1\nstate['n']"
-    )
-    running = start_in(d, cx, code)
+    running = start_in(d, cx, gated(gate))  # running when the daemon dies
     queued = start_in(d, cx, "state['n'] * 10")
     until(lambda: "before" in d.output(running))
     interpreter = procs.processes_mentioning(cx)
@@ -175,12 +178,7 @@ def test_a_cell_handed_over_before_its_running_status_committed_runs_once(
     cx = new_context(d)
     assert d.wait(start_in(d, cx, "state = {'n': 1}"))["status"] == "completed"
     gate = tmp_path / "gate"
-    code = (
-        "import os, time\nprint('before', flush=True)\n"
-        f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
-        "print('after', flush=True)\nstate['n'] += 1\nstate['n']"
-    )
-    running = start_in(d, cx, code)
+    running = start_in(d, cx, gated(gate))
     until(lambda: "before" in d.output(running))
     d.kill9()
     _as_if_never_running(d, running)

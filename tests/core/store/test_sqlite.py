@@ -182,9 +182,24 @@ async def test_many_concurrent_writes_share_commits(db: Store) -> None:
     assert [e.sequence for e in events] == list(range(1, 302))
 
 
-def _taken_by_the_writer(db: SQLiteStore) -> None:
+def _taken_by_the_writer(db: Any) -> None:
     while not db._writes.empty():
         time.sleep(0.001)
+
+
+async def running_and_end_share_one_commit(db: Any) -> None:
+    """A lazy `running` (not awaited) and the terminal status after it commit once; `db`: a
+    started store of either engine whose writer lingers longer than this takes."""
+    journal = Journal(db)
+    await db.create_execution(row("ex_4"), event_builder("status"))
+    before = db.commits
+    running = journal.begin_transition("ex_4", S.RUNNING, lazy=True)
+    await trio.to_thread.run_sync(_taken_by_the_writer, db)  # which waits for company
+    ended = journal.begin_transition("ex_4", S.COMPLETED, exit_code=0)
+    assert (await running.result(), await ended.result()) == (2, 3)
+    assert db.commits == before + 1
+    events = (await db.read_events("ex_4", 0, 100)).events
+    assert [json.loads(e.body)["status"] for e in events] == ["queued", "running", "completed"]
 
 
 async def test_a_lazy_running_and_the_end_after_it_share_one_commit(tmp_path: Path) -> None:
@@ -194,16 +209,7 @@ async def test_a_lazy_running_and_the_end_after_it_share_one_commit(tmp_path: Pa
     db = SQLiteStore(path, linger_s=5.0)  # long enough for this test on any machine
     db.start()
     try:
-        journal = Journal(db)
-        await db.create_execution(row("ex_4"), event_builder("status"))
-        before = db.commits
-        running = journal.begin_transition("ex_4", S.RUNNING, lazy=True)
-        await trio.to_thread.run_sync(_taken_by_the_writer, db)  # which waits for company
-        ended = journal.begin_transition("ex_4", S.COMPLETED, exit_code=0)
-        assert (await running.result(), await ended.result()) == (2, 3)
-        assert db.commits == before + 1
-        events = (await db.read_events("ex_4", 0, 100)).events
-        assert [json.loads(e.body)["status"] for e in events] == ["queued", "running", "completed"]
+        await running_and_end_share_one_commit(db)
     finally:
         await db.aclose()
 
