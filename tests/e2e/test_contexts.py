@@ -182,12 +182,26 @@ async def test_an_interpreter_that_dies_leaves_a_dead_context(wb: DaemonHandle) 
 async def test_idle_timeout_reaps_an_idle_context(wb: DaemonHandle) -> None:
     """`idleTimeoutMs`: a context with nothing running or queued for that long is killed."""
     cx = (await new_context(wb, idleTimeoutMs=300))["contextId"]
-    tree = procs.processes_mentioning(cx)
     # A running execution is not idleness.
-    assert (await run_in(wb, cx, "import time; time.sleep(0.6); 1"))["status"] == "completed"
+    cell = await start_in(wb, cx, "import time; time.sleep(0.6); 1")
+    tree = procs.processes_mentioning(cx)
+    assert (await wb.wait(cell["executionId"]))["status"] == "completed"
     record = await reaches(wb, f"/v1/contexts/{cx}", "dead")
     assert "idle for 300 ms" in record["reason"] and record["executions"] == 1
     assert not [p for p in tree if procs.alive(p)]
+
+
+async def test_the_idle_clock_starts_once_the_context_is_ready(wb: DaemonHandle, tmp_path: Path) -> None:
+    """An interpreter's start-up is not idleness: a context slower to start than its
+    `idleTimeoutMs` is answered `ready`, and reaped that long after it was ready."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import time\ntime.sleep(1)\n")
+    asked = trio.current_time()
+    cx = (await new_context(wb, idleTimeoutMs=300, env={"PYTHONPATH": str(site)}))["contextId"]
+    record = await reaches(wb, f"/v1/contexts/{cx}", "dead")
+    assert "idle for 300 ms" in record["reason"], record
+    assert trio.current_time() - asked >= 1.3  # its start-up (1 s), then idle for 300 ms
 
 
 async def test_delete_kills_the_tree_and_fails_what_runs(wb: DaemonHandle) -> None:

@@ -280,11 +280,14 @@ class Contexts:
                 await self.kill(context, f"its interpreter's driver closed the channel ({exc})")
 
     async def _reap_idle(self, context: Context, idle_s: float) -> None:
+        # Its interpreter's start-up is not idleness: the clock starts once it is ready.
+        await context.ready.wait()
+        ready_at = now_ms()
         while True:
             while context.running is not None or context.turns:
                 await context.changed.wait()
             seen = context.info.last_used_at
-            idle_for = (now_ms() - seen) / 1000
+            idle_for = (now_ms() - max(seen, ready_at)) / 1000
             with trio.move_on_after(max(0.0, idle_s - idle_for)) as timer:
                 while context.running is None and not context.turns and seen == context.info.last_used_at:
                     await context.changed.wait()
