@@ -90,6 +90,20 @@ async def eventually(predicate: Callable[[], bool], within_s: float = 30.0) -> N
             await trio.sleep(0.02)
 
 
+def in_foreground(argv: list[str]) -> bool:
+    """True once a process running `argv` is its terminal's foreground process group (a shell
+    has forked the job and handed it the terminal: a signal to that group now reaches it)."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _read(f"/proc/{entry}/cmdline") == wanted:
+            stat = _read(f"/proc/{entry}/stat")
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            # state, ppid, pgrp, session, tty_nr, tpgid (proc(5))
+            if len(fields) > 5 and int(fields[5]) > 0 and fields[2] == fields[5]:
+                return True
+    return False
+
+
 def containment_params() -> list[Any]:
     """Every containment mechanism as a pytest parameter, skipped (with the reason) where absent."""
     import pytest

@@ -6,6 +6,7 @@ from typing import Any
 
 import trio
 
+from tests import procs
 from tests.cli.conftest import Cli
 from tests.conftest import DaemonHandle
 
@@ -70,7 +71,7 @@ async def test_run_it_under_a_real_terminal(cli: Cli, wb: DaemonHandle) -> None:
         await term.expect(r"33 99")
         term.type(b"sleep 300; echo not-reached\r")
         await term.expect(r"sleep 300")
-        await trio.sleep(0.5)  # the job is the foreground group
+        await procs.eventually(lambda: procs.in_foreground(["sleep", "300"]))
         term.type(b"\x03")  # Ctrl-C, sent as a byte: the execution's terminal makes it SIGINT
         term.type(b"echo alive-$((6*7))\r")
         await term.expect(r"alive-42")

@@ -89,19 +89,26 @@ async def test_the_async_files_handle(wb: DaemonHandle, tmp_path: Path) -> None:
         await files.download("t", to=tmp_path / "back")
         assert (tmp_path / "back" / "t.txt").read_text() == "t"
         events = []
+        seen = trio.Event()
         with ceilings.within(30, "an async watch to see a change"):
             async with trio.open_nursery() as nursery:
 
                 async def follow() -> None:
                     async for event in files.watch():
                         events.append(event)
-                        if event.path == "b.txt":
+                        if event.path.startswith("b"):
+                            seen.set()
                             return
 
                 nursery.start_soon(follow)
-                await trio.sleep(0.3)
-                await files.write("b.txt", b"b")
-        assert events[-1].type == "created"
+                # A watch sees what changes once it is open: write new files until it sees one.
+                for n in range(100):
+                    await files.write(f"b{n}.txt", b"b")
+                    with trio.move_on_after(0.3):
+                        await seen.wait()
+                    if seen.is_set():
+                        break
+        assert events[-1].type == "created" and events[-1].path.startswith("b"), events
         await files.delete("a.txt")
         with pytest.raises(NotFound):
             await files.read("a.txt")

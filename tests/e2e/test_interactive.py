@@ -9,6 +9,7 @@ from typing import Any
 
 import trio
 
+from tests import procs
 from tests.conftest import DaemonHandle
 
 PYTHON = os.path.realpath(sys.executable)  # a real interpreter, never a PATH shim
@@ -162,7 +163,7 @@ async def test_ctrl_c_interrupts_the_foreground_job_not_the_shell(wb: DaemonHand
     execution_id = started["executionId"]
     await _input(wb, execution_id, data="sleep 300; echo status-$?\n")
     await _until_output(wb, execution_id, "sleep 300")
-    await trio.sleep(0.3)  # the job is now the foreground process group
+    await procs.eventually(lambda: procs.in_foreground(["sleep", "300"]))
     sent = await wb.client.post(f"/v1/executions/{execution_id}/signal", json={"signal": "INT"})
     assert sent.status_code == 202
     await _input(wb, execution_id, data="echo alive\n")
@@ -176,7 +177,6 @@ async def test_ctrl_c_interrupts_the_foreground_job_not_the_shell(wb: DaemonHand
 
 async def test_cancel_and_deadline_kill_tty_trees_whole(wb: DaemonHandle, tmp_path: Path) -> None:
     """Promise 3 on a terminal: setsid escapees holding the terminal die with the tree."""
-    from tests import procs
 
     # The escapee as the host finds it (`SHELL_ME`): $! is the pid namespace's where the tree has one.
     escapee = f"setsid bash -c '{procs.SHELL_ME}; echo $me > pid; exec sleep 300' &"

@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from sandbox import MAX_PENDING_INPUT, Containment, InputClosed, InputFull, Supervisor
+from tests import procs
 
 if TYPE_CHECKING:
     from tests.sandbox.conftest import Kit
@@ -97,7 +98,7 @@ async def test_foreground_signal_interrupts_the_job_not_the_shell(sup: Superviso
     await sup.spawn(dataclasses.replace(spec, tty=(24, 80)))
     await sup.send_input("ex", b"sleep 300; echo after-$?\n")
     await kit.wait_until(lambda: "sleep 300" in kit.out("ex"))
-    await trio.sleep(0.3)  # the job has become the foreground group
+    await procs.eventually(lambda: procs.in_foreground(["sleep", "300"]))
     await sup.signal("ex", signal.SIGINT, foreground=True)
     await sup.send_input("ex", b"echo alive\n")
     await kit.wait_until(lambda: "\nalive" in kit.out("ex"))
