@@ -253,15 +253,18 @@ async function showList(params) {
     const record = change.execution;
     let tr = rows.get(record.executionId);
     if (!tr) {
-      // New executions appear on the first page only, when the filters let them. New: created,
-      // or newer than any shown (the stream sends each execution once with its latest change,
-      // so one created and started between two of its reads comes as a `status` change).
-      const newest = tbody.firstElementChild ? tbody.firstElementChild.dataset.id : "";
-      const isNew = change.change === "created" || record.executionId > newest;
-      if (!isNew || cursor || !matches(record, filters)) return;
+      // One not shown goes on the first page only, when the filters let it and it is newer than
+      // the page's oldest row (or the page is not full), in its place: newest first. Not only at
+      // the top: the stream sends each execution once, at its latest change, so an older one's
+      // later change can come after a newer one's `created`.
+      if (cursor || !matches(record, filters)) return;
+      const oldest = tbody.lastElementChild ? tbody.lastElementChild.dataset.id : "";
+      if (tbody.children.length >= PAGE_SIZE && record.executionId < oldest) return;
       tr = document.createElement("tr");
       rows.set(record.executionId, tr);
-      tbody.prepend(tr);
+      let next = tbody.firstElementChild;
+      while (next && next.dataset.id > record.executionId) next = next.nextElementSibling;
+      tbody.insertBefore(tr, next);
       while (tbody.children.length > PAGE_SIZE) {
         const gone = tbody.lastElementChild;
         rows.delete(gone.dataset.id);

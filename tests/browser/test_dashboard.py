@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import logged_in, open_page, wait_js
 from tests.conftest import TOKEN
@@ -358,3 +359,40 @@ def test_an_execution_created_before_a_slow_changes_stream_comes_still_shows(
     page.unroute(re.compile(r"/v1/events/stream"))
     page.wait_for_selector(f"tr[data-id={started['executionId']}] a", timeout=10000)
     daemon.client.post(f"/v1/executions/{started['executionId']}/cancel", json={})
+
+
+def test_an_older_execution_whose_change_comes_after_a_newer_ones_still_shows(
+    daemon: DaemonProcess, chromium: Any, tmp_path: Path
+) -> None:
+    """A changes stream that resumes (or falls behind) sends each execution once, at its latest
+    change: an older execution's later change can come after a newer one's `created`. The older
+    one belongs in the list all the same, in its place (newest first)."""
+    page = logged_in(chromium, daemon)
+    wait_js(page, "() => window.workbench.openStreams() === 1")
+    first = daemon.start_bash("true")
+    page.wait_for_selector(f"tr[data-id={first['executionId']}][data-status=completed]")
+    started: dict[str, dict[str, Any]] = {}
+
+    def resumed(route: Any) -> None:
+        # While the page is away: A starts, then B, and A's end is the latest change of all.
+        started["a"] = daemon.start_bash("while [ ! -e go ]; do sleep 0.02; done", cwd=str(tmp_path))
+        started["b"] = daemon.start_bash("sleep 30")
+        (tmp_path / "go").touch()
+        assert daemon.wait(started["a"]["executionId"])["status"] == "completed"
+        route.continue_()
+
+    page.route(re.compile(r"/v1/events/stream"), resumed)
+    # The stream breaks (as when the network drops): the page reconnects after its cursor.
+    page.evaluate("() => { for (const s of window.WorkbenchLog.ResumingStream.open) s.source.onerror(); }")
+    try:
+        wait_js(page, "() => document.querySelectorAll('#rows tr').length === 3", timeout_s=15)
+    except PlaywrightTimeout:
+        pass  # what is shown instead is the assertion's message
+    finally:
+        page.unroute(re.compile(r"/v1/events/stream"))
+    a, b = started["a"]["executionId"], started["b"]["executionId"]
+    shown = page.evaluate("() => [...document.querySelectorAll('#rows tr')].map((tr) => tr.dataset.id)")
+    assert shown == [b, a, first["executionId"]], {"a": a, "b": b}
+    assert page.evaluate(f"() => document.querySelector('tr[data-id={a}]').dataset.status") == "completed"
+    daemon.client.post(f"/v1/executions/{b}/cancel", json={})
+    assert page.errors == []
