@@ -13,7 +13,8 @@ The shim keeps a few ready, asks for one more each time it takes one, and starts
 when none is ready (or the factory is gone). The factory exits with the shim (the end of the
 socket, or the shim's pidfd), and then kills the keepers it made that the shim has not taken:
 a tree's keeper must outlive a shim, an unused one must not. Each request byte says whether
-the shim took a keeper, and whether to make another.
+the shim took a keeper, and whether to make another; one the shim took just before it died,
+unsaid, is told from the unused by the tree in its pid namespace.
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def main() -> None:  # pragma: no cover - the factory process
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.set_inheritable(False)  # not into the keepers
     shim = int(sys.argv[2])
-    unused: deque[int] = deque()  # pidfds of the keepers made and not taken, oldest first
+    unused: deque[tuple[int, int]] = deque()  # (pid, pidfd) of the keepers made and not taken, oldest first
     # Only the shim's end (its socket closing, or its pidfd becoming readable) ends it, and
     # then always through the `finally` below: no signal may cut the killing of `unused` short.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -240,12 +241,27 @@ def main() -> None:  # pragma: no cover - the factory process
         if os.getppid() == shim:  # else it died before its pidfd was open
             _serve(sock, parent, programs(sys.argv[3]), unused)
     finally:
-        for pidfd in unused:
+        # Not those with a tree in their namespace: the shim took them just before it died,
+        # before the factory heard so (its request unsent, or unread).
+        for pidfd in _alone(unused):
             _procfs.pidfd_signal(pidfd, signal.SIGKILL)
 
 
+def _alone(keepers: deque[tuple[int, int]]) -> list[int]:
+    """The pidfds of `keepers` that are the only live process of their pid namespace."""
+    namespaces = {pid: _procfs.pid_namespace(pid) for pid, _ in keepers}
+    members: dict[str, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            namespace = _procfs.pid_namespace(int(entry))
+            stat = _procfs.read_stat(int(entry))
+            if namespace is not None and stat is not None and stat.alive:
+                members[namespace] = members.get(namespace, 0) + 1
+    return [fd for pid, fd in keepers if members.get(namespaces[pid] or "", 0) <= 1]
+
+
 def _serve(
-    sock: socket.socket, parent: int, chosen: Programs, unused: deque[int]
+    sock: socket.socket, parent: int, chosen: Programs, unused: deque[tuple[int, int]]
 ) -> None:  # pragma: no cover - the factory process
     """The factory's loop: a keeper for each byte received, until the socket ends or the shim dies."""
     # Ignored, so that the keepers inherit it (their orphans are reaped at once), and the
@@ -264,13 +280,13 @@ def _serve(
         for request in requests:
             # t: one was taken, make another; a: one was taken; k: make one more.
             if request in b"ta" and unused:
-                os.close(unused.popleft())  # handed to a tree (or discarded by the shim)
+                os.close(unused.popleft()[1])  # handed to a tree (or discarded by the shim)
             if request != ord("a"):
                 _make_one(sock, chosen, own, stdio, unused)
 
 
 def _make_one(
-    sock: socket.socket, chosen: Programs, own: int, stdio: list[Any], unused: deque[int]
+    sock: socket.socket, chosen: Programs, own: int, stdio: list[Any], unused: deque[tuple[int, int]]
 ) -> None:  # pragma: no cover - the factory process
     """One keeper, recorded in `unused` and sent to the shim once it idles."""
     unshare(CLONE_NEWPID)
@@ -291,7 +307,7 @@ def _make_one(
     except OSError:
         os.kill(pid, signal.SIGKILL)  # not reaped (SIGCHLD ignored, but alive): still it
         raise
-    unused.append(pidfd)  # before anything else can fail: killed at the exit unless taken
+    unused.append((pid, pidfd))  # before anything else can fail: killed at the exit unless taken
     namespace = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     fds = array.array("i", [namespace, pidfd])
     try:
