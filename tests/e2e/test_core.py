@@ -52,9 +52,11 @@ async def test_completed_and_background(wb: DaemonHandle) -> None:
 async def test_wait_times_out_without_touching_the_execution(wb: DaemonHandle) -> None:
     """Promise 5: a wait that times out never changes the execution."""
     started = await wb.start("sleep 30")
-    response = await wb.client.post(
-        f"/v1/executions/workbench_bash/{started['executionId']}/wait", json={"waitTimeoutMs": 100}
-    )
+    path = f"/v1/executions/workbench_bash/{started['executionId']}"
+    with trio.fail_after(30):  # running first: on a loaded machine the spawn may take 100 ms
+        while (await wb.client.get(path)).json()["status"] != "running":  # noqa: ASYNC110
+            await trio.sleep(0.01)
+    response = await wb.client.post(f"{path}/wait", json={"waitTimeoutMs": 100})
     assert response.status_code == 200
     assert response.json()["waitTimedOut"] is True
     assert response.json()["execution"]["status"] == "running"
