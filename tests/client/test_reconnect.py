@@ -15,14 +15,20 @@ from tests.conftest import TOKEN, DaemonHandle
 from workbench import AsyncClient, Client, Event, LiveEvent, Unavailable
 
 
-async def test_events_survive_a_daemon_restart_without_gap_or_duplicate(make_daemon: Any) -> None:
+async def test_events_survive_a_daemon_restart_without_gap_or_duplicate(
+    make_daemon: Any, tmp_path: Path
+) -> None:
     """Promise 2: the client reconnects from the last sequence; the journal comes gapless and unique."""
     first = await keeping_daemon(make_daemon)
     seen: list[Event | LiveEvent] = []
+    # It holds at line 5 until the daemon is back: some of its output comes before, the rest after
+    # (however the capture cuts it into events: a loaded machine makes fewer, larger ones).
+    command = (
+        "for i in $(seq 1 40); do echo line $i; "
+        "if [ $i = 5 ]; then until [ -e go ]; do sleep 0.02; done; fi; sleep 0.05; done"
+    )
     async with AsyncClient(first.url, TOKEN, reconnect_for=30) as client:
-        run = await client.run_bash(
-            "for i in $(seq 1 40); do echo line $i; sleep 0.05; done", background=True
-        )
+        run = await client.run_bash(command, background=True, cwd=str(tmp_path))
         with trio.fail_after(30):
             async with trio.open_nursery() as nursery:
                 some_output = trio.Event()
@@ -30,12 +36,15 @@ async def test_events_survive_a_daemon_restart_without_gap_or_duplicate(make_dae
                 async def follow() -> None:
                     async for event in client.events(run):
                         seen.append(event)
-                        if sum(1 for e in seen if e.event_type == "output") >= 5:
+                        if "line 5\n" in "".join(
+                            e.output_delta or "" for e in seen if e.event_type == "output"
+                        ):
                             some_output.set()
 
                 nursery.start_soon(follow)
                 await some_output.wait()
                 second = await restart(make_daemon, first)
+                (tmp_path / "go").touch()
     sequences = [e.sequence for e in seen if isinstance(e, Event)]
     assert sequences == list(range(1, len(sequences) + 1)), "gapless, no duplicate"
     text = "".join(e.output_delta or "" for e in seen if e.event_type == "output")
