@@ -189,9 +189,20 @@ class KeeperFactory:
 def sweep_lone_keepers(run_dir: str) -> int:
     """Kill the keepers made for `run_dir` that are alone in their pid namespace (their trees
     ended while no shim held them); how many. One pass over /proc, at a shim's start."""
-    name = programs(run_dir).mark
+    members, keepers = _census(programs(run_dir).mark)
+    killed = 0
+    for pid, namespace in keepers:
+        started = _procfs.start_time(pid)
+        if members[namespace] == 1 and started is not None:
+            killed += _procfs.signal_processes([(pid, started)], signal.SIGKILL)
+    return killed
+
+
+def _census(mark: bytes = b"") -> tuple[dict[str, int], list[tuple[int, str]]]:
+    """One pass over /proc: how many live processes each pid namespace holds, and (with a
+    `mark`) the live processes whose command line starts with it, with their namespace."""
     members: dict[str, int] = {}
-    keepers: list[tuple[int, str]] = []
+    marked: list[tuple[int, str]] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -200,18 +211,15 @@ def sweep_lone_keepers(run_dir: str) -> int:
         if namespace is None or stat is None or not stat.alive:
             continue  # gone, or a zombie of an ended tree that nobody reaped yet: not a member
         members[namespace] = members.get(namespace, 0) + 1
+        if not mark:
+            continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if f.read(len(name)) == name:
-                    keepers.append((int(entry), namespace))
+                if f.read(len(mark)) == mark:
+                    marked.append((int(entry), namespace))
         except OSError:
             continue
-    killed = 0
-    for pid, namespace in keepers:
-        started = _procfs.start_time(pid)
-        if members[namespace] == 1 and started is not None:
-            killed += _procfs.signal_processes([(pid, started)], signal.SIGKILL)
-    return killed
+    return members, marked
 
 
 def _alive(keeper: Keeper) -> bool:
@@ -250,13 +258,7 @@ def main() -> None:  # pragma: no cover - the factory process
 def _alone(keepers: deque[tuple[int, int]]) -> list[int]:
     """The pidfds of `keepers` that are the only live process of their pid namespace."""
     namespaces = {pid: _procfs.pid_namespace(pid) for pid, _ in keepers}
-    members: dict[str, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            namespace = _procfs.pid_namespace(int(entry))
-            stat = _procfs.read_stat(int(entry))
-            if namespace is not None and stat is not None and stat.alive:
-                members[namespace] = members.get(namespace, 0) + 1
+    members, _ = _census()
     return [fd for pid, fd in keepers if members.get(namespaces[pid] or "", 0) <= 1]
 
 
