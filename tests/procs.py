@@ -19,10 +19,17 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def _zombie(pid: int) -> bool:
+def _stat_fields(pid: int) -> list[bytes]:
+    """The fields of /proc/PID/stat after the command name (state, ppid, pgrp, session, tty_nr,
+    tpgid, ...: proc(5)); empty if there is no such process."""
     stat = _read(f"/proc/{pid}/stat")
     end = stat.rfind(b")")
-    return end < 0 or stat[end + 2 : end + 3] in (b"Z", b"X", b"")
+    return [] if end < 0 else stat[end + 2 :].split()
+
+
+def _zombie(pid: int) -> bool:
+    fields = _stat_fields(pid)
+    return not fields or fields[0][:1] in (b"Z", b"X")
 
 
 def processes_mentioning(marker: str) -> list[int]:
@@ -96,9 +103,7 @@ def in_foreground(argv: list[str]) -> bool:
     wanted = "\0".join(argv).encode() + b"\0"
     for entry in os.listdir("/proc"):
         if entry.isdigit() and _read(f"/proc/{entry}/cmdline") == wanted:
-            stat = _read(f"/proc/{entry}/stat")
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            # state, ppid, pgrp, session, tty_nr, tpgid (proc(5))
+            fields = _stat_fields(int(entry))  # its pgrp is fields[2], its terminal's tpgid [5]
             if len(fields) > 5 and int(fields[5]) > 0 and fields[2] == fields[5]:
                 return True
     return False
