@@ -51,8 +51,10 @@ async def finish(
     outcome: Outcome,
     *,
     force: bool = False,
+    owner: str | None = None,
 ) -> None:
-    """Publish artifacts, then commit the terminal status (with the exit record if detached)."""
+    """Publish artifacts, then commit the terminal status (with the exit record if detached);
+    with `owner`, only if the execution is still that node's (`Store.begin_transition`)."""
     live = ending.live
     kept: set[str] = set()
     capture = ending.capture
@@ -76,6 +78,7 @@ async def finish(
         signal=outcome.signal,
         error=outcome.error,
         exit_body=exit_body(ending.directory, outcome),
+        owner=owner,
     )
     if sequence is None and not force:
         log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)

@@ -50,6 +50,7 @@ class _Step:
     target: ExecutionStatus
     fields: dict[str, Any]
     event: EventBuilder
+    owner: str | None = None
 
 
 def _nowhere(seconds: float) -> None:
@@ -110,8 +111,10 @@ class Journal:
         signal: str | None = None,
         error: dict[str, str] | None = None,
         exit_body: ExitBody | None = None,
+        owner: str | None = None,
     ) -> int | None:
-        """Move an execution to `target` if the transition table allows it from its current status.
+        """Move an execution to `target` if the transition table allows it from its current status
+        (and, with `owner`, if it is that node's: see `Store.begin_transition`).
 
         The guarded UPDATE, the status event (and the exit of a detached execution, made by
         `exit_body`) commit together. Returns the event's sequence, or None when the execution
@@ -132,6 +135,7 @@ class Journal:
             signal=signal,
             error=error,
             exit_body=exit_body,
+            owner=owner,
         )
         if not target.terminal:
             try:
@@ -162,7 +166,7 @@ class Journal:
     async def _replay(self, execution_id: str, step: _Step) -> int | None:
         sources = sources_of(step.target)
         return await self._store.begin_transition(
-            execution_id, step.target, sources, step.fields, step.event
+            execution_id, step.target, sources, step.fields, step.event, owner=step.owner
         ).result()
 
     async def _until_committed(self, write: Callable[[], Awaitable[T]], what: str) -> T:
@@ -194,16 +198,18 @@ class Journal:
         error: dict[str, str] | None = None,
         exit_body: ExitBody | None = None,
         lazy: bool = False,
+        owner: str | None = None,
     ) -> Pending[int | None]:
         """`transition`, queued now and awaited later: later writes commit after it.
 
-        `lazy`: not awaited at once, so its commit may wait a few ms to share the next one's
-        (see `Store.begin_transition`).
+        `lazy`: not awaited at once, so its commit may wait a few ms to share the next one's.
+        `owner`: refused unless the execution is that node's; a refusal disowns it (see
+        `Store.begin_transition`).
         """
         build = event_builder("status", message=message, exit_code=exit_code, signal=signal, error=error)
         values = dict(fields or {})
         if not target.terminal:
-            self._steps.setdefault(execution_id, []).append(_Step(target, values, build))
+            self._steps.setdefault(execution_id, []).append(_Step(target, values, build, owner))
         return self._store.begin_transition(
             execution_id,
             target,
@@ -213,6 +219,7 @@ class Journal:
             exit_body=exit_body,
             item_event=item_event,
             lazy=lazy,
+            owner=owner,
         )
 
     async def append(
@@ -248,3 +255,7 @@ class Journal:
             return await self._until_committed(lambda: self._timed(write()), what)
         except Unavailable:
             return None  # the daemon stops: the next start resumes from the last committed offsets
+
+    def forget(self, execution_id: str) -> None:
+        """Drop what is kept for an execution this node will write no more (its claim was lost)."""
+        self._steps.pop(execution_id, None)

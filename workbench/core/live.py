@@ -32,6 +32,8 @@ class Stop(enum.Enum):
     IDLE = "idle"
     #: A service that was not ready within its `readyTimeoutMs`.
     NOT_READY = "not_ready"
+    #: Its `running` was refused: another node took the claim while this one was cut off.
+    CLAIM_LOST = "claim_lost"
 
 
 @dataclass(eq=False)

@@ -23,7 +23,9 @@ from workbench.core.finish import Ending, finish
 from workbench.core.live import Live, Outcome, RunContext, Stop
 from workbench.core.output import OutputCapture
 from workbench.core.records import now_ms
+from workbench.core.store.base import Pending
 from workbench.core.waiting import first_of
+from workbench.wire.errors import Unavailable
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.runner")
@@ -44,6 +46,9 @@ class Run:
         self.empty = False
         self.capture: Capture | None = None
         self.idle_fired = False
+        #: The `running` transition of a spawn made here, until it is known to be committed.
+        self.claim: Pending[int | None] | None = None
+        self.claim_lost = False
 
     async def supervise(self) -> None:
         """The whole life; never raises (a bug ends the execution `failed`, tree killed)."""
@@ -68,7 +73,7 @@ class Run:
         """The terminal status (see `finish`); the caller holds a cancel shield."""
         held = self.child.name if self.child is not None and self.live.held else None
         ending = Ending(self.live, self.directory, self.capture, held)
-        await finish(self.ex, ending, status, fields, outcome, force=force)
+        await finish(self.ex, ending, status, fields, outcome, force=force, owner=self.row.node_id)
 
     # -- queued ---------------------------------------------------------------------------
 
@@ -147,7 +152,7 @@ class Run:
         # Queued, not awaited: it commits before anything this execution writes later (lazily:
         # in the same transaction, one fsync, as the end of a short command), and a crash before
         # it commits is recovered from the supervisor's proc file.
-        self.ex.journal.begin_transition(
+        self.claim = self.ex.journal.begin_transition(
             self.live.id,
             S.RUNNING,
             fields={
@@ -158,6 +163,9 @@ class Run:
                 **({"cwd": spec.cwd} if self.row.persist_shell else {}),
             },
             lazy=True,
+            # Refused if another node took the claim while this one was cut off (its lease
+            # lapsed between the claim and this commit): that node runs it, not this one.
+            owner=self.row.node_id,
         )
         self.live.status = S.RUNNING
         self.live.child = self.child.name
@@ -205,6 +213,8 @@ class Run:
                         watchers.start_soon(self._watch_exit)
                     if self.row.idle_timeout_ms:
                         watchers.start_soon(self._watch_idle, self.row.idle_timeout_ms / 1000)
+                    if self.claim is not None:
+                        watchers.start_soon(self._watch_claim, self.claim)
                     why = await self._wait_stop()
                     with trio.CancelScope(shield=True):
                         await self._stop_tree(why)
@@ -213,8 +223,32 @@ class Run:
                 capture.finish()
         finally:
             self.ex.slots.release(self.live)
+        if why is Stop.CLAIM_LOST:
+            self._disown()
+            return
         with trio.CancelScope(shield=True):
             await self._finish(*self._final(why))
+
+    async def _watch_claim(self, claim: Pending[int | None]) -> None:
+        try:
+            committed = await claim.result()
+        except Unavailable:
+            return  # not committed yet: the terminal status writes it first (`Journal.transition`)
+        if committed is None:
+            self.claim_lost = True
+            self.live.kick.set()
+
+    def _disown(self) -> None:
+        """The tree is dead and nothing of it was written: the execution is another node's."""
+        assert self.child is not None
+        log.warning(
+            "execution %s: another node took its claim while this one was cut off: "
+            "its tree here was killed, and nothing of it recorded",
+            self.live.id,
+        )
+        self.ex.journal.forget(self.live.id)
+        self.ex.displays.forget(self.live.id)
+        self.ex.tidy(self.live.id, self.child.name, set())
 
     async def _watch_exit(self) -> None:
         assert self.child is not None
@@ -236,6 +270,8 @@ class Run:
         live = self.live
         with trio.move_on_at(self.deadline):
             while True:
+                if self.claim_lost:  # not this node's to run, whatever its tree did meanwhile
+                    return Stop.CLAIM_LOST
                 # An exit already seen wins over a stop asked for after it: the outcome stands.
                 if self.exit_status is not None:
                     return Stop.EXITED
@@ -253,7 +289,11 @@ class Run:
         sup, name, live = self.ex.supervisor, self.child.name, self.live
         if why in (Stop.CANCEL, Stop.SHUTDOWN):
             await self.ex.journal.transition(
-                live.id, S.CANCEL_REQUESTED, fields={"cancel_reason": live.reason}, message=live.reason
+                live.id,
+                S.CANCEL_REQUESTED,
+                fields={"cancel_reason": live.reason},
+                message=live.reason,
+                owner=self.row.node_id,
             )
             live.status = S.CANCEL_REQUESTED
             live.cancel_handled.set()
@@ -341,6 +381,7 @@ class Run:
                 live.id,
                 S.RUNNING,
                 message="adopted after a daemon restart",
+                owner=self.row.node_id,
                 fields={
                     "started_at": now_ms(),
                     "containment": self.child.containment.value,

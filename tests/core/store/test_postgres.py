@@ -9,7 +9,11 @@ import pytest
 import trio
 
 from tests import pg
-from tests.core.store.test_sqlite import row, running_and_end_share_one_commit
+from tests.core.store.test_sqlite import (
+    a_claim_taken_meanwhile_disowns,
+    row,
+    running_and_end_share_one_commit,
+)
 from workbench.core.journal import Journal
 from workbench.core.records import event_builder
 from workbench.core.store.postgres import PostgresStore
@@ -39,3 +43,9 @@ async def test_a_write_that_is_awaited_does_not_linger(db: PostgresStore) -> Non
     with trio.fail_after(2):
         assert await journal.transition("ex_5", S.RUNNING) == 2
     assert db.commits == before + 1
+
+
+async def test_a_claim_taken_meanwhile_disowns(db: PostgresStore) -> None:
+    """Issue 22: a node cut off past its lease writes nothing into the run of the node that
+    took its claim."""
+    await a_claim_taken_meanwhile_disowns(db)

@@ -202,6 +202,29 @@ async def running_and_end_share_one_commit(db: Any) -> None:
     assert [json.loads(e.body)["status"] for e in events] == ["queued", "running", "completed"]
 
 
+async def a_claim_taken_meanwhile_disowns(db: Any) -> None:
+    """A `running` asked for with an owner that no longer holds the claim is refused, and the
+    store then writes none of that execution's events or ends for it; `db`: either engine."""
+    journal = Journal(db)
+    await db.create_execution(row("ex_6", node_id="b"), event_builder("status"))
+    output = [("output", event_builder("output", stream="stdout", output_delta="late\n"))]
+    with trio.fail_after(10):
+        assert await journal.begin_transition("ex_6", S.RUNNING, lazy=True, owner="a").result() is None
+        assert await journal.append("ex_6", output) is None
+        assert await journal.transition("ex_6", S.COMPLETED, exit_code=0, owner="a") is None
+        # The claim's holder runs it as ever, and the other's late writes stay refused.
+        assert await journal.transition("ex_6", S.RUNNING, owner="b") == 2
+        assert await db.append_events("ex_6", output, {}) is None, "disowned here: never written"
+    found = await db.get_execution("ex_6")
+    assert found is not None and found.row.status is S.RUNNING
+    events = (await db.read_events("ex_6", 0, 100)).events
+    assert [e.event_type for e in events] == ["status", "status"]
+
+
+async def test_a_claim_taken_meanwhile_disowns(db: SQLiteStore) -> None:
+    await a_claim_taken_meanwhile_disowns(db)
+
+
 async def test_a_lazy_running_and_the_end_after_it_share_one_commit(tmp_path: Path) -> None:
     """Issue 20: a short command's `running` (not awaited) and its terminal status cost one fsync."""
     path = tmp_path / "workbench.db"

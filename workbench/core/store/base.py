@@ -50,6 +50,8 @@ class Store(abc.ABC):
 
     watches: Watches
     health: StoreHealth
+    #: Executions whose transition was refused for its owner (see `begin_transition`).
+    disowned: set[str]
 
     @abc.abstractmethod
     def start(self) -> None:
@@ -104,10 +106,15 @@ class Store(abc.ABC):
         exit_body: ExitBody | None = None,
         item_event: ItemEvent | None = None,
         lazy: bool = False,
+        owner: str | None = None,
     ) -> Pending[int | None]:
         """Queue the guarded status update with its event; await `.result()` for its sequence.
 
-        Nothing is written (the result is None) unless the execution is in one of `sources`.
+        Nothing is written (the result is None) unless the execution is in one of `sources`
+        and, when `owner` is given, is that node's (its claim was not taken from it meanwhile).
+        A transition refused for its owner disowns the execution: from then on this store
+        writes none of its events (`append_events` answers None), so that a node whose claim
+        was taken while it was cut off writes nothing into the new owner's run.
         When `exit_body` is given and the execution is detached, its exit is saved in the same
         transaction. When the execution is an item of a batch and `item_event` is given, the
         batch's journal gets that event in the same transaction too (unless the batch has
@@ -132,8 +139,9 @@ class Store(abc.ABC):
     ) -> int | None:
         """Append events to a live execution, update `fields` and save `artifacts`, together.
 
-        Returns the last sequence, or None when the execution is terminal (nothing is written:
-        the terminal status event stays the last one). With no events, only `fields` change.
+        Returns the last sequence, or None when the execution is terminal or disowned (nothing
+        is written: the terminal status event stays the last one). With no events, only
+        `fields` change.
         """
 
     @abc.abstractmethod

@@ -60,6 +60,7 @@ class PostgresEngine(PostgresThreads, Store):
     def __init__(self, url: str, *, linger_s: float = LINGER_S) -> None:
         super().__init__(url, linger_s=linger_s)
         self.watches = Watches()
+        self.disowned: set[str] = set()
         #: Told (on the trio thread) of each execution another daemon changed or ended.
         self.on_remote: Callable[[str], None] | None = None
 
@@ -137,14 +138,17 @@ class PostgresEngine(PostgresThreads, Store):
         exit_body: ExitBody | None = None,
         item_event: ItemEvent | None = None,
         lazy: bool = False,
+        owner: str | None = None,
     ) -> PostgresPending[int | None]:
         final: list[Found] = []
         batches: list[str] = []
         allowed = tuple(sources)
 
         def job(conn: Conn) -> int | None:
-            row = q.transition(conn, execution_id, target, allowed, fields, event)
+            row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
             if row is None:
+                if owner is not None:
+                    self.disowned.add(execution_id)
                 return None
             if (
                 row.batch_id is not None
@@ -191,6 +195,8 @@ class PostgresEngine(PostgresThreads, Store):
         created_at: int = 0,
     ) -> int | None:
         def job(conn: Conn) -> int | None:
+            if execution_id in self.disowned:
+                return None
             last = q.append_events(conn, execution_id, events, fields)
             if last is not None and artifacts:
                 q.insert_artifacts(conn, execution_id, artifacts, created_at)

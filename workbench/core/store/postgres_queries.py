@@ -122,21 +122,24 @@ def transition(
     sources: Iterable[ExecutionStatus],
     fields: Mapping[str, Any],
     event: EventBuilder,
+    owner: str | None = None,
 ) -> ExecutionRow | None:
     """The guarded status update and its event, in the caller's transaction.
 
     Returns the updated row (its `last_sequence` is the event's sequence), or None when the
-    execution was not in one of `sources` (nothing is written then).
+    execution was not in one of `sources`, or `owner` is given and the execution is not that
+    node's (nothing is written then).
     """
     check_columns(fields)
     allowed = tuple(s.value for s in sources)
     sets = "".join(f", {name} = %s" for name in fields)
     change = "terminal" if target.terminal else "status"
+    mine, owned = (" AND node_id = %s", (owner,)) if owner is not None else ("", ())
     cur = _dicts(conn).execute(
         f"UPDATE executions SET status = %s, last_sequence = last_sequence + 1, "
         f"row_version = row_version + 1, change_seq = %s, change_type = %s{sets} "
-        f"WHERE id = %s AND status IN ({', '.join('%s' for _ in allowed)}) RETURNING *",
-        (target.value, next_change(conn), change, *fields.values(), execution_id, *allowed),
+        f"WHERE id = %s AND status IN ({', '.join('%s' for _ in allowed)}){mine} RETURNING *",
+        (target.value, next_change(conn), change, *fields.values(), execution_id, *allowed, *owned),
     )
     row = _execution(cur.fetchone())
     if row is None:

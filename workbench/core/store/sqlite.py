@@ -71,6 +71,7 @@ class SQLiteStore(Store):
         self._token: trio.lowlevel.TrioToken | None = None
         self.watches = Watches()
         self.health = StoreHealth()
+        self.disowned: set[str] = set()
         #: Transactions the writer committed (each one fsync under `synchronous = FULL`).
         self.commits = 0
 
@@ -198,14 +199,17 @@ class SQLiteStore(Store):
         exit_body: ExitBody | None = None,
         item_event: ItemEvent | None = None,
         lazy: bool = False,
+        owner: str | None = None,
     ) -> SQLitePending[int | None]:
         final: list[Found] = []
         batches: list[str] = []
         allowed = tuple(sources)
 
         def job(conn: sqlite3.Connection) -> int | None:
-            row = q.transition(conn, execution_id, target, allowed, fields, event)
+            row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
             if row is None:
+                if owner is not None:
+                    self.disowned.add(execution_id)
                 return None
             if (
                 row.batch_id is not None
@@ -244,6 +248,8 @@ class SQLiteStore(Store):
         created_at: int = 0,
     ) -> int | None:
         def job(conn: sqlite3.Connection) -> int | None:
+            if execution_id in self.disowned:
+                return None
             last = q.append_events(conn, execution_id, events, fields)
             if last is not None and artifacts:
                 q.insert_artifacts(conn, execution_id, artifacts, created_at)
