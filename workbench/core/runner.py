@@ -11,6 +11,7 @@ import json
 import logging
 import signal as signals
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -214,7 +215,7 @@ class Run:
                     if self.row.idle_timeout_ms:
                         watchers.start_soon(self._watch_idle, self.row.idle_timeout_ms / 1000)
                     if self.claim is not None:
-                        watchers.start_soon(self._watch_claim, self.claim)
+                        watchers.start_soon(watch_claim, self.claim, self._claim_lost)
                     why = await self._wait_stop()
                     with trio.CancelScope(shield=True):
                         await self._stop_tree(why)
@@ -229,14 +230,9 @@ class Run:
         with trio.CancelScope(shield=True):
             await self._finish(*self._final(why))
 
-    async def _watch_claim(self, claim: Pending[int | None]) -> None:
-        try:
-            committed = await claim.result()
-        except Unavailable:
-            return  # not committed yet: the terminal status writes it first (`Journal.transition`)
-        if committed is None:
-            self.claim_lost = True
-            self.live.kick.set()
+    def _claim_lost(self) -> None:
+        self.claim_lost = True
+        self.live.kick.set()
 
     def _disown(self) -> None:
         """The tree is dead and nothing of it was written: the execution is another node's."""
@@ -424,3 +420,14 @@ def _signal_name(number: int) -> str:
         return signals.Signals(number).name
     except ValueError:
         return f"SIG{number}"
+
+
+async def watch_claim(claim: Pending[int | None], lost: Callable[[], None]) -> None:
+    """Call `lost` if the `running` transition `claim` is refused (another node holds it)."""
+    await claim.wait()  # not shielded: cancelled once the tree is dead, before its end is written
+    try:
+        committed = await claim.result()
+    except Unavailable:
+        return  # not committed yet: the terminal status writes it first (`Journal.transition`)
+    if committed is None:
+        lost()

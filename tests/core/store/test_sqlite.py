@@ -269,3 +269,34 @@ def test_a_store_made_without_incremental_vacuum_is_rewritten_with_it(tmp_path: 
         assert conn.execute("SELECT COUNT(*) FROM executions").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+async def test_the_claim_watcher_lets_go_when_cancelled_before_the_commit(tmp_path: Path) -> None:
+    """A short command's end must not wait on its lazy `running`: the runner's claim watcher is
+    cancelled when the tree is dead, before the terminal status is written, so it must not hold
+    its nursery open until that `running` commits (it lingers for company that comes after)."""
+    from workbench.core.runner import watch_claim
+
+    path = tmp_path / "workbench.db"
+    schema.prepare(path)
+    db = SQLiteStore(path, linger_s=5.0)  # long enough for this test on any machine
+    db.start()
+    lost: list[bool] = []
+    try:
+        journal = Journal(db)
+        await db.create_execution(row("ex_7"), event_builder("status"))
+        claim = journal.begin_transition("ex_7", S.RUNNING, lazy=True, owner=None)
+        before = db.commits
+        with trio.fail_after(10):
+            async with trio.open_nursery() as watchers:
+                watchers.start_soon(watch_claim, claim, lambda: lost.append(True))
+                await trio.sleep(0.05)
+                watchers.cancel_scope.cancel()
+            assert db.commits == before, "the watcher held on until the lingering commit"
+            # The end comes now and shares the lingering commit.
+            assert await journal.transition("ex_7", S.COMPLETED, exit_code=0) == 3
+        assert await claim.result() == 2
+        assert db.commits == before + 1
+        assert lost == []
+    finally:
+        await db.aclose()

@@ -35,6 +35,11 @@ ExitBody = Callable[[ExecutionRow], Mapping[str, Any]]
 class Pending(Protocol[T]):
     """A write that is queued: later writes commit after it."""
 
+    async def wait(self) -> None:
+        """Wait (cancellably) until it is committed or has failed: a watcher that must not hold
+        its nursery open until a lingering commit (`batching.LINGER_S`)."""
+        ...
+
     async def result(self) -> T:
         """Wait (shielded) until it is committed; its result, or what it raised."""
         ...

@@ -75,6 +75,10 @@ class PostgresPending(Generic[T]):
     def __init__(self, job: _Job[T]) -> None:
         self._job = job
 
+    async def wait(self) -> None:
+        """Wait (cancellably) until it is committed or has failed."""
+        await self._job.done.wait()
+
     async def result(self) -> T:
         """Wait (shielded) until it is committed; its result, or what it raised."""
         with trio.CancelScope(shield=True):
