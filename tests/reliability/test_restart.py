@@ -254,23 +254,31 @@ def test_serve_rejects_a_bad_setting_naming_it(tmp_path: Path) -> None:
     assert "WORKBENCH_MAX_CONCURENT" in result.stderr
 
 
-def test_when_the_supervisor_dies_too_the_tree_is_adopted_by_identity(daemon_process: Factory) -> None:
+def test_when_the_supervisor_dies_too_the_tree_is_adopted_by_identity(
+    daemon_process: Factory, tmp_path: Path
+) -> None:
     """The tree outlives both daemon and supervisor: it is held again, its output captured, and
     it ends `lost` (its exit status cannot be known), never `running` forever."""
     d: DaemonProcess = daemon_process()
     d.start()
-    # Long enough to outlast the restart even on a loaded machine (else it is rightly `lost`).
-    eid = d.start_bash("for i in $(seq 1 40); do echo $i; sleep 0.1; done")["executionId"]
+    # The tree counts until the test says stop, so it outlasts the restart however loaded the
+    # machine is (a tree that ends while nobody holds it is rightly `lost` at once instead).
+    stop = tmp_path / "stop"
+    eid = d.start_bash(f"i=0; until [ -e {stop} ]; do i=$((i+1)); echo $i; sleep 0.1; done")["executionId"]
     wait_for(lambda: len(d.output(eid).split()) >= 2)
     d.kill9()
     kill_supervisor(d.data_dir)
     d.start()
     assert d.get(eid)["status"] == "running"
+    seen = len(d.output(eid).split())
+    wait_for(lambda: len(d.output(eid).split()) >= seen + 3)  # still captured once adopted
+    stop.touch()
     final = d.wait(eid)
     assert final["status"] == "failed"
     assert final["error"]["code"] == "lost"
     assert "exit status" in final["error"]["message"]
-    assert numbered(d.output(eid)) == list(range(1, 41))
+    lines = numbered(d.output(eid))
+    assert lines == list(range(1, len(lines) + 1))
     assert procs.processes_mentioning(eid) == []
 
 
