@@ -11,6 +11,7 @@ import trio
 from tests import pg
 from tests.core.store.test_sqlite import (
     a_claim_taken_meanwhile_disowns,
+    flags_set_as_booleans_are_kept,
     row,
     running_and_end_share_one_commit,
 )
@@ -49,3 +50,8 @@ async def test_a_claim_taken_meanwhile_disowns(db: PostgresStore) -> None:
     """Issue 22: a node cut off past its lease writes nothing into the run of the node that
     took its claim."""
     await a_claim_taken_meanwhile_disowns(db)
+
+
+async def test_flags_set_as_booleans_are_kept(db: PostgresStore) -> None:
+    """Issue 22: a pipe's end of file (`stdin_closed`) is recorded on PostgreSQL too."""
+    await flags_set_as_booleans_are_kept(db)

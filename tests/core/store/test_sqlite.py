@@ -221,6 +221,22 @@ async def a_claim_taken_meanwhile_disowns(db: Any) -> None:
     assert [e.event_type for e in events] == ["status", "status"]
 
 
+async def flags_set_as_booleans_are_kept(db: Any) -> None:
+    """A yes/no column set from a Python bool, by an append or a transition, reads back as one
+    (on PostgreSQL such a column is an integer, which refuses a boolean); `db`: either engine."""
+    journal = Journal(db)
+    await db.create_execution(row("ex_7", status="running"), event_builder("status"))
+    with trio.fail_after(10):
+        await journal.append("ex_7", [], {"stdin_closed": True})  # fields only: no event
+        assert await journal.transition("ex_7", S.COMPLETED, fields={"truncated": True}) == 2
+    found = await db.get_execution("ex_7")
+    assert found is not None and found.row.stdin_closed is True and found.row.truncated is True
+
+
+async def test_flags_set_as_booleans_are_kept(db: SQLiteStore) -> None:
+    await flags_set_as_booleans_are_kept(db)
+
+
 async def test_a_claim_taken_meanwhile_disowns(db: SQLiteStore) -> None:
     await a_claim_taken_meanwhile_disowns(db)
 

@@ -2,7 +2,7 @@
 
 Every statement of the PostgreSQL engine is here (the schema is in `sql/postgres/`); they mirror
 `sqlite_queries` one for one. Column names that come from callers are checked against the
-schema's (`check_columns`) before they reach SQL text. Rows come back as dicts.
+schema's (`column_values`) before they reach SQL text. Rows come back as dicts.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from workbench.core.store.rows import (
     ItemRow,
     ListFilter,
     WithData,
-    check_columns,
+    column_values,
     render_body,
 )
 from workbench.wire.status import TERMINAL, ExecutionStatus
@@ -130,7 +130,7 @@ def transition(
     execution was not in one of `sources`, or `owner` is given and the execution is not that
     node's (nothing is written then).
     """
-    check_columns(fields)
+    values = column_values(fields)
     allowed = tuple(s.value for s in sources)
     sets = "".join(f", {name} = %s" for name in fields)
     change = "terminal" if target.terminal else "status"
@@ -139,7 +139,7 @@ def transition(
         f"UPDATE executions SET status = %s, last_sequence = last_sequence + 1, "
         f"row_version = row_version + 1, change_seq = %s, change_type = %s{sets} "
         f"WHERE id = %s AND status IN ({', '.join('%s' for _ in allowed)}){mine} RETURNING *",
-        (target.value, next_change(conn), change, *fields.values(), execution_id, *allowed, *owned),
+        (target.value, next_change(conn), change, *values, execution_id, *allowed, *owned),
     )
     row = _execution(cur.fetchone())
     if row is None:
@@ -162,12 +162,12 @@ def append_events(
     Returns the last sequence, or None when the execution is already terminal (nothing written:
     the terminal status event stays the last event).
     """
-    check_columns(fields)
+    values = column_values(fields)
     sets = "".join(f", {name} = %s" for name in fields)
     cur = conn.execute(
         f"UPDATE executions SET last_sequence = last_sequence + %s, row_version = row_version + 1{sets} "
         f"WHERE id = %s AND status NOT IN ({_TERMINAL_SQL}) RETURNING last_sequence, status",
-        (len(events), *fields.values(), execution_id),
+        (len(events), *values, execution_id),
     )
     found = cur.fetchone()
     if found is None:

@@ -184,6 +184,14 @@ def check_columns(fields: Mapping[str, Any]) -> None:
         raise ValueError(f"not columns the caller may set: {sorted(unknown)}")
 
 
+def column_values(fields: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The values of `fields` (checked by `check_columns`) as database values, in order: a yes/no
+    column given a bool gets 0 or 1, as `ExecutionRow.columns` does (PostgreSQL's integer column
+    refuses a boolean)."""
+    check_columns(fields)
+    return tuple(int(v) if isinstance(v, bool) else v for v in fields.values())
+
+
 #: Columns only the store sets: through transitions, or on every change.
 _MANAGED = frozenset({"status", "id", "row_version"})
 
