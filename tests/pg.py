@@ -106,3 +106,17 @@ class PostgresServer:
         except subprocess.CalledProcessError:
             pass
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def store_rows(data_dir: Path, sql: str) -> list[tuple[object, ...]]:
+    """The rows of `sql` (plain SQL both engines read alike) in the store of `data_dir`: its
+    SQLite file, or its schema on the PostgreSQL server of a `--store=postgres` run."""
+    if current is None:
+        import sqlite3
+
+        with sqlite3.connect(data_dir / "workbench.db") as conn:
+            return [tuple(r) for r in conn.execute(sql).fetchall()]
+    import psycopg
+
+    with psycopg.connect(current.url_for(data_dir)) as conn:
+        return [tuple(r) for r in conn.execute(sql).fetchall()]

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import trio
 
+from tests import pg
 from tests.conftest import DaemonHandle
 from tests.e2e.test_security import Principals, principals  # noqa: F401 (a fixture)
 
@@ -110,9 +112,8 @@ async def test_acked_exits_go_with_their_execution_and_unacked_ones_stay(
     acked = next(e for e in exits if e["executionId"] == ids[0])
     assert (await wb.client.post(f"/v1/exits/{acked['deliveryId']}/ack")).status_code == 204
     assert (await wb.client.delete("/v1/executions", params={"before": "0s"})).json() == {"deleted": 2}
-    with sqlite3.connect(wb.data_dir / "workbench.db") as conn:
-        left = conn.execute("SELECT execution_id, acked_at IS NOT NULL FROM exits").fetchall()
-    assert left == [(ids[1], 0)]
+    left = pg.store_rows(wb.data_dir, "SELECT execution_id, acked_at IS NOT NULL FROM exits")
+    assert left == [(ids[1], False)]
     exits = (await wb.client.get("/v1/exits", params={"leaseMs": 0})).json()["exits"]
     assert [e["executionId"] for e in exits] == [ids[1]]
 
@@ -121,6 +122,7 @@ def store_files_bytes(data_dir: Path) -> int:
     return sum(p.stat().st_size for p in data_dir.glob("workbench.db*"))
 
 
+@pytest.mark.sqlite_only
 async def test_deleting_gives_the_space_back_to_the_disk(wb: DaemonHandle) -> None:
     """The store shrinks on disk after a delete (incremental vacuum), and says so in its stats."""
     with sqlite3.connect(wb.data_dir / "workbench.db") as conn:

@@ -76,7 +76,9 @@ async def test_one_principal_cannot_take_every_slot(make_daemon: Any, tmp_path: 
                 "/v1/executions/workbench_bash", json={"command": waiting, "background": True}
             )
 
-        ci_ids = [(await start(ci)).json()["executionId"] for _ in range(3)]
+        started = [await start(ci) for _ in range(3)]
+        assert [r.status_code for r in started] == [202] * 3, [r.text for r in started]
+        ci_ids = [r.json()["executionId"] for r in started]
         refused = await start(ci)
         assert refused.status_code == 429, refused.text
         error = refused.json()["error"]

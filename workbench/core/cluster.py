@@ -31,7 +31,7 @@ import sandbox
 from workbench.core.finish import exit_body
 from workbench.core.live import Live, Outcome, Stop
 from workbench.core.nodecalls import NodeCalls
-from workbench.core.principals import principal_key
+from workbench.core.principals import Principal, principal_key
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
 from workbench.wire.errors import Unavailable
@@ -61,6 +61,10 @@ class Cluster:
         self._every_s = self.settings.node_lease_ms / 4000
         self._nursery: trio.Nursery | None = None
         self._workspaces = str(self.settings.layout.workspaces_dir)
+        #: Held while this node claims and takes in what it claimed, and while a start counts the
+        #: queue (`queue_depth`), so that the shared queue's count and this node's are of one
+        #: moment: a claim between them would be counted twice and refuse a start for nothing.
+        self.claiming = trio.Lock()
         #: Calls to the other nodes (an artifact on another node's disk).
         self.calls = NodeCalls(self.settings, store)
 
@@ -84,6 +88,16 @@ class Cluster:
                 await supervisor.release(info.name)
             except sandbox.SandboxError as exc:
                 log.warning("cluster: could not kill the tree of %s: %s", row.id, exc)
+
+    async def queue_depth(self, principal: Principal) -> tuple[int, int]:
+        """How many executions wait for a slot, in all and of `principal`: in the shared queue,
+        and claimed by this node, less what this node has room for (that is about to run)."""
+        slots = self.executor.slots
+        async with self.claiming:
+            total, mine = await self.store.queue_depth(principal.name, self.node_id)
+            room = slots.room((principal.key,))
+            total, mine = total + slots.queued, mine + slots.queued_by[principal.key]
+        return max(0, total - room), max(0, mine - room)
 
     async def run(self) -> None:
         """Beat, claim, look for lost nodes and answer other nodes' changes, until cancelled."""
@@ -135,12 +149,13 @@ class Cluster:
             room = self._room() if self.executor.accepting else 0
             if room > 0:
                 try:
-                    rows = await self.store.claim(self.node_id, room, self._workspaces)
+                    async with self.claiming:
+                        rows = await self.store.claim(self.node_id, room, self._workspaces)
+                        lives = [self._submit(row) for row in rows]
                 except Unavailable as exc:
                     log.warning("cluster: cannot claim: %s", exc)
                     await trio.sleep(_RETRY_S)
                     continue
-                lives = [self._submit(row) for row in rows]
                 heads = [live for live in lives if live.row.batch_id is None]
                 if len(heads) == room and all(live.granted.is_set() for live in heads):
                     continue  # there may be more, and room for them
@@ -163,9 +178,10 @@ class Cluster:
         ended, or a lease passed (its node is then lost, and it ends `node_lost`)."""
         await self.store.ask_cancel(row.id, reason, grace_ms)
         if row.status is S.QUEUED and row.node_id is None:
-            claimed = await self.store.claim_one(self.node_id, row.id, self._workspaces)
-            if claimed is not None:
-                live = self._submit(claimed)
+            async with self.claiming:
+                claimed = await self.store.claim_one(self.node_id, row.id, self._workspaces)
+                live = self._submit(claimed) if claimed is not None else None
+            if live is not None:
                 await live.cancel_handled.wait()
                 return
         with self.store.watches.watch(row.id) as watch, trio.move_on_after(self._every_s * 4 + 5):

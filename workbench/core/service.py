@@ -162,12 +162,7 @@ class Service(Reads):
             shared = None
             room = self.executor.slots.room((principal.key,))
             if self.cluster is not None and room < len(rows):
-                # The shared queue (what this node claimed is counted by its slots), less what
-                # this node has room for: that is about to be claimed, and does not wait.
-                slots = self.executor.slots
-                total, mine = await self.cluster.store.queue_depth(principal.name, self.settings.node_id)
-                total, mine = total + slots.queued, mine + slots.queued_by[principal.key]
-                shared = (max(0, total - room), max(0, mine - room))
+                shared = await self.cluster.queue_depth(principal)
             accept.check_room(self.settings, self.executor.slots, principal, max(1, len(rows) - 1), shared)
         except (InvalidRequest, TooManyExecutions, Unavailable):
             # A retry of an accepted request replays it even if it could not be accepted now
