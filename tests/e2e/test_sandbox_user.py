@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests import pg
 from tests.conftest import DaemonHandle
 from tests.e2e.test_sandbox_image import REASON, results, run
 
@@ -36,13 +37,18 @@ async def test_the_tree_runs_as_the_sandbox_user_with_a_writable_tmp(wb: DaemonH
 
 
 async def test_the_data_dir_store_and_shim_are_out_of_reach(wb: DaemonHandle) -> None:
-    """Hidden, and not readable by the sandbox's user on the host either."""
+    """Hidden, and not readable by the sandbox's user on the host either. On PostgreSQL, the
+    store is the database server: the sandbox's network cannot reach it."""
     data = wb.data_dir
-    store = data / "workbench.db"
-    assert store.exists()
+    if pg.current is None:
+        store = data / "workbench.db"
+        assert store.exists()
+        reach = f"cat {store} >/dev/null 2>&1"
+    else:
+        reach = f"(exec 3<>/dev/tcp/127.0.0.1/{pg.current.port}) 2>/dev/null"
     record, out = await run(
         wb,
-        f"cat {store} >/dev/null 2>&1 && echo store=read || echo store=refused\n"
+        f"{reach} && echo store=read || echo store=refused\n"
         f"cat {data}/token >/dev/null 2>&1 && echo token=read || echo token=refused\n"
         f"ls -A {data}/run 2>/dev/null | grep -q sock && echo socket=seen || echo socket=unseen\n",
     )

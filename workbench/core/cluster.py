@@ -99,6 +99,12 @@ class Cluster:
             total, mine = total + slots.queued, mine + slots.queued_by[principal.key]
         return max(0, total - room), max(0, mine - room)
 
+    async def waiting(self) -> int:
+        """How many executions wait for a slot: in the shared queue, and claimed by this node."""
+        async with self.claiming:
+            total, _ = await self.store.queue_depth("", self.node_id)
+            return total + self.executor.slots.queued
+
     async def run(self) -> None:
         """Beat, claim, look for lost nodes and answer other nodes' changes, until cancelled."""
         async with trio.open_nursery() as nursery:

@@ -80,7 +80,9 @@ class Daemon:
         """`GET /metrics`: the Prometheus text exposition, counts and sizes read now."""
         slots = self.executor.slots
         running = self.settings.max_concurrent_executions - slots.free
-        return await self.metrics.render(self.service.store, self.retention, slots.queued, running)
+        cluster = self.service.cluster
+        queued = slots.queued if cluster is None else await cluster.waiting()
+        return await self.metrics.render(self.service.store, self.retention, queued, running)
 
     def begin_stop(self) -> None:
         self.executor.accepting = False
