@@ -282,6 +282,28 @@ def test_when_the_supervisor_dies_too_the_tree_is_adopted_by_identity(
     assert procs.processes_mentioning(eid) == []
 
 
+def test_the_output_of_a_tree_that_ended_while_daemon_and_supervisor_were_down_is_kept(
+    daemon_process: Factory, tmp_path: Path
+) -> None:
+    """Nothing is lost: what the tree wrote after the daemon and its supervisor died, up to its
+    end, is in the journal once the daemon is back, though its exit status is not (`lost`)."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    go, done = tmp_path / "go", tmp_path / "done"
+    script = f"echo 1; until [ -e {go} ]; do sleep 0.02; done; for i in $(seq 2 30); do echo $i; done"
+    eid = d.start_bash(f"{script}; touch {done}")["executionId"]
+    wait_for(lambda: d.output(eid) == "1\n")
+    d.kill9()
+    kill_supervisor(d.data_dir)
+    go.touch()
+    wait_for(lambda: done.exists())
+    wait_for(lambda: procs.processes_mentioning(eid) == [])  # the tree has ended
+    d.start()
+    final = d.wait(eid)
+    assert (final["status"], final["error"]["code"]) == ("failed", "lost")
+    assert numbered(d.output(eid)) == list(range(1, 31))
+
+
 def poll_exits(d: DaemonProcess, wait_ms: int = 0, lease_ms: int = 1000) -> list[dict[str, Any]]:
     response = d.client.get("/v1/exits", params={"waitTimeoutMs": wait_ms, "leaseMs": lease_ms})
     assert response.status_code == 200, response.text

@@ -7,7 +7,8 @@ For each execution that is not terminal in the store:
   journal's offsets; if it exited meanwhile, its real exit status is used;
 - unknown to the supervisor (the supervisor died too): finished from the status file its
   supervisor wrote, else adopted by identity (pid + start time, or its cgroup) with an exit status
-  that cannot be known, else ended `failed` with `error.code = "lost"` saying why.
+  that cannot be known, else (its tree gone) its output kept and ended `failed` with
+  `error.code = "lost"` saying why.
 Deadlines are enforced as usual, so one past its deadline is killed and ends `timed_out`.
 """
 
@@ -97,10 +98,12 @@ async def recover(
             # Ended, nothing of it is left, and its status file says how.
             live.adopted, live.adopted_exit, live.held = info, exit_status, False
         elif info is not None:
-            live.reason = (
-                "lost: the process tree was gone after a daemon restart and no exit status was "
-                "recorded (the process supervisor had died too)"
-            )
+            # Gone, and its supervisor died before it could say how it ended: its exit status
+            # cannot be known (it ends `lost`), but what it wrote to its spool files until then
+            # is kept, as for any tree that ended.
+            live.adopted, live.adopted_exit, live.held = info, sandbox.UNKNOWN_EXIT, False
+            live.adopted_known = False
+            log.warning("recovery: execution %s: its tree and its supervisor were gone: lost", row.id)
         else:
             live.reason = "lost: the execution was being started when the daemon died"
         if live.reason is not None:
