@@ -28,11 +28,28 @@ STOP_S = 60
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--store",
-        choices=("sqlite", "postgres"),
+        choices=("sqlite", "postgres", "both"),
         default="sqlite",
         help="the store engine of the tests' daemons: the embedded SQLite (default), or a "
-        "PostgreSQL server the tests start (tests marked sqlite_only are then skipped)",
+        "PostgreSQL server the tests start (tests marked sqlite_only are then skipped), or both: "
+        "each test of tests/e2e and tests/reliability runs on each engine, the rest on SQLite",
     )
+
+
+#: The tests that run on each engine with `--store=both`: every one that starts a daemon for
+#: what it does, end to end or through a crash.
+_ON_BOTH = ("e2e", "reliability")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """With `--store=both`, the e2e and reliability tests run once per engine (`[sqlite]`, `[postgres]`)."""
+    if metafunc.config.getoption("--store") != "both":
+        return
+    tests = Path(__file__).parent
+    if "postgres_server" in metafunc.fixturenames:
+        return  # its daemons share a PostgreSQL server of their own, whatever the engine
+    if metafunc.definition.path.relative_to(tests).parts[0] in _ON_BOTH:
+        metafunc.parametrize("store_engine", ["sqlite", "postgres"], indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +67,9 @@ def postgres_server() -> Iterator[pg.PostgresServer]:
 @pytest.fixture(autouse=True)
 def store_engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """The tests' daemons use the engine `--store` names (their store URL comes from `pg`)."""
-    engine: str = request.config.getoption("--store")
+    engine: str = getattr(request, "param", None) or request.config.getoption("--store")
+    if engine == "both":  # a test that runs on SQLite only (not under tests/e2e or reliability)
+        engine = "sqlite"
     if engine == "postgres":
         if request.node.get_closest_marker("sqlite_only") is not None:
             pytest.skip("needs the SQLite store (its file, or its disk)")
