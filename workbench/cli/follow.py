@@ -91,14 +91,30 @@ def follow(
                         elif kind == "reconnected":
                             output.reconnected()
             except Interrupted as sig:
-                react(sig, progress)
-                output.reconnected()  # the stream is opened again: display output in between is lost
+                # The stream is opened again: display output in between is lost.
+                react_all(react, sig, progress, then=output.reconnected)
     finally:
         progress.stop()
     for warning in output.finish(http, execution_id):
         _say(None, f"workbench: warning: {warning}")
     assert end is not None
     return end
+
+
+def react_all(
+    react: React, sig: Interrupted, progress: Progress | None, then: Callable[[], None] | None = None
+) -> None:
+    """`react` to `sig`, then `then()`; a signal that comes meanwhile is reacted to next (a Ctrl-C
+    typed while the one before is being sent on is the second Ctrl-C, not an error)."""
+    pending: Interrupted | None = sig
+    while pending is not None:
+        try:
+            react(pending, progress)
+            pending = None
+            if then is not None:
+                then()
+        except Interrupted as again:
+            pending = again
 
 
 def _say(progress: Progress | None, line: str) -> None:
@@ -114,8 +130,8 @@ def _say(progress: Progress | None, line: str) -> None:
 class RunReactions:
     """What signals do to an execution that `run` follows (see the module's docstring)."""
 
-    def __init__(self, http: Http, execution_id: str) -> None:
-        self.http, self.id = http, execution_id
+    def __init__(self, http: Http, execution_id: str, signals: Signals) -> None:
+        self.http, self.id, self.signals = http, execution_id, signals
         self.interrupts = 0
 
     def __call__(self, sig: Interrupted, progress: Progress | None) -> None:
@@ -138,7 +154,8 @@ class RunReactions:
     def _forward(self) -> bool:
         """Send SIGINT to the tree; False when it cannot take one (queued, ending, an older daemon)."""
         try:
-            self.http.request("POST", f"/v1/executions/{self.id}/signal", {"signal": "INT"}, ok=(202,))
+            with self.signals.deferred():  # sent whole: a Ctrl-C meanwhile comes after it
+                self.http.request("POST", f"/v1/executions/{self.id}/signal", {"signal": "INT"}, ok=(202,))
         except ApiError as exc:
             if exc.code in ("conflict", "not_found"):
                 return False
@@ -148,12 +165,13 @@ class RunReactions:
     def cancel(self, reason: str) -> None:
         """Ask for the cancel (SIGTERM, then SIGKILL after the grace); the daemon carries it out."""
         try:
-            self.http.request(
-                "POST",
-                f"/v1/executions/{self.id}/cancel",
-                {"reason": reason, "graceMs": grace_ms()},
-                ok=(200, 202),
-            )
+            with self.signals.deferred():  # asked for whole: a signal meanwhile comes after it
+                self.http.request(
+                    "POST",
+                    f"/v1/executions/{self.id}/cancel",
+                    {"reason": reason, "graceMs": grace_ms()},
+                    ok=(200, 202),
+                )
         except ApiError as exc:
             _say(None, f"workbench: {exc.code}: could not cancel {self.id}: {exc.message}")
 

@@ -272,11 +272,11 @@ def _show_result(end: dict[str, Any]) -> None:
 
 
 def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Interrupted | None) -> int:
-    from workbench.cli.follow import RunReactions, Stopped, follow
+    from workbench.cli.follow import RunReactions, Stopped, follow, react_all
     from workbench.cli.output import write_recorded
 
     execution_id = record["executionId"]
-    react = RunReactions(http, execution_id)
+    react = RunReactions(http, execution_id, signals)
     try:
         if record["status"] in TERMINAL:
             if pending is not None:
@@ -286,7 +286,7 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
                 write_recorded(http, record)
         else:
             if pending is not None:
-                react(pending, None)
+                react_all(react, pending, None)
             end = follow(http, record, signals=signals, react=react, label="running")
     except Stopped as stop:
         return stop.status

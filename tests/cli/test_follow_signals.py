@@ -1,0 +1,76 @@
+"""What `run` does when Ctrl-C comes again while it is still reacting to the one before.
+
+Pure logic: `follow` with `RunReactions` over a stand-in for the CLI's HTTP transport, whose
+calls let a signal arrive exactly where a real one can (the test in test_signals.py types them on
+a real terminal, where this timing is a matter of luck).
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from workbench.cli.follow import RunReactions, follow
+from workbench.cli.signals import Signals
+
+ID = "ex_01M8ZZZZZZZZZZZZZZZZZZZZZZ"
+
+
+def _event(sequence: int, status: str) -> tuple[str, dict[str, Any]]:
+    return "event", {"sequence": sequence, "eventType": "status", "status": status, "message": None}
+
+
+class Transport:
+    """Records the requests; a real SIGINT comes during the first `interrupt_on` request."""
+
+    def __init__(self, interrupt_on: str) -> None:
+        self.interrupt_on = interrupt_on
+        self.requests: list[str] = []
+
+    def stream(self, execution_id: str, after: int) -> Iterator[tuple[str, Any]]:
+        if "cancel" in self.requests:
+            yield _event(after + 1, "cancelled")
+            return
+        if after == 0:
+            yield _event(1, "running")
+        signal.raise_signal(signal.SIGINT)  # a Ctrl-C between two events
+        raise AssertionError("the Ctrl-C did not interrupt the stream")
+
+    def request(self, method: str, path: str, body: Any = None, **kw: Any) -> None:
+        what = path.rsplit("/", 1)[-1]
+        self.requests.append(what)
+        if what == self.interrupt_on and self.requests.count(what) == 1:
+            signal.raise_signal(signal.SIGINT)  # the next Ctrl-C, while this request is under way
+
+    def json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
+        raise AssertionError(f"unexpected {method} {path}")
+
+
+def _follow(http: Any) -> dict[str, Any]:
+    signals = Signals()
+    signals.install()
+    try:
+        react = RunReactions(http, ID, signals)
+        record = {"executionId": ID, "output": {"truncated": False}}
+        return follow(http, record, signals=signals, react=react, label="run", streams=())
+    finally:
+        signals.restore()
+
+
+def test_a_ctrl_c_while_the_first_is_sent_on_cancels() -> None:
+    """The first Ctrl-C is being sent to the program as SIGINT when the second comes: it cancels."""
+    http = Transport("signal")
+    assert _follow(http)["status"] == "cancelled"
+    assert http.requests == ["signal", "cancel"]
+
+
+def test_a_ctrl_c_while_the_cancel_is_asked_for_stops_waiting_after_it() -> None:
+    """The third Ctrl-C comes while the second's cancel is being asked for: the cancel is sent
+    whole, then the CLI stops waiting (KeyboardInterrupt: `run` dies of SIGINT)."""
+    http = Transport("cancel")
+    with pytest.raises(KeyboardInterrupt):
+        _follow(http)
+    assert http.requests == ["signal", "cancel"]
