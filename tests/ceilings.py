@@ -9,7 +9,10 @@ run()"). So conftest.py runs each trio test under `run` below, which watches fro
 function (its fixtures then tear down as usual), half the grace later it cancels everything that
 is left, and the test fails with those stacks. The alarm stays as the backstop, for a test that
 ignores cancellation or blocks trio's loop with synchronous code (its traceback then shows where);
-`run` then closes the broken run so that the next test starts cleanly.
+`run` then closes the broken run so that the next test starts cleanly. The alarm must not land in
+the watch itself (a loaded machine can delay the watch until the ceiling): its exception would
+crash trio's run from a system task and leave a test that ignores cancellation waiting forever.
+`guard_alarm` wraps pytest-timeout's handler so that an alarm there comes again a moment later.
 
 A wait inside a test has a bound of its own, closer to what it waits for: `within` fails it with
 what was awaited.
@@ -20,6 +23,8 @@ from __future__ import annotations
 import gc
 import importlib.util
 import os
+import signal
+import threading
 import traceback
 import types
 import warnings
@@ -33,6 +38,8 @@ import trio
 # The ceiling pytest-timeout set for the item (conftest.py's pytest_timeout_set_timer puts it here).
 CEILING = pytest.StashKey[float]()
 GRACE_S = 15.0
+# How soon an alarm that came during the watch comes again.
+ALARM_AGAIN_S = 0.05
 
 # Frames of these are left out of the stacks: they tell how trio and pytest wait, not what for.
 _PLUMBING = (
@@ -107,6 +114,32 @@ async def _watch(ceiling: float, everything: trio.CancelScope, report: list[str]
     everything.cancel()
 
 
+def guard_alarm() -> None:
+    """Wrap the SIGALRM handler pytest-timeout just set: an alarm in the watch comes again later."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    handler = signal.getsignal(signal.SIGALRM)
+    if not callable(handler):
+        return  # pytest-timeout's thread method, or no ceiling
+
+    def guarded(signum: int, frame: types.FrameType | None) -> None:
+        __tracebackhide__ = True
+        if _in_watch(frame):
+            signal.setitimer(signal.ITIMER_REAL, ALARM_AGAIN_S)
+            return
+        handler(signum, frame)
+
+    signal.signal(signal.SIGALRM, guarded)
+
+
+def _in_watch(frame: types.FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code in _WATCH_CODE:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _test_scope() -> trio.CancelScope | None:
     """The cancel scope around the test function alone (pytest-trio's task "<test 'name'>")."""
     for task in _tasks(trio.lowlevel.current_root_task()):
@@ -135,6 +168,10 @@ def _stacks() -> str:
         if shown and task is not me:
             parts.append(f"  task {task.name}:\n{''.join(traceback.StackSummary.from_list(shown).format())}")
     return "".join(parts) or "  (no task outside trio and pytest)\n"
+
+
+# The watch's own code, where the alarm's exception must not be raised (see guard_alarm).
+_WATCH_CODE = frozenset(f.__code__ for f in (_watch, _test_scope, _tasks, _stacks))
 
 
 def _close_broken_run(exc: BaseException) -> None:

@@ -91,9 +91,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.trio(run=partial(ceilings.run, item, runner)), append=False)
 
 
-def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
-    """Note the item's ceiling for tests/ceilings.py; pytest-timeout then sets its alarm as usual."""
+@pytest.hookimpl(hookwrapper=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> Iterator[None]:
+    """Note the item's ceiling for tests/ceilings.py; pytest-timeout then sets its alarm as usual,
+    and ceilings.guard_alarm keeps it out of the watch."""
     item.stash[ceilings.CEILING] = settings.timeout
+    yield
+    ceilings.guard_alarm()
 
 
 @dataclass

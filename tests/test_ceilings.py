@@ -60,3 +60,51 @@ async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs
     assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
     assert "Timeout (>3.0s) from pytest-timeout" in out, "the alarm ended the shielded one"
     assert "run() from inside a run()" not in out, out[-3000:]
+
+
+SLOW_WATCH = """
+import time
+
+import trio
+
+from tests import ceilings
+
+_stacks = ceilings._stacks
+
+
+def _slow_stacks() -> str:
+    # The watch wakes 0.75 s before the ceiling of 3 s; this keeps it busy past the alarm, as a
+    # loaded machine can when it leaves the process without a core at that moment.
+    until = time.monotonic() + 1.5
+    while time.monotonic() < until:
+        pass
+    return _stacks()
+
+
+ceilings._stacks = _slow_stacks
+
+
+async def test_ignores_cancellation() -> None:
+    with trio.CancelScope(shield=True):
+        await trio.sleep(3600)
+
+
+async def test_after_it() -> None:
+    await trio.sleep(0)
+"""
+
+
+async def test_the_alarm_during_the_watch_waits_for_it_and_still_ends_the_test(tmp_path: Path) -> None:
+    """The alarm comes while the watch itself runs (its exception there would crash trio's run and
+    leave a shielded test waiting forever): it comes again once the watch is done."""
+    (tmp_path / "test_slow_watch.py").write_text(SLOW_WATCH)
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 3\ntimeout_method = signal\n")
+    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
+    argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_slow_watch.py")]
+    with ceilings.within(40, "the inner pytest run to end"):
+        done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
+    out = done.stdout.decode(errors="replace")
+    assert "1 failed, 1 passed" in out, out[-3000:]
+    assert "Timeout (>3.0s) from pytest-timeout" in out, out[-3000:]
+    assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
+    assert "TrioInternalError" not in out, out[-3000:]
