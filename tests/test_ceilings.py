@@ -43,17 +43,22 @@ async def test_after_them() -> None:
 """
 
 
+async def _inner_pytest(tmp_path: Path, source: str, within_s: float) -> tuple[int, str]:
+    """Run `source` as a test file under tests/conftest.py with a ceiling of 3 s: (status, stdout)."""
+    (tmp_path / "test_inner.py").write_text(source)
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 3\ntimeout_method = signal\n")
+    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
+    argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_inner.py")]
+    with ceilings.within(within_s, "the inner pytest run to end"):
+        done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
+    return done.returncode, done.stdout.decode(errors="replace")
+
+
 async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs(tmp_path: Path) -> None:
     """Under tests/conftest.py, with a ceiling of 3 s: the test waiting forever is cancelled from inside
     trio and fails with its stack; the one ignoring cancellation meets the alarm; the next one passes."""
-    (tmp_path / "test_hung.py").write_text(HUNG)
-    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 3\ntimeout_method = signal\n")
-    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
-    argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_hung.py")]
-    with ceilings.within(60, "the inner pytest run to end"):
-        done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
-    out = done.stdout.decode(errors="replace")
-    assert done.returncode == 1, out[-3000:]
+    status, out = await _inner_pytest(tmp_path, HUNG, 60)
+    assert status == 1, out[-3000:]
     assert "2 failed, 1 passed" in out, out[-3000:]
     assert "Timeout: the test came within 0.75 s of its ceiling of 3 s" in out, out[-3000:]
     assert "in test_waits_forever\n    await trio.Event().wait()" in out, out[-3000:]
@@ -64,8 +69,6 @@ async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs
 
 SLOW_WATCH = """
 import time
-
-import trio
 
 from tests import ceilings
 
@@ -82,29 +85,15 @@ def _slow_stacks() -> str:
 
 
 ceilings._stacks = _slow_stacks
-
-
-async def test_ignores_cancellation() -> None:
-    with trio.CancelScope(shield=True):
-        await trio.sleep(3600)
-
-
-async def test_after_it() -> None:
-    await trio.sleep(0)
 """
 
 
 async def test_the_alarm_during_the_watch_waits_for_it_and_still_ends_the_test(tmp_path: Path) -> None:
     """The alarm comes while the watch itself runs (its exception there would crash trio's run and
-    leave a shielded test waiting forever): it comes again once the watch is done."""
-    (tmp_path / "test_slow_watch.py").write_text(SLOW_WATCH)
-    (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 3\ntimeout_method = signal\n")
-    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
-    argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_slow_watch.py")]
-    with ceilings.within(40, "the inner pytest run to end"):
-        done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
-    out = done.stdout.decode(errors="replace")
-    assert "1 failed, 1 passed" in out, out[-3000:]
+    leave the test that ignores cancellation waiting forever): it comes again once the watch is done."""
+    status, out = await _inner_pytest(tmp_path, SLOW_WATCH + HUNG, 40)
+    assert status == 1, out[-3000:]
+    assert "2 failed, 1 passed" in out, out[-3000:]
     assert "Timeout (>3.0s) from pytest-timeout" in out, out[-3000:]
     assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
     assert "TrioInternalError" not in out, out[-3000:]
