@@ -1,7 +1,8 @@
 """`python -m bench [--quick] [--only 1,4] [--profile]`: the benchmark table (see README.md).
 
 Sets itself up first: the project's venv (through scripts/setup.sh), task-spooler from the system's
-packages for the row that compares with it, and py-spy when profiling. Each row is measured
+packages for the row that compares with it, the `bench` extra (jupyter_client and ipykernel) for
+row 19's baseline, and py-spy when profiling. Each row is measured
 against its baseline in the same run; a row that fails prints its error in the table instead of
 stopping the run. Every process a run starts is ended when it stops, even on Ctrl-C or SIGTERM.
 """
@@ -60,6 +61,19 @@ def _ensure_task_spooler() -> None:
         subprocess.run(install, env=env, capture_output=True)
 
 
+def _ensure_bench_extra() -> None:
+    """The `bench` extra (jupyter_client and ipykernel: row 19's Jupyter baseline)."""
+    import importlib.util
+
+    if all(importlib.util.find_spec(name) is not None for name in ("jupyter_client", "ipykernel")):
+        return
+    _say("installing the project's bench extra into the venv for row 19's Jupyter baseline")
+    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-e", f"{ROOT}[bench]"]
+    if subprocess.run(pip, capture_output=True).returncode != 0:
+        _say("cannot install the bench extra; row 19 will say so")
+    importlib.invalidate_caches()
+
+
 def _ensure_py_spy() -> None:
     if not (VENV / "bin" / "py-spy").exists():
         _say("installing py-spy into the venv for --profile")
@@ -111,6 +125,7 @@ def main(argv: list[str]) -> int:
     if os.environ.get("WB_BENCH_SETUP") != "done":
         _setup_project()
     _ensure_task_spooler()
+    _ensure_bench_extra()
     if args.profile:
         _ensure_py_spy()
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:

@@ -125,8 +125,9 @@ def readme_section(command: str, table: str, machine_sentence: str) -> str:
         "port with a fresh data dir:"
     )
     usage = (
-        "It sets up what it needs first (the project's venv, and task-spooler from the system's "
-        "packages for row 3) and saves the results as `bench/results.json` too. `--quick` runs a "
+        "It sets up what it needs first (the project's venv, task-spooler from the system's "
+        "packages for row 3, and the project's `bench` extra, jupyter_client and ipykernel, for "
+        "row 19) and saves the results as `bench/results.json` too. `--quick` runs a "
         "reduced set in under two minutes; `--only 1,4` runs some rows; `--profile cpu|wall` samples "
         "the daemon with py-spy during each row and prints its top frames. A row that fails says why "
         "in its line instead of stopping the run. `--chart` draws the latest table as "
