@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from workbench.cli.follow import RunReactions, follow
+from workbench.cli.follow import RunReactions, Stopped, follow
 from workbench.cli.signals import Signals
 
 ID = "ex_01M8ZZZZZZZZZZZZZZZZZZZZZZ"
@@ -49,8 +49,8 @@ class Transport:
         raise AssertionError(f"unexpected {method} {path}")
 
 
-def _follow(http: Any) -> dict[str, Any]:
-    signals = Signals()
+def _follow(http: Any, signums: tuple[int, ...] = (signal.SIGINT,)) -> dict[str, Any]:
+    signals = Signals(signums)
     signals.install()
     try:
         react = RunReactions(http, ID, signals)
@@ -74,3 +74,38 @@ def test_a_ctrl_c_while_the_cancel_is_asked_for_stops_waiting_after_it() -> None
     with pytest.raises(KeyboardInterrupt):
         _follow(http)
     assert http.requests == ["signal", "cancel"]
+
+
+class Ending(Transport):
+    """As Transport, with the first signal a SIGTERM, and waits that find the execution ended."""
+
+    def stream(self, execution_id: str, after: int) -> Iterator[tuple[str, Any]]:
+        if after > 0:
+            yield _event(after + 1, "cancelled")
+            return
+        yield _event(1, "running")
+        signal.raise_signal(signal.SIGTERM)  # a tool's timeout ends the CLI
+        raise AssertionError("the SIGTERM did not interrupt the stream")
+
+    def json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
+        self.requests.append(path.rsplit("/", 1)[-1])
+        return {"execution": {"status": "cancelled"}}
+
+
+@pytest.mark.parametrize("during", ["cancel", "wait"])
+def test_a_ctrl_c_while_sigterm_cancels_changes_nothing(during: str) -> None:
+    """SIGTERM cancels, waits a little for the end and exits 143; a Ctrl-C that comes during its
+    cancel request or its wait does not turn that into something else."""
+    http: Any = Ending("cancel" if during == "cancel" else "none")
+    if during == "wait":
+        real_json = http.json
+
+        def json_then_ctrl_c(method: str, path: str, body: Any = None, **kw: Any) -> Any:
+            signal.raise_signal(signal.SIGINT)
+            return real_json(method, path, body, **kw)
+
+        http.json = json_then_ctrl_c
+    with pytest.raises(Stopped) as stopped:
+        _follow(http, (signal.SIGINT, signal.SIGTERM))
+    assert stopped.value.status == 128 + signal.SIGTERM
+    assert http.requests[0] == "cancel"

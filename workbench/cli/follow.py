@@ -137,8 +137,7 @@ class RunReactions:
     def __call__(self, sig: Interrupted, progress: Progress | None) -> None:
         if sig.signum != signal.SIGINT:
             _say(progress, f"workbench: {sig.name}: cancelling {self.id}")
-            self.cancel(f"workbench run got {sig.name}")
-            self.wait_end()
+            self.stop(f"workbench run got {sig.name}")
             raise Stopped(128 + sig.signum)
         self.interrupts += 1
         if self.interrupts == 1 and self._forward():
@@ -177,9 +176,16 @@ class RunReactions:
 
     def closed_stdout(self) -> int:
         """Whoever read our stdout went away: cancel, and exit as a process killed by SIGPIPE."""
-        self.cancel("its output's reader went away (stdout closed)")
-        self.wait_end()
+        self.stop("its output's reader went away (stdout closed)")
         return exitcodes.BROKEN_PIPE
+
+    def stop(self, reason: str) -> None:
+        """Cancel and wait a little for the end: `run` is stopping, whatever signal comes meanwhile."""
+        try:
+            self.cancel(reason)
+        except Interrupted:  # it came during the cancel request, which was sent whole
+            pass
+        self.wait_end()
 
     def wait_end(self) -> None:
         """Wait, quietly and for a bounded time, until the cancelled tree is dead."""
