@@ -2,9 +2,9 @@
 
 Sets itself up first: the project's venv (through scripts/setup.sh), task-spooler from the system's
 packages for the row that compares with it, the `bench` extra (jupyter_client and ipykernel) for
-row 19's baseline, and py-spy when profiling. Each row is measured
-against its baseline in the same run; a row that fails prints its error in the table instead of
-stopping the run. Every process a run starts is ended when it stops, even on Ctrl-C or SIGTERM.
+row 19's baseline, and py-spy when profiling. Each row is measured against its baseline in the
+same run; a row that fails prints its error in the table instead of stopping the run. Every
+process a run starts is ended when it stops, even on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
