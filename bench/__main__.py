@@ -68,8 +68,7 @@ def _ensure_bench_extra() -> None:
     if all(importlib.util.find_spec(name) is not None for name in ("jupyter_client", "ipykernel")):
         return
     _say("installing the project's bench extra into the venv for row 19's Jupyter baseline")
-    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-e", f"{ROOT}[bench]"]
-    if subprocess.run(pip, capture_output=True).returncode != 0:
+    if not _pip_install("-e", f"{ROOT}[bench]"):
         _say("cannot install the bench extra; row 19 will say so")
     importlib.invalidate_caches()
 
@@ -77,7 +76,14 @@ def _ensure_bench_extra() -> None:
 def _ensure_py_spy() -> None:
     if not (VENV / "bin" / "py-spy").exists():
         _say("installing py-spy into the venv for --profile")
-        subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "py-spy"], check=False)
+        if not _pip_install("py-spy"):
+            _say("cannot install py-spy into the venv")
+
+
+def _pip_install(*args: str) -> bool:
+    """`pip install -q ARGS` into the venv; whether it succeeded."""
+    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", *args]
+    return subprocess.run(pip, capture_output=True).returncode == 0
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
