@@ -344,6 +344,8 @@ class Supervisor:
     async def _receive(self) -> str:
         """Dispatch the shim's messages until the connection ends; returns why it ended."""
         try:
+            for line in self._lines.drain():  # what followed the answer to hello
+                self._dispatch(decode(line))
             while True:
                 data = await self._stream.receive_some(1 << 16)
                 if not data:

@@ -16,7 +16,6 @@ from ._protocol import (
     PROTOCOL_VERSION,
     SOCKET_NAME,
     LineBuffer,
-    ProtocolError,
     decode,
     encode,
 )
@@ -83,8 +82,9 @@ async def _hello(stream: trio.SocketStream, lines: LineBuffer) -> dict[str, Any]
         if received:
             break
     message = decode(received[0])
-    if len(received) > 1:
-        raise ProtocolError("the shim spoke before answering hello")
+    # Events about the trees it names may follow the answer in the same read: the supervisor
+    # reads them next, once it has taken in the answer.
+    lines.unread(received[1:])
     if message.get("event") == "refused" or not message.get("ok"):
         error = message.get("error") or {}
         raise ShimRefused(str(error.get("message", "the shim refused the connection")))

@@ -38,7 +38,9 @@ A failed request is answered ``{"id": N, "ok": false, "error": {"type": T, "mess
     {"event": "refused", "error": {...}}      (then closes: it serves one client at a time)
 
 ``empty`` follows ``exited`` only when the tree outlived its leader. ``hello`` must come first;
-a client that speaks another protocol version gets a ``refused`` error.
+a client that speaks another protocol version gets a ``refused`` error. Events may follow the
+answer to ``hello`` at once (in the same read); its ``children`` leave out the unclaimed leaders
+the shim is killing, which it forgets by itself once dead.
 """
 
 from __future__ import annotations
@@ -87,14 +89,25 @@ class LineBuffer:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self._unread: list[bytes] = []
 
     def feed(self, data: bytes | bytearray) -> list[bytes]:
-        """Add received bytes; returns the complete lines (without their newline)."""
+        """Add received bytes; returns the complete lines (without their newline), after any
+        that were put back (`unread`)."""
         self._buffer += data
         if b"\n" not in data:
             if len(self._buffer) > MAX_LINE:
                 raise ProtocolError("line too long")
-            return []
+            return self.drain()
         *lines, rest = self._buffer.split(b"\n")
         self._buffer = bytearray(rest)
-        return [bytes(line) for line in lines]
+        return self.drain() + [bytes(line) for line in lines]
+
+    def unread(self, lines: list[bytes]) -> None:
+        """Put complete lines back, for whoever reads next (`drain`, or the next `feed`)."""
+        self._unread = lines + self._unread
+
+    def drain(self) -> list[bytes]:
+        """The lines put back, taken."""
+        taken, self._unread = self._unread, []
+        return taken

@@ -355,7 +355,12 @@ class Shim:
             "protocol": PROTOCOL_VERSION,
             "shimPid": self.pid,
             "capabilities": self.caps.to_dict(),
-            "children": [t.known().to_dict() for t in self.executions.children.values()],
+            # Not those it forgets by itself once dead (no client holds them any more).
+            "children": [
+                t.known().to_dict()
+                for name, t in self.executions.children.items()
+                if name not in self.executions.discard
+            ],
         }
         self.out += encode({"id": message.get("id"), "ok": True, **reply})
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 VIEW = (
     'read -r me _ < /proc/self/stat; echo "self $me $$"\n'
     "sleep 300 & s=$!\n"
+    # Forked at once, but a busy machine may run pgrep before the child has become sleep.
+    'until read -r c < /proc/$s/comm && [ "$c" = sleep ]; do sleep 0.01; done\n'
     'echo "pgrep $(pgrep -x sleep) $s"\n'
     'echo "pid1 $(cat /proc/1/comm)"\n'
     'echo "ns $(readlink /proc/self/ns/pid) $s"\n'

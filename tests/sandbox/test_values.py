@@ -193,6 +193,17 @@ def test_line_buffer_cuts_lines_across_reads() -> None:
         LineBuffer().feed(b"x" * (MAX_LINE + 1))
 
 
+def test_lines_put_back_come_first() -> None:
+    """Lines read past the one wanted (an event after hello's answer) are put back, in order."""
+    buffer = LineBuffer()
+    first, *rest = buffer.feed(b"{}\n[1]\n[2]\n[")
+    buffer.unread(rest)
+    assert first == b"{}"
+    assert buffer.feed(b"3]\n") == [b"[1]", b"[2]", b"[3]"]
+    buffer.unread([b"[4]"])
+    assert buffer.drain() == [b"[4]"] and buffer.drain() == [] and buffer.feed(b"[") == []
+
+
 def test_capabilities_resolve_and_explain() -> None:
     """AUTO picks the strongest containment; forcing an unavailable one says why."""
     caps = Capabilities(cgroup=False, pidns=True, memory=None, pids="v1", reasons={"cgroup": "no v2"})
