@@ -12,7 +12,8 @@ ignores cancellation or blocks trio's loop with synchronous code (its traceback 
 `run` then closes the broken run so that the next test starts cleanly. The alarm must not land in
 the watch itself (a loaded machine can delay the watch until the ceiling): its exception would
 crash trio's run from a system task and leave a test that ignores cancellation waiting forever.
-`guard_alarm` wraps pytest-timeout's handler so that an alarm there comes again a moment later.
+`guard_alarm` wraps pytest-timeout's handler so that an alarm there comes again a moment later
+(or, once the run has ended, late enough to miss pytest's reporting of the failed test).
 
 A wait inside a test has a bound of its own, closer to what it waits for: `within` fails it with
 what was awaited.
@@ -40,6 +41,12 @@ CEILING = pytest.StashKey[float]()
 GRACE_S = 15.0
 # How soon an alarm that came during the watch comes again.
 ALARM_AGAIN_S = 0.05
+# How late an alarm still to come again comes once the test's run has ended: pytest-timeout lets
+# go of a failed test just after reporting it, and its alarm must not land in pytest's reporting
+# (an INTERNALERROR); a synchronous teardown that hangs still gets it.
+ALARM_AFTER_RUN_S = 10.0
+# Whether an alarm that came during the watch is still to come again.
+_deferred = [False]
 
 # Frames of these are left out of the stacks: they tell how trio and pytest wait, not what for.
 _PLUMBING = (
@@ -83,17 +90,26 @@ def run(
         with everything:
             return await async_fn()
 
+    _deferred[0] = False
     try:
         result = runner(watched, **kw)
     except BaseException as exc:
+        _defer_past_the_run()
         _close_broken_run(exc)
         if not report:
             raise
         then = "".join(traceback.format_exception(exc))
         raise pytest.fail.Exception(f"{report[0]}\nThen the run ended with:\n{then}", pytrace=False) from None
+    _defer_past_the_run()
     if report:
         pytest.fail(report[0], pytrace=False)
     return result
+
+
+def _defer_past_the_run() -> None:
+    if _deferred[0]:
+        _deferred[0] = False
+        signal.setitimer(signal.ITIMER_REAL, ALARM_AFTER_RUN_S)
 
 
 async def _watch(ceiling: float, everything: trio.CancelScope, report: list[str]) -> None:
@@ -125,8 +141,10 @@ def guard_alarm() -> None:
     def guarded(signum: int, frame: types.FrameType | None) -> None:
         __tracebackhide__ = True
         if _in_watch(frame):
+            _deferred[0] = True
             signal.setitimer(signal.ITIMER_REAL, ALARM_AGAIN_S)
             return
+        _deferred[0] = False
         handler(signum, frame)
 
     signal.signal(signal.SIGALRM, guarded)

@@ -97,3 +97,25 @@ async def test_the_alarm_during_the_watch_waits_for_it_and_still_ends_the_test(t
     assert "Timeout (>3.0s) from pytest-timeout" in out, out[-3000:]
     assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
     assert "TrioInternalError" not in out, out[-3000:]
+
+
+SLOW_REPORT = """
+import time
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        time.sleep(0.5)  # a loaded machine's pause after the run, before pytest-timeout lets go
+"""
+
+
+async def test_an_alarm_deferred_past_the_watch_does_not_land_in_pytests_reporting(tmp_path: Path) -> None:
+    """The watch ended the test's run, but the alarm it deferred is still to come: it must not
+    land in pytest's own reporting of a test already ended (an INTERNALERROR)."""
+    (tmp_path / "conftest.py").write_text(SLOW_REPORT)
+    status, out = await _inner_pytest(tmp_path, SLOW_WATCH + HUNG, 40)
+    assert status == 1, out[-3000:]
+    assert "INTERNALERROR" not in out, out[-3000:]
+    assert "2 failed, 1 passed" in out, out[-3000:]
+    assert "in test_waits_forever\n    await trio.Event().wait()" in out, out[-3000:]
+    assert "in test_ignores_cancellation\n    await trio.sleep(3600)" in out, out[-3000:]
