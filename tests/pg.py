@@ -15,10 +15,11 @@ import glob
 import hashlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+
+from tests.ports import free_port
 
 _START_S = 60
 #: The server the tests' daemons use when the suite runs with `--store=postgres` (else None).
@@ -34,13 +35,6 @@ def pg_bin() -> Path | None:
     return Path(found).parent if found else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 class PostgresServer:
     """One PostgreSQL server in a temporary directory; `stop` removes it."""
 
@@ -52,7 +46,7 @@ class PostgresServer:
         self.bindir = bindir
         self.root = Path(tempfile.mkdtemp(prefix="wb-pg-"))
         self.data = self.root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")

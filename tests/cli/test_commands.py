@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from tests.cli.conftest import Cli
 from tests.cli.test_run import BIG, BIG_ERR, BIG_OUT
 from tests.conftest import DaemonHandle
+from tests.ports import free_port
 
 COMMANDS = [
     "serve", "run", "code", "ls", "show", "logs", "events", "wait", "cancel", "artifacts", "rerun", "exits",
@@ -225,10 +225,7 @@ async def test_errors_are_one_line_with_the_api_code(cli: Cli, wb: DaemonHandle)
     assert invalid.code == 125 and invalid.error.startswith("workbench: invalid_request: ")
     wrong = await cli("ls", env=cli.env(WORKBENCH_TOKEN="wrong-token-0123456789"))
     assert wrong.code == 125 and wrong.error.startswith("workbench: unauthorized: ")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    down = await cli("ls", env=cli.env(WORKBENCH_URL=f"http://127.0.0.1:{port}"))
+    down = await cli("ls", env=cli.env(WORKBENCH_URL=f"http://127.0.0.1:{free_port()}"))
     assert down.code == 125 and down.error.startswith("workbench: unavailable: cannot reach the daemon")
     assert down.error.count("\n") == 1
 

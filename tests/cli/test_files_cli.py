@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import httpx
 from tests import ceilings, procs
 from tests.cli.conftest import Cli
 from tests.conftest import DaemonHandle
+from tests.ports import free_port
 
 
 async def test_cp_a_file_and_a_tree_in_and_out(cli: Cli, wb: DaemonHandle, tmp_path: Path) -> None:
@@ -63,13 +63,6 @@ async def test_files_ls(cli: Cli, wb: DaemonHandle) -> None:
     assert [e["path"] for e in inside["entries"]] == ["a/b.txt"]
     nothing = await cli("files", "ls", "nosuch")
     assert nothing.code == 125 and "not_found" in nothing.error
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 async def test_run_service_returns_once_ready_and_ls_shows_services(cli: Cli, wb: DaemonHandle) -> None:

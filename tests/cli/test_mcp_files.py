@@ -5,7 +5,6 @@ workspace; a service started by the bash tool answers once it is ready and is ca
 from __future__ import annotations
 
 import base64
-import socket
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 
 from tests.cli.test_mcp import call, data, session, text
 from tests.conftest import DaemonHandle
+from tests.ports import free_port
 
 pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
 
@@ -58,15 +58,9 @@ async def test_files_round_trip_through_the_tools(wb: DaemonHandle, tmp_path: Pa
         assert gone.is_error and data(gone)["error"]["code"] == "not_found", "a refused write leaves nothing"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.timeout(180)
 async def test_a_service_through_the_bash_tool(wb: DaemonHandle, tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     command = f"python3 -m http.server {port} --bind 127.0.0.1"
     async with session(wb.url, tmp_path) as client:
         refused = await call(client, "bash", command="true", readiness={"port": port})

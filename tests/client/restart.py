@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import trio
 
 from tests.conftest import DaemonHandle
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from tests.ports import free_port
 
 
 async def keeping_daemon(make_daemon: Any) -> DaemonHandle:

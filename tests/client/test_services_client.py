@@ -4,24 +4,17 @@ before anything is sent; on both twins."""
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 import pytest
 import trio
 
 from tests.conftest import TOKEN, DaemonHandle
+from tests.ports import free_port
 from workbench import AsyncClient, Client, ExecutionStatus
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def scenario(url: str) -> None:
-    port = _free_port()
+    port = free_port()
     with Client(url, TOKEN) as wb:
         with pytest.raises(ValueError, match="service=True"):
             wb.run_bash("true", ready_port=port)

@@ -10,16 +10,10 @@ import httpx
 
 from tests import ceilings, procs
 from tests.conftest import DaemonHandle
+from tests.ports import free_port
 from tests.sse import frames
 
 PYTHON = sys.executable
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def listening(port: int) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -18,14 +17,8 @@ import pytest
 
 from tests import pg
 from tests.conftest import TOKEN
+from tests.ports import free_port
 from workbench.client.base import no_certificates
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class DaemonProcess:

@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 
 from tests import procs
-from tests.reliability.conftest import DaemonProcess, free_port
+from tests.ports import free_port
+from tests.reliability.conftest import DaemonProcess
 
 Factory = Any
 PYTHON = sys.executable
@@ -88,7 +89,8 @@ def test_a_service_not_ready_yet_becomes_ready_after_the_restart(daemon_process:
     d.kill9()
     d.start()
     waited = wait_ready(d, eid)
-    assert waited["waitTimedOut"] is False and waited["execution"]["ready"] is True, waited
+    ready = waited["waitTimedOut"] is False and waited["execution"]["ready"] is True
+    assert ready, (waited, d.events(eid))
     assert answers(port)
     cancel_and_check(d, eid, port)
 

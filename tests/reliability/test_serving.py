@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import TOKEN
-from tests.reliability.conftest import free_port
+from tests.ports import free_port
 from workbench.client.base import no_certificates
 
 #: A log line of the daemon (`logging`'s format in api/serve.py), as opposed to a message of its own.
