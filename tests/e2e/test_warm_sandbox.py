@@ -92,12 +92,15 @@ async def cold_and_warm(wb: DaemonHandle, code: str, **body: Any) -> tuple[dict[
     pool.size = size
     if not any(pool.idle.values()):
         await run_code(wb, "pass", **body)  # the template of this kind of start
-    return cold, await until_warm(wb, code, **body)
+    return cold, await until_warm(wb, code, like=cold, **body)
 
 
-async def until_warm(wb: DaemonHandle, code: str, **body: Any) -> dict[str, Any]:
+async def until_warm(
+    wb: DaemonHandle, code: str, like: dict[str, Any] | None = None, **body: Any
+) -> dict[str, Any]:
     """The record of `code` once it started warm: a sandbox is claimed once it has started (a
-    start before that is cold, and keeps it). Each cold one must have completed."""
+    start before that is cold, and keeps it). Each cold one must have ended as `like` did (its
+    outcome), or completed."""
     pool = wb.daemon.executor.warm
     await pool_ready(wb)
     with ceilings.within(20, "a warm start"):
@@ -106,7 +109,10 @@ async def until_warm(wb: DaemonHandle, code: str, **body: Any) -> dict[str, Any]
             record = await run_code(wb, code, **body)
             if pool.starts["warm"] == before["warm"] + 1:
                 return record
-            assert record["status"] == "completed", record
+            if like is None:
+                assert record["status"] == "completed", record
+            else:
+                assert outcome(record) == outcome(like), (record, like)
             await trio.sleep(0.05)
 
 
