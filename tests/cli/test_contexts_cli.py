@@ -44,3 +44,15 @@ async def test_code_takes_c_code_and_a_context_s_own_language(cli: Cli, wb: Daem
     assert no_language.code == 2 and "-l/--language is required" in no_language.error, no_language
     unknown = await cli("code", "--context", "cx_nosuchcontext", "-c", "1")
     assert unknown.code == 125 and "not_found" in unknown.error, unknown
+
+
+async def test_a_cell_that_outlasts_the_quick_wait_still_shows_its_value_and_traceback(
+    cli: Cli, wb: DaemonHandle
+) -> None:
+    # Longer than the start's own wait (run.QUICK_WAIT_MS): `code` follows the cell to its end,
+    # and the value and traceback are in the record, not in its output.
+    cx = (await cli.ok("context", "new")).text.strip()
+    ran = await cli.ok("code", "--context", cx, "-c", "import time; print('hi'); time.sleep(0.3); 6 * 7")
+    assert ran.text == "hi\n42\n", ran
+    failed = await cli("code", "--context", cx, "-c", "import time; time.sleep(0.3); 1 / 0")
+    assert failed.code == 1 and "Traceback" in failed.error and "ZeroDivisionError" in failed.error, failed

@@ -296,6 +296,9 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
         return _died(sig)
     finally:
         signals.restore()
+    if end is not record and record.get("contextId"):
+        # A cell's value and traceback are in its record, not in the terminal event followed.
+        end = http.json("GET", f"/v1/executions/{execution_id}")
     _show_result(end)
     exitcodes.report(execution_id, end)
     return exitcodes.of_record(end)
