@@ -144,6 +144,36 @@ async def test_cancel_interrupts_and_the_context_lives_on(wb: DaemonHandle) -> N
     assert (await run_in(wb, cx, "kept"))["result"] == {"text/plain": "'yes'"}
 
 
+async def test_a_context_is_ready_again_when_its_cells_end_is_committed(wb: DaemonHandle) -> None:
+    """Whoever learns that a cell ended (its wait returns, its stream ends) and then reads the
+    context finds it `ready`, not still `busy` with that cell: the turn is given back before the
+    end is committed. The context's status is noted at each terminal commit, to see it then."""
+    cx = (await new_context(wb))["contextId"]
+    context = wb.daemon.executor.contexts.all[cx]
+    journal = wb.daemon.executor.journal
+    transition = journal.transition
+    seen: list[tuple[str, str]] = []
+
+    async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
+        sequence: int | None = await transition(execution_id, target, **kw)
+        if target.value in ("completed", "failed", "cancelled"):
+            seen.append((target.value, context.status))
+        return sequence
+
+    journal.transition = noting
+    try:
+        await run_in(wb, cx, "1 + 1")
+        await run_in(wb, cx, "1 / 0")
+        sleeper = await start_in(wb, cx, "import time\ntime.sleep(600)")
+        await reaches(wb, f"/v1/executions/{sleeper['executionId']}", "running")
+        await wb.client.post(f"/v1/executions/{sleeper['executionId']}/cancel", json={})
+        assert (await wb.wait(sleeper["executionId"]))["status"] == "cancelled"
+    finally:
+        journal.transition = transition
+    assert seen == [("completed", "ready"), ("failed", "ready"), ("cancelled", "ready")], seen
+    assert (await context_of(wb, cx))["status"] == "ready"
+
+
 async def test_a_cell_that_ignores_the_interrupt_kills_its_context(wb: DaemonHandle) -> None:
     """One that does not stop within 2 s of the interrupt: the context is killed (its whole tree),
     `dead`, and what waited in it fails with error.code `context_dead`."""

@@ -254,6 +254,9 @@ class ContextRun:
     async def _final(self, context: Context, why: Stop | None) -> None:
         reply = context.replies.pop(self.live.id, None)
         self.contexts.used(context)
+        # Its interpreter is idle (it replied) or dead: the turn goes back before the end is
+        # committed, so that whoever learns of the end finds the context `ready`.
+        context.release(self)
         interrupted = reply is None or bool(reply.get("interrupted"))
         if why is not None and interrupted:
             if why is Stop.TIMEOUT:
