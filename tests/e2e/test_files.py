@@ -174,6 +174,33 @@ async def test_deleting_files_directories_and_whole_sessions(wb: DaemonHandle) -
     assert (await wb.client.get("/v1/sessions")).json() == {"sessions": []}
 
 
+async def test_a_session_has_no_live_execution_once_its_end_is_committed(wb: DaemonHandle) -> None:
+    """Whoever learns that the last execution of a session ended (its wait returns) may delete the
+    session at once: its end no longer counts as live. The sessions are read at the terminal commit."""
+    journal = wb.daemon.executor.journal
+    transition = journal.transition
+    seen: list[tuple[str, int]] = []
+
+    async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
+        sequence: int | None = await transition(execution_id, target, **kw)
+        if target.value in ("completed", "failed", "cancelled"):
+            sessions = await wb.daemon.workspace.workspaces.sessions("admin")
+            seen.append((target.value, sum(s.live_executions for s in sessions if s.session_id == "work")))
+        return sequence
+
+    journal.transition = noting
+    try:
+        quick = await wb.start("true", sessionId="work")
+        assert (await wb.wait(quick["executionId"]))["status"] == "completed"
+        running = await wb.start("sleep 30", sessionId="work")
+        await wb.client.post(f"/v1/executions/{running['executionId']}/cancel", json={})
+        assert (await wb.wait(running["executionId"]))["status"] == "cancelled"
+    finally:
+        journal.transition = transition
+    assert seen == [("completed", 0), ("cancelled", 0)], seen
+    assert (await wb.client.delete("/v1/sessions")).status_code == 204
+
+
 def a_tree(root: Path) -> dict[str, bytes]:
     files = {
         "README.md": b"# tree\n",

@@ -199,7 +199,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         executor.set_quotas(authenticator.principals)
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
-                        face.workspaces.live = lambda: [live.row for live in executor.live.values()]
+                        face.workspaces.live = lambda: [
+                            live.row for live in executor.live.values() if not live.ending
+                        ]
                         node = await _join_cluster(settings, store, service, executor, supervisor)
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:

@@ -69,6 +69,7 @@ async def finish(
     # Made now, while the spool files are there: tidying up removes those not kept.
     preview = await execution_preview(ending.directory, live.row, final=True)
     fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}
+    live.ending = True  # before the commit: whoever learns of the end sees it so
     sequence = await ctx.journal.transition(
         live.id,
         status,

@@ -62,6 +62,8 @@ class Live:
     child: str | None = None
     #: The caps of `Slots` it counts against (its principal's, its batch's).
     keys: tuple[str, ...] = ()
+    #: Its end is being committed (`finish`): nothing of its tree runs any more.
+    ending: bool = False
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:
