@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests import procs
+from tests import ceilings, procs
 from tests.conftest import DaemonHandle
 from tests.e2e.test_code import streams
 from tests.e2e.test_security import Principals, principals  # noqa: F401 (a fixture)
@@ -153,11 +153,14 @@ async def test_a_context_is_ready_again_when_its_cells_end_is_committed(wb: Daem
     journal = wb.daemon.executor.journal
     transition = journal.transition
     seen: list[tuple[str, str]] = []
+    cancelled = trio.Event()  # noted once its commit returned (a wait may return before that)
 
     async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
         sequence: int | None = await transition(execution_id, target, **kw)
         if target.value in ("completed", "failed", "cancelled"):
             seen.append((target.value, context.status))
+            if target.value == "cancelled":
+                cancelled.set()
         return sequence
 
     journal.transition = noting
@@ -168,6 +171,8 @@ async def test_a_context_is_ready_again_when_its_cells_end_is_committed(wb: Daem
         await reaches(wb, f"/v1/executions/{sleeper['executionId']}", "running")
         await wb.client.post(f"/v1/executions/{sleeper['executionId']}/cancel", json={})
         assert (await wb.wait(sleeper["executionId"]))["status"] == "cancelled"
+        with ceilings.within(10, "the cancel's commit to return"):
+            await cancelled.wait()
     finally:
         journal.transition = transition
     assert seen == [("completed", "ready"), ("failed", "ready"), ("cancelled", "ready")], seen

@@ -15,6 +15,7 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -34,7 +35,7 @@ from workbench.core.recovery import recover
 from workbench.core.retention import Retention
 from workbench.core.service import ADMIN, Service, StreamPage
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
-from workbench.core.store import Store
+from workbench.core.store import ExecutionRow, Store
 from workbench.core.store.base import SharedStore
 from workbench.core.store.health import free_bytes
 from workbench.core.store.sqlite import SQLiteStore
@@ -199,9 +200,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         executor.set_quotas(authenticator.principals)
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
-                        face.workspaces.live = lambda: [
-                            live.row for live in executor.live.values() if not live.ending
-                        ]
+                        face.workspaces.live = partial(_running_rows, executor)
                         node = await _join_cluster(settings, store, service, executor, supervisor)
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
@@ -276,6 +275,11 @@ async def _join_cluster(
     await cluster.join()
     await cluster.kill_lost_trees(supervisor)
     return settings.node_id
+
+
+def _running_rows(executor: Executor) -> list[ExecutionRow]:
+    """What the executor holds that has not ended (a session with one cannot be removed)."""
+    return [live.row for live in executor.live.values() if not live.ending]
 
 
 def _adopt_shared_workspaces(settings: Settings) -> None:
