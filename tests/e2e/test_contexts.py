@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 import trio
 
-from tests import ceilings, procs
+from tests import procs
 from tests.conftest import DaemonHandle
 from tests.e2e.test_code import streams
 from tests.e2e.test_security import Principals, principals  # noqa: F401 (a fixture)
+from tests.ends import noted_at_each_end
 
 CODE = "/v1/executions/workbench_code"
 
@@ -150,31 +151,17 @@ async def test_a_context_is_ready_again_when_its_cells_end_is_committed(wb: Daem
     end is committed. The context's status is noted at each terminal commit, to see it then."""
     cx = (await new_context(wb))["contextId"]
     context = wb.daemon.executor.contexts.all[cx]
-    journal = wb.daemon.executor.journal
-    transition = journal.transition
-    seen: list[tuple[str, str]] = []
-    cancelled = trio.Event()  # noted once its commit returned (a wait may return before that)
 
-    async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
-        sequence: int | None = await transition(execution_id, target, **kw)
-        if target.value in ("completed", "failed", "cancelled"):
-            seen.append((target.value, context.status))
-            if target.value == "cancelled":
-                cancelled.set()
-        return sequence
+    async def status() -> str:
+        return str(context.status)
 
-    journal.transition = noting
-    try:
+    async with noted_at_each_end(wb.daemon.executor.journal, status, last="cancelled") as seen:
         await run_in(wb, cx, "1 + 1")
         await run_in(wb, cx, "1 / 0")
         sleeper = await start_in(wb, cx, "import time\ntime.sleep(600)")
         await reaches(wb, f"/v1/executions/{sleeper['executionId']}", "running")
         await wb.client.post(f"/v1/executions/{sleeper['executionId']}/cancel", json={})
         assert (await wb.wait(sleeper["executionId"]))["status"] == "cancelled"
-        with ceilings.within(10, "the cancel's commit to return"):
-            await cancelled.wait()
-    finally:
-        journal.transition = transition
     assert seen == [("completed", "ready"), ("failed", "ready"), ("cancelled", "ready")], seen
     assert (await context_of(wb, cx))["status"] == "ready"
 

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import trio
 
-from tests import ceilings
 from tests.conftest import DaemonHandle
 from tests.e2e.test_contexts import reaches
+from tests.ends import noted_at_each_end
 
 FILES = "/v1/sessions/work/files"
 
@@ -180,32 +179,18 @@ async def test_deleting_files_directories_and_whole_sessions(wb: DaemonHandle) -
 async def test_a_session_has_no_live_execution_once_its_end_is_committed(wb: DaemonHandle) -> None:
     """Whoever learns that the last execution of a session ended (its wait returns) may delete the
     session at once: its end no longer counts as live. The sessions are read at the terminal commit."""
-    journal = wb.daemon.executor.journal
-    transition = journal.transition
-    seen: list[tuple[str, int]] = []
-    cancelled = trio.Event()  # noted once its commit returned (a wait may return before that)
 
-    async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
-        sequence: int | None = await transition(execution_id, target, **kw)
-        if target.value in ("completed", "failed", "cancelled"):
-            sessions = await wb.daemon.workspace.workspaces.sessions("admin")
-            seen.append((target.value, sum(s.live_executions for s in sessions if s.session_id == "work")))
-            if target.value == "cancelled":
-                cancelled.set()
-        return sequence
+    async def live_in_work() -> int:
+        sessions = await wb.daemon.workspace.workspaces.sessions("admin")
+        return sum(s.live_executions for s in sessions if s.session_id == "work")
 
-    journal.transition = noting
-    try:
+    async with noted_at_each_end(wb.daemon.executor.journal, live_in_work, last="cancelled") as seen:
         quick = await wb.start("true", sessionId="work")
         assert (await wb.wait(quick["executionId"]))["status"] == "completed"
         running = await wb.start("sleep 30", sessionId="work")
         await reaches(wb, f"/v1/executions/{running['executionId']}", "running")
         await wb.client.post(f"/v1/executions/{running['executionId']}/cancel", json={})
         assert (await wb.wait(running["executionId"]))["status"] == "cancelled"
-        with ceilings.within(10, "the cancel's commit to return"):
-            await cancelled.wait()
-    finally:
-        journal.transition = transition
     assert seen == [("completed", 0), ("cancelled", 0)], seen
     assert (await wb.client.delete("/v1/sessions")).status_code == 204
 
