@@ -17,10 +17,11 @@ ENDS = ("completed", "failed", "cancelled", "timed_out")
 
 @asynccontextmanager
 async def noted_at_each_end(
-    journal: Any, look: Callable[[], Awaitable[T]], last: str
+    journal: Any, look: Callable[[str], Awaitable[T]], last: str
 ) -> AsyncIterator[list[tuple[str, T]]]:
-    """(status, `await look()`) each time a terminal transition of `journal` has committed, until
-    the block ends and a `last` one was noted (a wait may return before its commit has)."""
+    """(status, `await look(execution_id)`) each time a terminal transition of `journal` has
+    committed, until the block ends and a `last` one was noted (a wait may return before its
+    commit has). `look` should not wait for anything: the test goes on meanwhile."""
     transition = journal.transition
     seen: list[tuple[str, T]] = []
     noted = trio.Event()
@@ -28,7 +29,7 @@ async def noted_at_each_end(
     async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
         sequence: int | None = await transition(execution_id, target, **kw)
         if target.value in ENDS:
-            seen.append((target.value, await look()))
+            seen.append((target.value, await look(execution_id)))
             if target.value == last:
                 noted.set()
         return sequence

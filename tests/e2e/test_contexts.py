@@ -152,7 +152,7 @@ async def test_a_context_is_ready_again_when_its_cells_end_is_committed(wb: Daem
     cx = (await new_context(wb))["contextId"]
     context = wb.daemon.executor.contexts.all[cx]
 
-    async def status() -> str:
+    async def status(_execution_id: str) -> str:
         return str(context.status)
 
     async with noted_at_each_end(wb.daemon.executor.journal, status, last="cancelled") as seen:
