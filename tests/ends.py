@@ -12,7 +12,6 @@ import trio
 from tests import ceilings
 
 T = TypeVar("T")
-ENDS = ("completed", "failed", "cancelled", "timed_out")
 
 
 @asynccontextmanager
@@ -28,7 +27,7 @@ async def noted_at_each_end(
 
     async def noting(execution_id: str, target: Any, **kw: Any) -> int | None:
         sequence: int | None = await transition(execution_id, target, **kw)
-        if target.value in ENDS:
+        if target.terminal:
             seen.append((target.value, await look(execution_id)))
             if target.value == last:
                 noted.set()
