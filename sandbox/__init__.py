@@ -60,6 +60,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._bwrap import PRIVATE_DIRS, Bubblewrap, SandboxLayout, bind_order, probe_bubblewrap, sandboxed_argv
+from ._cgroups import procs as cgroup_pids
 from ._detect import Capabilities, detect
 from ._errors import (
     ContainmentUnavailable,
@@ -123,6 +124,7 @@ __all__ = [
     "SupervisorLost",
     "UnknownExecution",
     "bind_order",
+    "cgroup_pids",
     "detect",
     "open_supervisor",
     "probe_bubblewrap",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import zlib
 from dataclasses import dataclass
 
@@ -166,20 +167,92 @@ def populated(path: str) -> bool | None:
     return None
 
 
+#: A threaded cgroup has no cgroup.kill, and its cgroup.procs cannot be read (EOPNOTSUPP).
+_THREADED_KILL_PASSES = 4
+
+
 def kill(path: str) -> None:
-    """SIGKILL every process of the v2 cgroup and of the cgroups below it, at once."""
-    with contextlib.suppress(FileNotFoundError):
+    """SIGKILL every process of the v2 cgroup and of the cgroups below it.
+
+    A domain cgroup's cgroup.kill does it at once. A threaded one (`make_threaded`) has none:
+    it is frozen first, so that nothing in it can fork any more (a child born meanwhile is
+    born frozen), then every process listed is killed, pass after pass until none is listed
+    (a frozen process dies of SIGKILL all the same).
+    """
+    try:
         write_file(os.path.join(path, "cgroup.kill"), "1")
+        return
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        if e.errno != errno.EOPNOTSUPP:
+            raise
+    with contextlib.suppress(FileNotFoundError):
+        write_file(os.path.join(path, "cgroup.freeze"), "1")
+    for _ in range(_THREADED_KILL_PASSES):
+        pids = procs(path)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def procs(path: str) -> list[int]:
-    """The pids in the cgroup and in the cgroups below it."""
-    result: list[int] = []
+    """The pids in the cgroup and in the cgroups below it (a threaded cgroup's too), each once:
+    a threaded domain lists every process with a thread in its subtree."""
+    result: dict[int, None] = {}
     for top, dirs, _files in os.walk(path):
-        text = read_file(os.path.join(top, "cgroup.procs")) or ""
-        result.extend(int(pid) for pid in text.split())
+        result.update(dict.fromkeys(_own_procs(top)))
         dirs.sort()
-    return result
+    return list(result)
+
+
+def _own_procs(directory: str) -> list[int]:
+    try:
+        text = read_file(os.path.join(directory, "cgroup.procs")) or ""
+        return [int(pid) for pid in text.split()]
+    except OSError as e:
+        if e.errno != errno.EOPNOTSUPP:
+            raise
+    # Threaded: cgroup.threads lists threads; their processes, each once, in order.
+    seen: dict[int, None] = {}
+    for tid in (read_file(os.path.join(directory, "cgroup.threads")) or "").split():
+        tgid = _tgid(int(tid))
+        if tgid is not None:
+            seen.setdefault(tgid, None)
+    return list(seen)
+
+
+def _tgid(tid: int) -> int | None:
+    try:
+        status = read_file(f"/proc/{tid}/status")
+    except OSError:  # it is exiting
+        return None
+    for line in (status or "").splitlines():
+        if line.startswith("Tgid:"):
+            return int(line.split()[1])
+    return None
+
+
+def make_threaded(path: str) -> None:
+    """Turn the (new, empty) v2 cgroup `path` into a threaded one: its parent becomes the
+    threaded domain of every such sibling, between which a thread moves by writing itself into
+    cgroup.threads. Unlike a process's move (cgroup.procs), that move does not wait for the
+    kernel's RCU grace period (milliseconds, when the machine was idle). Raises OSError."""
+    write_file(os.path.join(path, "cgroup.type"), "threaded")
+
+
+def join_file(kind: str, threaded: bool) -> str:
+    """The file a thread writes "0" into to move itself alone into a cgroup of that hierarchy.
+
+    v1 (``tasks``) and a threaded v2 cgroup (``cgroup.threads``) move only the calling thread,
+    which needs no grace period; a domain v2 cgroup moves the whole process (``cgroup.procs``).
+    The shim is single-threaded, and a child is born in the cgroup of the thread that forks it.
+    """
+    if kind == V1:
+        return "tasks"
+    return "cgroup.threads" if threaded else "cgroup.procs"
 
 
 def set_memory_limit(kind: str, path: str, limit: int) -> None:

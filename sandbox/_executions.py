@@ -22,14 +22,13 @@ from ._launch import LaunchPlan, abort, apply_rlimits, launch, make_plan
 from ._model import WARM_PREFIX, ChildInfo, Containment, KnownChild, Limits, SpawnSpec
 from ._terminal import Channel
 from ._tracking import Host, PgroupTracked, PidnsTracked, Tracked
+from ._tree_cgroups import TreeCgroups
+from ._tree_cgroups import remove as remove_cgroups
 
 
 class Executions:
-    """Every execution the shim started or adopted, by name, with the cgroups made for them.
-
-    Cgroups live under one parent per run dir and hierarchy (``workbench-<hash>``), itself
-    under the shim's own cgroup there.
-    """
+    """Every execution the shim started or adopted, by name, with the cgroups made for them
+    (`sandbox._tree_cgroups`)."""
 
     def __init__(self, host: Host, run_dir: str, caps: Capabilities) -> None:
         self.host = host
@@ -41,8 +40,7 @@ class Executions:
         self.keepers: dict[int, Tracked] = {}  # the keepers (also its children) not yet reaped
         self.discard: set[str] = set()  # started, but spawn failed afterwards: forget when done
         self.sockets: dict[str, socket.socket] = {}  # the claim sockets of pre-started leaders
-        self.homes = [caps.v2_parent, caps.memory_parent, caps.pids_parent]
-        self.bases = self._prepare_bases(cg.base_name(run_dir))
+        self.cgroups = TreeCgroups(caps, run_dir, host.log)
         #: Where keepers come from (see `sandbox._factory`); None: the shim starts each itself.
         self.factory: KeeperFactory | None = None
         if caps.cgroup and caps.pidns:
@@ -52,6 +50,7 @@ class Executions:
                 host.log(f"killed {swept} keepers whose trees ended while no shim held them")
             try:
                 self.factory = KeeperFactory(run_dir, host.log)
+                self.cgroups.send_home(self.factory.pid)
                 host.watch_fd(self.factory.fileno, self._factory_sent)
                 self.factory.on_gone = host.unwatch_fd
             except OSError as e:
@@ -95,7 +94,7 @@ class Executions:
         containment = self.caps.resolve(spec.containment)
         if not os.path.isdir(spec.dir):
             raise SpawnError(f"the execution directory {spec.dir!r} does not exist")
-        dirs = self._make_cgroups(spec.name, containment, spec.limits)
+        dirs = self.cgroups.make(spec.name, containment, spec.limits)
         # A cgroup alone is left by a process that may write its pid into another cgroup.procs
         # (root; or the owner of a delegated subtree, as the tree's user is): in a pid namespace
         # too, whose keeper dies with the tree, it takes every process of the tree with it.
@@ -104,7 +103,7 @@ class Executions:
         try:
             plan, channel, pid, started = self._launch(spec, containment, dirs, pidns, keeper)
         except BaseException:
-            _remove_cgroups(dirs)
+            remove_cgroups(dirs)
             if keeper is not None:
                 keeper.discard()
             raise
@@ -139,7 +138,7 @@ class Executions:
         keeper: Keeper | None,
     ) -> tuple[LaunchPlan, Channel | None, int, int]:
         """Open its stdin or terminal and start its leader: (plan, channel, pid, start time)."""
-        joins = [(d, home) for d, home in zip(dirs, self.homes, strict=True) if d and home]
+        joins = self.cgroups.joins(dirs)
         use_rlimit_as = spec.limits.memory_bytes is not None and self.caps.memory is None
         channel = None
         pair = None
@@ -186,7 +185,7 @@ class Executions:
         pid = tracked.info.pid
         try:
             apply_rlimits(pid, plan.rlimits)
-            self._apply_limits(dirs, limits)
+            self.cgroups.apply_limits(dirs, limits)
             tracked.start()
             if keeper is not None and keeper.pidfd is not None:
                 assert isinstance(tracked, CgroupTracked)
@@ -201,7 +200,7 @@ class Executions:
             tracked.close()
             if keeper is not None:
                 keeper.kill()
-            _remove_cgroups(dirs)
+            remove_cgroups(dirs)
             if tracked.channel is not None:
                 tracked.channel.close()
             raise SpawnError(f"cannot set up the containment of {tracked.name!r}: {why}") from None
@@ -357,11 +356,7 @@ class Executions:
             tracked.close()
             if tracked.finished:
                 tracked.remove_cgroups()
-        for base in self.bases:
-            if base is not None:
-                _remove_stale(base)
-                with contextlib.suppress(OSError):  # a live tree stays, for a later shim
-                    os.rmdir(base)
+        self.cgroups.close()
 
     def _forget(self, tracked: Tracked) -> None:
         tracked.close()
@@ -373,110 +368,6 @@ class Executions:
             self.host.log(f"could not remove the cgroups {left} of {tracked.name}")
         del self.children[tracked.name]
         self.discard.discard(tracked.name)
-
-    def _prepare_bases(self, name: str) -> list[str | None]:
-        """The per-run-dir parent cgroups [v2, v1 memory, v1 pids], created (None: unusable)."""
-        bases: list[str | None] = []
-        for home in self.homes:
-            base = os.path.join(home, name) if home else None
-            if base is not None:
-                try:
-                    cg.ensure(base)
-                    _remove_stale(base)
-                except OSError as e:
-                    self.host.log(f"cannot prepare {base}: {e}")
-                    base = None
-            bases.append(base)
-        enable = [c for c, kind in (("memory", self.caps.memory), ("pids", self.caps.pids)) if kind == cg.V2]
-        if bases[0] and enable:
-            try:
-                controllers = " ".join(f"+{c}" for c in enable)
-                cg.write_file(os.path.join(bases[0], "cgroup.subtree_control"), controllers)
-            except OSError as e:
-                self.host.log(f"cannot enable {enable} in {bases[0]}: {e}")
-        return bases
-
-    def _make_cgroups(self, name: str, containment: Containment, limits: Limits) -> list[str | None]:
-        """Create the execution's [v2, v1 memory, v1 pids] cgroups; the pids limit is written now
-        (a fork bomb must not outrun its writing after the spawn), the memory limit later."""
-        caps = self.caps
-        memory, pids = limits.memory_bytes is not None, limits.max_processes is not None
-        wanted = [
-            containment is Containment.CGROUP
-            or (memory and caps.memory == cg.V2)
-            or (pids and caps.pids == cg.V2),
-            memory and caps.memory == cg.V1,
-            pids and caps.pids == cg.V1,
-        ]
-        dirs: list[str | None] = [None, None, None]
-        try:
-            for i, (want, base) in enumerate(zip(wanted, self.bases, strict=True)):
-                if want:
-                    if base is None:
-                        raise SpawnError("the shim could not prepare its parent cgroup (see shim.log)")
-                    directory = dirs[i] = os.path.join(base, name)
-                    cg.make(directory)
-            self._preset_pids(dirs, limits)
-        except BaseException as e:
-            _remove_cgroups(dirs)
-            if isinstance(e, FileExistsError):
-                raise SpawnError(f"a cgroup named {name!r} already exists (a tree still running?)") from None
-            if isinstance(e, OSError):
-                raise SpawnError(f"cannot create the cgroups of {name!r}: {e}") from None
-            raise
-        return dirs
-
-    def _pids_dir(self, dirs: list[str | None]) -> str | None:
-        """The cgroup of `dirs` that holds the pids limit (v1's pids, or v2 where pids is there)."""
-        v2, _v1_memory, v1_pids = dirs
-        return v1_pids or (v2 if self.caps.pids == cg.V2 else None)
-
-    def _preset_pids(self, dirs: list[str | None], limits: Limits) -> None:
-        """The pids limit before the spawn: the shim, in the cgroup for that instant, counts as
-        one of them, so at least 2 (its leader and it); the exact one follows (`_apply_limits`)."""
-        target = self._pids_dir(dirs)
-        if limits.max_processes is not None and target:
-            try:
-                cg.set_pids_limit(target, max(limits.max_processes, 2))
-            except OSError as e:
-                why = f"cannot set the process limit to {limits.max_processes}: {e.strerror}"
-                raise SpawnError(why) from None
-
-    def _apply_limits(self, dirs: list[str | None], limits: Limits) -> None:
-        """Write the memory and pids limits, once the shim is out of these cgroups.
-
-        Written after the spawn so that the shim, in them for an instant, never counts against
-        them nor can be chosen by their OOM killer.
-        """
-        v2, v1_memory, _v1_pids = dirs
-        memory, pids = limits.memory_bytes, limits.max_processes
-        try:
-            if memory is not None and v1_memory:
-                cg.set_memory_limit(cg.V1, v1_memory, memory)
-            elif memory is not None and v2 and self.caps.memory == cg.V2:
-                cg.set_memory_limit(cg.V2, v2, memory)
-        except OSError as e:
-            # cgroup v1 refuses a limit below what the tree already uses (EBUSY).
-            raise OSError(e.errno, f"cannot set the memory limit to {memory} bytes: {e.strerror}") from None
-        target = self._pids_dir(dirs)
-        if pids is not None and target:
-            try:
-                cg.set_pids_limit(target, pids)
-            except OSError as e:
-                raise OSError(e.errno, f"cannot set the process limit to {pids}: {e.strerror}") from None
-
-
-def _remove_cgroups(dirs: list[str | None]) -> None:
-    for directory in dirs:
-        if directory:
-            cg.remove_tree(directory)
-
-
-def _remove_stale(base: str) -> None:
-    """Remove the empty cgroups left under `base` (a populated one holds a live tree: kept)."""
-    for entry in os.scandir(base):
-        if entry.is_dir(follow_symlinks=False):
-            cg.remove_tree(entry.path)
 
 
 def make_tracked(host: Host, info: ChildInfo, limits: Limits, adopted: bool) -> Tracked:

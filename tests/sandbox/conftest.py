@@ -31,6 +31,7 @@ from sandbox import (
     open_supervisor,
 )
 from sandbox._cgroups import base_name, remove_tree
+from sandbox._tree_cgroups import THREADED_SUFFIX
 
 TAG_NAME = "SANDBOX_TEST_TAG"
 PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -219,6 +220,8 @@ def kit(tmp_path: Path) -> Iterator[Kit]:
     for parent in (caps.v2_parent, caps.memory_parent, caps.pids_parent):
         if parent:
             remove_tree(os.path.join(parent, base_name(str(kit.run_dir))))
+    if caps.v2_parent:
+        remove_tree(os.path.join(caps.v2_parent, base_name(str(kit.run_dir)) + THREADED_SUFFIX))
     if leftovers:
         pytest.fail(f"processes left behind (killed now): {leftovers}")
 

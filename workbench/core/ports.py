@@ -106,15 +106,10 @@ def _proc_listening(pid: int | None, port: int) -> set[int]:
 def tree_pids(info: sandbox.ChildInfo) -> list[int]:
     """The live processes of an execution's tree: its cgroup's, else those carrying its tag."""
     if info.cgroup is not None and os.path.isdir(info.cgroup):
-        pids: list[int] = []
-        for directory, _dirs, files in os.walk(info.cgroup):
-            if "cgroup.procs" in files:
-                try:
-                    with open(os.path.join(directory, "cgroup.procs"), encoding="ascii") as f:
-                        pids.extend(int(line) for line in f if line.strip())
-                except OSError:
-                    continue
-        return pids
+        try:
+            return sandbox.cgroup_pids(info.cgroup)
+        except (OSError, ValueError):
+            return []
     if info.tag is None:
         return [info.pid] if sandbox.process_alive(info.pid, info.start_time) else []
     needle = f"{info.tag[0]}={info.tag[1]}".encode() + b"\0"
