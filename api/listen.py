@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from functools import partial
 from typing import Any
 
 import trio
 from hypercorn.config import Config, Sockets
+from hypercorn.events import Event, RawData
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
@@ -35,14 +37,86 @@ log = logging.getLogger("workbench.serve")
 _REFUSE_S = 1.0
 
 
+class _KeepAlive:
+    """hypercorn's keep-alive timer (its `TrioSingleTask` and `_idle_timeout`) as one task per
+    connection whose deadline moves: hypercorn starts a task at the end of every response and
+    cancels it at the start of the next request, a task's start and end on the event loop each
+    time. As hypercorn's, an idle connection closes once it was idle for `seconds`, or at once
+    when the server stops (`terminated`); a busy one when its response is done."""
+
+    def __init__(self, seconds: float, terminated: Any) -> None:
+        self._seconds = seconds
+        self._terminated = terminated
+        self._stopping = False
+        self._ended = False
+        self._scope: trio.CancelScope | None = None
+        self._deadline = math.inf
+
+    async def restart(self, task_group: Any, close: Any) -> None:
+        """Idle from now: `close()` runs `seconds` from now unless a request comes first."""
+        self._set(trio.current_time() + (0 if self._stopping else self._seconds))
+        if self._scope is None and not self._ended:
+            self._scope = trio.CancelScope(deadline=self._deadline)
+            task_group.spawn(self._run, close)
+
+    async def stop(self) -> None:
+        """Busy (a request is being answered): no timer."""
+        self._set(math.inf)
+
+    def end(self) -> None:
+        """Nothing more can be read: the timer's task ends (without closing anything)."""
+        self._ended = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def _set(self, deadline: float) -> None:
+        self._deadline = deadline
+        if self._scope is not None:
+            self._scope.deadline = deadline
+
+    async def _run(self, close: Any) -> None:
+        assert self._scope is not None
+        while True:
+            with self._scope:
+                if self._stopping:
+                    await trio.sleep_forever()
+                else:
+                    await self._terminated.wait()
+                    self._stopping = True
+            if self._ended:
+                return
+            if self._deadline <= trio.current_time() or (self._stopping and self._deadline < math.inf):
+                break  # idle all along, or idle as the server stops
+            self._scope = trio.CancelScope(deadline=self._deadline)
+        self._scope = None
+        with trio.CancelScope(shield=True):
+            await close()
+
+
 class _Connection(TCPServer):
-    """hypercorn's connection task, which closes as soon as nothing more can be read."""
+    """hypercorn's connection task, which closes as soon as nothing more can be read, with a
+    cheaper keep-alive timer (`_KeepAlive`) and no write of the nothing that ends a body of known
+    length."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._keep_alive = _KeepAlive(self.config.keep_alive_timeout, self.context.terminated)
+        self.idle_task = self._keep_alive  # type: ignore[assignment]
+
+    async def _idle_timeout(self) -> None:
+        # What `_KeepAlive` calls once the connection is to close (it is the timer).
+        await self._initiate_server_close()
+
+    async def protocol_send(self, event: Event) -> None:
+        if isinstance(event, RawData) and not event.data:
+            return  # h11's end of a body of known length: nothing to write
+        await super().protocol_send(event)
 
     async def _read_data(self) -> None:
         await super()._read_data()
         # EOF or a broken read: no request can come any more, so the keep-alive timer (all that
         # would keep this task, and its socket, alive) has nothing left to wait for.
-        await self.idle_task.stop()
+        self._keep_alive.end()
 
 
 class Gate:

@@ -16,7 +16,7 @@ once when the daemon begins to stop.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -161,12 +161,13 @@ async def _events(
             if page.more or (display_open and display.version != display_seen):
                 continue
             with trio.move_on_after(KEEPALIVE_S) as quiet:
-                waits: list[Callable[[], Awaitable[object]]] = [
-                    partial(watch.wait_changed, seen),
-                    daemon.stopping.wait,
-                ]
+                # The daemon's stop wakes every watch (`Watches.wake_all`): the loop's condition
+                # sees it, so a stream not past the budget waits on its watch alone.
                 if display_open:
-                    waits.append(partial(display.wait_changed, display_seen))
-                await first_of(*waits)
+                    await first_of(
+                        partial(watch.wait_changed, seen), partial(display.wait_changed, display_seen)
+                    )
+                else:
+                    await watch.wait_changed(seen)
             if quiet.cancelled_caught:
                 yield b": keepalive\n\n"

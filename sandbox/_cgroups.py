@@ -259,15 +259,13 @@ def set_memory_limit(kind: str, path: str, limit: int) -> None:
     """Cap the memory (and forbid swap where the kernel accounts it) of a cgroup."""
     if kind == V2:
         write_file(os.path.join(path, "memory.max"), str(limit))
-        swap = os.path.join(path, "memory.swap.max")
-        if os.path.exists(swap):
-            write_file(swap, "0")
+        with contextlib.suppress(FileNotFoundError):  # no swap accounting
+            write_file(os.path.join(path, "memory.swap.max"), "0")
     else:
         # memsw (memory + swap) must never be below the memory limit: set memory first.
         write_file(os.path.join(path, "memory.limit_in_bytes"), str(limit))
-        memsw = os.path.join(path, "memory.memsw.limit_in_bytes")
-        if os.path.exists(memsw):
-            write_file(memsw, str(limit))
+        with contextlib.suppress(FileNotFoundError):  # no swap accounting
+            write_file(os.path.join(path, "memory.memsw.limit_in_bytes"), str(limit))
 
 
 def set_pids_limit(path: str, limit: int) -> None:

@@ -37,6 +37,8 @@ class _Child:
         self.empty = False
         self.exited = trio.Event()
         self.emptied = trio.Event()
+        #: Called once `exited` is set (`Supervisor.when_exited`).
+        self.on_exit: list[Callable[[], None]] = []
         # Known only here: its shim died with it finished (or it was gone when taken back), so
         # no shim holds it and releasing it is just forgetting it.
         self.orphaned = False
@@ -45,10 +47,17 @@ class _Child:
     def update(self, status: ExitStatus | None, empty: bool) -> None:
         if status is not None:
             self.status = status
-            self.exited.set()
+            self.set_exited()
         if empty and self.status is not None:
             self.empty = True
             self.emptied.set()
+
+    def set_exited(self) -> None:
+        """Set `exited` (its exit is known, or the shim was lost) and call `on_exit`."""
+        self.exited.set()
+        callbacks, self.on_exit = self.on_exit, []
+        for callback in callbacks:
+            callback()
 
 
 class _Reply:
@@ -186,6 +195,20 @@ class Supervisor:
             raise SupervisorLost(self._lost)
         return child.status
 
+    def when_exited(self, name: str, callback: Callable[[], None]) -> None:
+        """Call `callback()` (on the trio thread, at once if it already has) once the leader's
+        exit is known, or the shim was lost before it was: then `wait_exited` returns at once.
+        Costs no task, where a task of its own would await `wait_exited`.
+
+        Raises:
+            UnknownExecution: no such execution is held.
+        """
+        child = self._child(name)
+        if child.exited.is_set():
+            callback()
+        else:
+            child.on_exit.append(callback)
+
     async def wait_empty(self, name: str) -> None:
         """Wait until the leader exited and nothing of its tree is alive (per the containment).
 
@@ -282,6 +305,10 @@ class Supervisor:
         child = self._children.get(known.info.name)
         if child is None or child.info != known.info:
             self._children[known.info.name] = _Child(known)
+            if child is not None:  # the same name held anew: who waited on it waits on this one
+                callbacks, child.on_exit = child.on_exit, []
+                for callback in callbacks:
+                    self.when_exited(known.info.name, callback)
         else:
             child.update(known.status, known.empty)
 
@@ -440,7 +467,7 @@ class Supervisor:
         for reply in self._pending.values():
             reply.done.set()
         for child in self._children.values():
-            child.exited.set()
+            child.set_exited()
             child.emptied.set()
 
     async def _close(self) -> None:

@@ -225,13 +225,22 @@ def apply_rlimits(pid: int, rlimits: list[tuple[int, int, int]]) -> None:
     raise it) is lowered to that hard limit: a limit that cannot be raised is already tighter.
     """
     for which, soft, hard in rlimits:
+        own_hard = resource.getrlimit(which)[1] if which in _CANNOT_RAISE else resource.RLIM_INFINITY
+        if own_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, own_hard), min(hard, own_hard)
         try:
             resource.prlimit(pid, which, (soft, hard))
         except PermissionError:
-            _own_soft, own_hard = resource.getrlimit(which)
+            own_hard = resource.getrlimit(which)[1]
             if own_hard == resource.RLIM_INFINITY or (soft <= own_hard and hard <= own_hard):
                 raise
+            # Learnt once: the next spawns ask for no more than it may grant.
+            _CANNOT_RAISE.add(which)
             resource.prlimit(pid, which, (min(soft, own_hard), min(hard, own_hard)))
+
+
+#: The limits this process may not raise past its own hard limit (see `apply_rlimits`).
+_CANNOT_RAISE: set[int] = set()
 
 
 def abort(pid: int) -> None:
@@ -265,13 +274,16 @@ def _inherited_soft_limits(rlimits: list[tuple[int, int, int]]) -> Iterator[None
             if which not in _INHERITED:
                 continue
             current = resource.getrlimit(which)
-            if which == resource.RLIMIT_NOFILE:
-                # The shim must still open the fork's pipes: never below what it holds now.
-                soft = max(soft, _highest_fd() + 16)
             if current[1] != resource.RLIM_INFINITY:
                 soft = min(soft, current[1])
             if current[0] != resource.RLIM_INFINITY and soft >= current[0]:
                 continue
+            if which == resource.RLIMIT_NOFILE:
+                # The shim must still open the fork's pipes: never below what it holds now
+                # (looked up only when the limit is lowered: a listing of /proc/self/fd).
+                soft = max(soft, _highest_fd() + 16)
+                if current[0] != resource.RLIM_INFINITY and soft >= current[0]:
+                    continue
             resource.setrlimit(which, (soft, current[1]))
             saved.append((which, current))
         yield
@@ -302,19 +314,31 @@ def _inside(cgroups: list[tuple[str, str, str]]) -> Iterator[None]:
     finally:
         for home, how in joined:
             try:
-                _join(home, how)
+                _join(home, how, keep=True)
             except OSError as e:
                 # Staying would put the shim under this execution's cgroup.kill: better exit
                 # now (the trees live on, and a new shim can adopt them).
                 raise SystemExit(f"shim: cannot return to its cgroup {home}: {e}") from None
 
 
-def _join(directory: str, how: str) -> None:
-    fd = os.open(os.path.join(directory, how), os.O_WRONLY | os.O_CLOEXEC)
+def _join(directory: str, how: str, keep: bool = False) -> None:
+    """Move the calling thread into the cgroup `directory` (through its file `how`); `keep`: its
+    file stays open for the next time (the shim's own cgroups, joined again after every spawn)."""
+    path = os.path.join(directory, how)
+    fd = _KEPT.get(path) if keep else None
+    if fd is None:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        if keep:
+            _KEPT[path] = fd
     try:
         os.write(fd, b"0")
     finally:
-        os.close(fd)
+        if not keep:
+            os.close(fd)
+
+
+#: The shim's own cgroup files it joins by, kept open (see `_join`).
+_KEPT: dict[str, int] = {}
 
 
 @contextlib.contextmanager

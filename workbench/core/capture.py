@@ -115,8 +115,10 @@ class Capture:
             while True:
                 finishing = self._finish.is_set()
                 seen = self._watches.version
-                # Re-armed before the files are read: a write from now on wakes us.
-                self._watches.arm()
+                if not finishing:
+                    # Re-armed before the files are read: a write from now on wakes us. (The
+                    # last read goes to the end of the files of a dead tree: nothing to wake it.)
+                    self._watches.arm()
                 await self._pump(final=finishing)
                 if finishing:
                     break

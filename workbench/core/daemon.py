@@ -90,6 +90,8 @@ class Daemon:
         self.stopping.set()
         self.service.stopping.set()
         self.executor.journal.stopping.set()
+        # Waits on a watch check `stopping` after every wake-up and wait on nothing else.
+        self.service.store.watches.wake_all()
 
 
 def choose_containment(setting: ContainmentSetting, caps: sandbox.Capabilities) -> sandbox.Containment:

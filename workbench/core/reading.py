@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import trio
@@ -20,7 +19,6 @@ from workbench.core.principals import Principal as Principal
 from workbench.core.records import execution_from, final_record
 from workbench.core.settings import Settings
 from workbench.core.store import Found, ListFilter, Store
-from workbench.core.waiting import first_of
 from workbench.wire.errors import (
     NotFound,
 )
@@ -178,7 +176,8 @@ class Reads:
             while watch.final is None:
                 if self.stopping.is_set():
                     return None
-                await first_of(partial(watch.wait_changed, watch.version), self.stopping.wait)
+                # The daemon's stop wakes every watch (`Watches.wake_all`): one thing to wait on.
+                await watch.wait_changed(watch.version)
             return final_record(watch.final)
 
     async def events(

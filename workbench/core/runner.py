@@ -50,6 +50,8 @@ class Run:
         #: The `running` transition of a spawn made here, until it is known to be committed.
         self.claim: Pending[int | None] | None = None
         self.claim_lost = False
+        #: Set by the supervisor's callback once the leader's exit is known (`_exit_known`).
+        self.exit_known = False
 
     async def supervise(self) -> None:
         """The whole life; never raises (a bug ends the execution `failed`, tree killed)."""
@@ -211,10 +213,12 @@ class Run:
                     if self.row.service:
                         services.watch(self, watchers)  # its end is its tree's, not its leader's
                     elif self.live.held:
-                        watchers.start_soon(self._watch_exit)
+                        # A callback, not a task awaiting the exit: tasks cost the event loop.
+                        self.ex.supervisor.when_exited(self.child.name, self._exit_known)
                     if self.row.idle_timeout_ms:
                         watchers.start_soon(self._watch_idle, self.row.idle_timeout_ms / 1000)
-                    if self.claim is not None:
+                    if self.claim is not None and self.ex.settings.store_url is not None:
+                        # Only a shared store's claim can be lost (to another node).
                         watchers.start_soon(watch_claim, self.claim, self._claim_lost)
                     why = await self._wait_stop()
                     with trio.CancelScope(shield=True):
@@ -246,10 +250,9 @@ class Run:
         self.ex.displays.forget(self.live.id)
         self.ex.tidy(self.live.id, self.child.name, set())
 
-    async def _watch_exit(self) -> None:
-        assert self.child is not None
-        status = await self.ex.supervisor.wait_exited(self.child.name)
-        self.exit_status = status
+    def _exit_known(self) -> None:
+        """The supervisor learnt the leader's exit (or lost the shim): `_wait_stop` reads it."""
+        self.exit_known = True
         self.live.kick.set()
 
     async def _watch_idle(self, idle_s: float) -> None:
@@ -268,6 +271,9 @@ class Run:
             while True:
                 if self.claim_lost:  # not this node's to run, whatever its tree did meanwhile
                     return Stop.CLAIM_LOST
+                if self.exit_known and self.exit_status is None and self.child is not None:
+                    # At once (or SupervisorLost, as the shim was lost first).
+                    self.exit_status = await self.ex.supervisor.wait_exited(self.child.name)
                 # An exit already seen wins over a stop asked for after it: the outcome stands.
                 if self.exit_status is not None:
                     return Stop.EXITED

@@ -89,3 +89,9 @@ class Watches:
 
     def notify_exits(self) -> None:
         self.exits.bump()
+
+    def wake_all(self) -> None:
+        """Wake every watcher (the daemon begins to stop): a wait that checks the stop after each
+        wake-up needs no second thing to wait on."""
+        for watch in (*self._by_id.values(), self.exits, self.changes, self.queue):
+            watch.bump()
