@@ -14,9 +14,12 @@ from typing import Any, final
 
 import trio
 
+from ._client_state import Child as _Child
+from ._client_state import Reply as _Reply
+from ._client_state import error as _error
 from ._connect import connect, prepare_run_dir
 from ._detect import Capabilities
-from ._errors import ERROR_TYPES, SandboxError, SupervisorLost, UnknownExecution
+from ._errors import SandboxError, SupervisorLost, UnknownExecution
 from ._files import read_proc_file, read_status_file
 from ._model import UNKNOWN_EXIT, ChildInfo, ExitStatus, KnownChild, SpawnSpec
 from ._protocol import LineBuffer, ProtocolError, decode, encode
@@ -26,44 +29,6 @@ Reconnect = Callable[[], Awaitable[tuple[trio.SocketStream, LineBuffer, dict[str
 
 #: Between failed attempts to start a replacement shim: from the first to the last delay.
 _REPLACE_DELAYS_S = (0.02, 1.0)
-
-
-class _Child:
-    """What the client knows of one execution, with events for the tasks waiting on it."""
-
-    def __init__(self, known: KnownChild) -> None:
-        self.info = known.info
-        self.status: ExitStatus | None = None
-        self.empty = False
-        self.exited = trio.Event()
-        self.emptied = trio.Event()
-        #: Called once `exited` is set (`Supervisor.when_exited`).
-        self.on_exit: list[Callable[[], None]] = []
-        # Known only here: its shim died with it finished (or it was gone when taken back), so
-        # no shim holds it and releasing it is just forgetting it.
-        self.orphaned = False
-        self.update(known.status, known.empty)
-
-    def update(self, status: ExitStatus | None, empty: bool) -> None:
-        if status is not None:
-            self.status = status
-            self.set_exited()
-        if empty and self.status is not None:
-            self.empty = True
-            self.emptied.set()
-
-    def set_exited(self) -> None:
-        """Set `exited` (its exit is known, or the shim was lost) and call `on_exit`."""
-        self.exited.set()
-        callbacks, self.on_exit = self.on_exit, []
-        for callback in callbacks:
-            callback()
-
-
-class _Reply:
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.message: dict[str, Any] | None = None
 
 
 @final
@@ -475,13 +440,6 @@ class Supervisor:
         self._lose("the supervisor was closed")
         with trio.CancelScope(shield=True):
             await self._stream.aclose()
-
-
-def _error(data: Any) -> SandboxError:
-    if not isinstance(data, dict):
-        return SandboxError(f"malformed error from the shim: {data!r}")
-    cls = ERROR_TYPES.get(str(data.get("type")), SandboxError)
-    return cls(str(data.get("message")))
 
 
 @asynccontextmanager

@@ -48,7 +48,10 @@ def test_a_running_command_is_adopted_and_its_output_continues(
     assert numbered(d.output(eid)) == list(range(1, 51))
     events = d.events(eid)
     assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
-    assert any("adopted after a daemon restart" in (e["message"] or "") for e in events)
+    said = [(e["eventType"], e["status"], e["message"]) for e in events if e["eventType"] != "output"]
+    assert any("adopted after a daemon restart" in (e["message"] or "") for e in events), (
+        f"events but output: {said}; the daemon's log: {d.log_text()[-3000:]}"
+    )
     assert events[-1]["status"] == "completed"
 
 
