@@ -236,10 +236,14 @@ def settle(pid: int, mark: bytes, ceiling_s: float = 10.0) -> None:
         SpawnError: it died first, or did not get there in `ceiling_s`.
     """
     deadline = time.monotonic() + ceiling_s
+    path = f"/proc/{pid}/cmdline"
     while True:
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read(len(mark))
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                cmdline = os.read(fd, len(mark))
+            finally:
+                os.close(fd)
         except OSError:
             cmdline = b""
         if cmdline == mark:

@@ -148,15 +148,19 @@ def launch(plan: LaunchPlan, keeper: Keeper | None = None) -> tuple[int, int]:
     argv = plan.argv
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-        if plan.stdin_fd is None:
+        if plan.stdin_fd is None and plan.stdin_path == os.devnull:
+            stdin = _devnull()
+        elif plan.stdin_fd is None:
             # O_NONBLOCK: opening a FIFO without a writer must not hang the shim.
             fds.append(_open("stdin", plan.stdin_path, os.O_RDONLY | os.O_NONBLOCK))
             os.set_blocking(fds[0], True)
+            stdin = fds[0]
+        else:
+            stdin = plan.stdin_fd
         if plan.tty_fd is None:
             fds.append(_open("stdout", plan.stdout_path, flags))
         # A terminal's output is copied to stdout by the shim; stderr stays an empty file.
         fds.append(_open("stderr", plan.stderr_path, flags))
-        stdin = plan.stdin_fd if plan.stdin_fd is not None else fds[0]
         stdout = plan.tty_fd if plan.tty_fd is not None else fds[-2]
         stderr = plan.tty_fd if plan.tty_fd is not None else fds[-1]
         if plan.tty_fd is not None:
@@ -207,6 +211,12 @@ def _popen(
         raise SpawnError(f"{e.strerror}: {plan.argv[0]!r}") from None
     except (ValueError, subprocess.SubprocessError) as e:
         raise SpawnError(f"cannot start {plan.argv[0]!r}: {e}") from None
+
+
+@functools.cache
+def _devnull() -> int:
+    """/dev/null for reading, opened once: most leaders' stdin (close-on-exec in the shim)."""
+    return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
 
 
 @functools.cache

@@ -307,8 +307,14 @@ async def _prepared_store(settings: Settings) -> Store:
             "WORKBENCH_STORE_URL names PostgreSQL, but psycopg is not installed: "
             "pip install 'workbench[postgres]'"
         ) from None
+    from workbench.core.store.postgres_schema import fence, node_url
+
     await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
-    return PostgresStore(settings.store_url)
+    url = node_url(settings.store_url, settings.node_id)
+    ended = await trio.to_thread.run_sync(fence, url)
+    if ended:
+        log.warning("store: ended %d sessions of this node's earlier run before reading the store", ended)
+    return PostgresStore(url)
 
 
 async def _stop_executions(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from psycopg.conninfo import conninfo_to_dict
 
 from tests import pg
 from tests.core.store.test_sqlite import (
@@ -18,6 +19,7 @@ from tests.core.store.test_sqlite import (
 from workbench.core.journal import Journal
 from workbench.core.records import event_builder
 from workbench.core.store.postgres import PostgresStore
+from workbench.core.store.postgres_schema import node_url
 from workbench.wire.status import ExecutionStatus as S
 
 
@@ -55,3 +57,18 @@ async def test_a_claim_taken_meanwhile_disowns(db: PostgresStore) -> None:
 async def test_flags_set_as_booleans_are_kept(db: PostgresStore) -> None:
     """Issue 22: a pipe's end of file (`stdin_closed`) is recorded on PostgreSQL too."""
     await flags_set_as_booleans_are_kept(db)
+
+
+def test_each_node_of_each_store_names_its_sessions_apart() -> None:
+    """`node_url`: the session name a restart looks for (`fence`) is the node's on that store."""
+    base = "postgresql://wb@db:5432/jobs"
+    one = "postgresql://wb@db:5432/jobs?options=-csearch_path%3Done"
+    names = {
+        str(conninfo_to_dict(node_url(url, node))["application_name"])
+        for url in (base, one, "postgresql://wb@db:5432/other")
+        for node in ("a", "b", "n" * 63)
+    }
+    assert len(names) == 9
+    assert all(len(name) <= 63 and name.startswith("workbench ") for name in names)
+    # The same node of the same store: the same name at every start.
+    assert node_url(one, "a") == node_url(one, "a")

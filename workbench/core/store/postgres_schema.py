@@ -7,6 +7,7 @@ together on one database migrate it once.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from importlib import resources
 from typing import Any
@@ -46,6 +47,61 @@ def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[Any]:
     if not autocommit:
         conn.commit()
     return conn
+
+
+#: How long a start waits for each session of this node's earlier run to end (`fence`).
+FENCE_WAIT_MS = 10_000
+
+
+def node_url(url: str, node_id: str) -> str:
+    """`url` with a name for its sessions (application_name) that says this node of this store,
+    so that its next start can find the sessions this run leaves behind (`fence`). Two stores
+    may share a database (a schema each, by `options=-csearch_path=...`), and their nodes their
+    names: the name has a hash of the store's address and the node's name."""
+    digest = hashlib.sha256(f"{node_id}\0{redacted(url)}\0{_options(url)}".encode()).hexdigest()[:12]
+    return psycopg.conninfo.make_conninfo(url, application_name=f"workbench {node_id[:38]} {digest}")
+
+
+def _options(url: str) -> str:
+    try:
+        return str(psycopg.conninfo.conninfo_to_dict(url).get("options") or "")
+    except psycopg.ProgrammingError:
+        return ""
+
+
+def fence(url: str) -> int:
+    """End the sessions an earlier run of this node left on the server, and wait until each is
+    gone; returns how many there were. Blocking; call before reading anything at a start. Raises
+    ConfigError when the server cannot be reached.
+
+    A daemon killed while its COMMIT was on the way leaves a session whose transaction the server
+    may still commit after the daemon's next start has read the store: recovery would then go on
+    from a state that a moment later is not the store's (an adoption written twice, output
+    resumed from offsets already passed). Once its session is gone, its last transaction has
+    committed or rolled back for good.
+    """
+    try:
+        return _fence(url)
+    except psycopg.Error as exc:
+        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {exc}".strip()) from None
+
+
+def _fence(url: str) -> int:
+    conn = connect(url, autocommit=True)
+    try:
+        name = conn.execute("SHOW application_name").fetchone()
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> pg_backend_pid()"
+            " AND datname = current_database()",
+            (name[0] if name else "",),
+        ).fetchall()
+        for (pid,) in rows:
+            ended = conn.execute("SELECT pg_terminate_backend(%s, %s)", (pid, FENCE_WAIT_MS)).fetchone()
+            if not (ended and ended[0]):
+                log.warning("store: the session %s of this node's earlier run did not end", pid)
+        return len(rows)
+    finally:
+        conn.close()
 
 
 def redacted(url: str) -> str:
