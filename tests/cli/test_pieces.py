@@ -98,3 +98,26 @@ def test_the_command_is_found_without_building_every_parser() -> None:
     assert command_of(["--url", "http://x:1", "--token", "t", "ls", "-q"]) == "ls"
     assert command_of(["--url=http://x:1", "show", "@last"]) == "show"
     assert command_of(["--help"]) is None and command_of([]) is None and command_of(["nope"]) is None
+
+
+def test_the_daemons_host_and_port_are_read_as_urlsplit_reads_them() -> None:
+    """`authority` stands in for `urllib.parse.urlsplit` on the start path (its import costs)."""
+    from urllib.parse import urlsplit
+
+    from workbench.cli.http import authority
+
+    for url in (
+        "http://127.0.0.1:8787",
+        "https://daemon.example:9443/",
+        "http://localhost",
+        "https://Daemon.Example",
+        "http://[::1]:8787",
+        "http://[fe80::1]",
+        "http://user:secret@host:1234/path",
+        "http://host:65535",
+    ):
+        parts = urlsplit(url)
+        assert authority(url) == (parts.hostname, parts.port), url
+    for bad in ("http://host:http", "http://host:99999", "http://host:-1"):
+        with pytest.raises(ValueError):
+            authority(bad)

@@ -131,4 +131,21 @@ def main(argv: list[str] | None = None) -> None:
     if status == exitcodes.BROKEN_PIPE:
         # Nothing more can go out: what Python would flush at exit would fail again, noisily.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if args.command not in ("serve", "mcp") and argv is None:
+        _exit_now(status)
     raise SystemExit(status)
+
+
+def _exit_now(status: int) -> None:
+    """End a client command's process without tearing the interpreter down: its exit handlers
+    run and its output is flushed, but the teardown of every module and object (about 10 ms of
+    a command of 60-70 ms) is skipped. Only its own daemon threads may still run; they die."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
