@@ -10,11 +10,8 @@ namespace and a /proc of its own (`sandbox._keeper.programs`), and sends the shi
 and an fd of its pid namespace (SCM_RIGHTS) with its pid at once; the shim opens its mount
 namespace when it takes it, long after its /proc was mounted (or waits, the rare time not).
 The shim keeps a few ready, asks for one more each time it takes one, and starts one itself
-when none is ready (or the factory is gone). While no spawn waits for a keeper the factory runs
-at nice 19 (its three execs per keeper then take only CPU that nothing else wants, beside the
-start that took the last one); a keeper is given nice 0 back when the shim takes it. The
-factory exits with the shim (the end of the socket, or the shim's pidfd), and then kills the
-keepers it made that the shim has not taken:
+when none is ready (or the factory is gone). The factory exits with the shim (the end of the
+socket, or the shim's pidfd), and then kills the keepers it made that the shim has not taken:
 a tree's keeper must outlive a shim, an unused one must not. Each request byte says whether
 the shim took a keeper, and whether to make another; one the shim took just before it died,
 unsaid, is told from the unused by the tree in its pid namespace.
@@ -23,7 +20,6 @@ unsaid, is told from the unused by the tree in its pid namespace.
 from __future__ import annotations
 
 import array
-import contextlib
 import dataclasses
 import os
 import select
@@ -46,8 +42,6 @@ _PID = struct.Struct("q")
 READY = 4
 #: Keepers asked for and not yet received, at most (a request is one message of that many bytes).
 MAX_PENDING = 64
-#: The factory's nice value while no spawn waits for a keeper (0 while one does).
-IDLE_NICE = 19
 
 
 class KeeperFactory:
@@ -77,10 +71,6 @@ class KeeperFactory:
             child.close()
         process.returncode = 0  # reaped by the shim's waitpid(-1), never by Popen
         self.pid = process.pid
-        #: Its nice value: keepers made ahead, while no spawn waits for one, take only the CPU
-        #: nothing else wants (three execs each, beside a start's own critical path).
-        self.niceness = 0
-        self._nice(IDLE_NICE)
         parent.setblocking(False)
         self.sock: socket.socket | None = parent
         self.ready: deque[Keeper] = deque()
@@ -118,16 +108,7 @@ class KeeperFactory:
 
     def want(self, count: int) -> None:
         """Make sure that `count` keepers are ready or asked for (spawns wait for them)."""
-        self._nice(0)  # spawns wait: keepers are needed now
         self.ask(count - len(self.ready) - self.pending, taken=True, acknowledge=False)
-
-    def _nice(self, value: int) -> None:
-        if value != self.niceness:
-            try:
-                os.setpriority(os.PRIO_PROCESS, self.pid, value)
-                self.niceness = value
-            except OSError as e:
-                self.log(f"cannot set the keeper factory's nice value to {value}: {e}")
 
     def take(self) -> Keeper | None:
         """A ready keeper (alive), or None; `replenish` asks for its replacement."""
@@ -143,11 +124,6 @@ class KeeperFactory:
                     keeper.discard()
                     continue
                 if _alive(keeper):  # so `mounts` is its namespace (its pid was not reused)
-                    # A tree's init (made at the factory's idle nice value): its kill, the
-                    # kernel's sweep of the namespace in the keeper's name, must not wait for
-                    # idle CPU.
-                    with contextlib.suppress(OSError):
-                        os.setpriority(os.PRIO_PROCESS, keeper.pid, 0)
                     return dataclasses.replace(keeper, mounts=mounts)
                 if mounts is not None:
                     os.close(mounts)
@@ -158,7 +134,6 @@ class KeeperFactory:
         """Ask for as many keepers as were taken, up to READY and the `waiting` spawns: after a
         spawn, so that the factory's work does not compete with it."""
         taken, self.taken = self.taken, 0
-        self._nice(0 if waiting else IDLE_NICE)
         more = min(taken, READY + waiting - len(self.ready) - self.pending)
         self.ask(more, taken=True, done=taken - max(more, 0))
 

@@ -107,21 +107,3 @@ async def test_a_keeper_taken_just_before_the_shim_died_keeps_its_tree(kit: Kit)
                 await sup.wait_empty(name)
                 await sup.release(name)
             await sup.shutdown()
-
-
-async def test_keepers_are_made_at_an_idle_priority_and_a_trees_runs_at_the_usual_one(
-    sup: Supervisor, kit: Kit
-) -> None:
-    """The factory makes keepers ahead at nice 19 (three execs each, beside a start's critical
-    path); the keeper a tree gets, and the tree, run at nice 0 (its kill must not wait for CPU)."""
-    _needs_keepers(kit)
-    factory = psutil.Process(factory_of(sup, kit))
-    await kit.wait_until(lambda: factory.nice() == 19)
-    info = await sup.spawn(kit.spec("ex", ["sleep", "300"], Containment.CGROUP))
-    assert info.keeper is not None
-    assert psutil.Process(info.keeper[0]).nice() == 0
-    assert psutil.Process(info.pid).nice() == 0
-    await sup.signal("ex", signal.SIGKILL)
-    with trio.fail_after(10):
-        await sup.wait_empty("ex")
-    await sup.release("ex")
