@@ -29,8 +29,15 @@ LEASE_MS = 1500
 
 
 def nodes(
-    daemon_process: Factory, server: pg.PostgresServer, tmp_path: Path, names: str, **env: str
+    daemon_process: Factory,
+    server: pg.PostgresServer,
+    tmp_path: Path,
+    names: str,
+    lease_ms: int = LEASE_MS,
+    **env: str,
 ) -> dict[str, DaemonProcess]:
+    """Nodes `names` of one store, healthy. `lease_ms`: short, for the tests of a lost node; a
+    test of something else takes a long one, which a loaded machine cannot let lapse."""
     url = server.url_for(tmp_path / "cluster")
     made = {}
     for name in names:
@@ -38,7 +45,7 @@ def nodes(
             tmp_path / f"node-{name}",
             WORKBENCH_STORE_URL=url,
             WORKBENCH_NODE_ID=name,
-            WORKBENCH_NODE_LEASE_MS=str(LEASE_MS),
+            WORKBENCH_NODE_LEASE_MS=str(lease_ms),
             **env,
         )
     for node in made.values():
@@ -69,8 +76,9 @@ def stream_lines(node: DaemonProcess, execution_id: str, seen: list[str], stop: 
 def test_start_on_a_stream_from_b_cancel_from_c(
     daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
 ) -> None:
-    """Promise 3 across nodes: a cancel asked on C kills the tree A runs; B's stream sees it all."""
-    n = nodes(daemon_process, postgres_server, tmp_path, "abc")
+    """Promise 3 across nodes: a cancel asked on C kills the tree A runs; B's stream sees it all.
+    (A lease of 1.5 s lapsed once on a loaded machine: A was lost, its run ended `node_lost`.)"""
+    n = nodes(daemon_process, postgres_server, tmp_path, "abc", lease_ms=15_000)
     record = n["a"].start_bash("while true; do echo tick; sleep 0.05; done", node="a")
     seen: list[str] = []
     stop = threading.Event()
@@ -87,7 +95,7 @@ def test_start_on_a_stream_from_b_cancel_from_c(
     follower.join(timeout=30)
     stop.set()
     assert not follower.is_alive(), "B's stream did not end with the execution"
-    assert final["status"] == "cancelled" and final["nodeId"] == "a"
+    assert final["status"] == "cancelled" and final["nodeId"] == "a", final
     assert final["cancelReason"] == "from c"
     # B's stream got every byte the journal holds, in order.
     assert "".join(seen) == n["a"].output(record["executionId"])
