@@ -77,7 +77,8 @@ def test_start_on_a_stream_from_b_cancel_from_c(
     daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
 ) -> None:
     """Promise 3 across nodes: a cancel asked on C kills the tree A runs; B's stream sees it all.
-    (A lease of 1.5 s lapsed once on a loaded machine: A was lost, its run ended `node_lost`.)"""
+    (With a lease of 1.5 s its run once ended `failed` on a loaded machine, most likely
+    `node_lost`: the failure did not say, and now shows the record.)"""
     n = nodes(daemon_process, postgres_server, tmp_path, "abc", lease_ms=15_000)
     record = n["a"].start_bash("while true; do echo tick; sleep 0.05; done", node="a")
     seen: list[str] = []
