@@ -10,10 +10,11 @@ function (its fixtures then tear down as usual), half the grace later it cancels
 is left, and the test fails with those stacks. The alarm stays as the backstop, for a test that
 ignores cancellation or blocks trio's loop with synchronous code (its traceback then shows where);
 `run` then closes the broken run so that the next test starts cleanly. The alarm must not land in
-the watch itself (a loaded machine can delay the watch until the ceiling): its exception would
-crash trio's run from a system task and leave a test that ignores cancellation waiting forever.
-`guard_alarm` wraps pytest-timeout's handler so that an alarm there comes again a moment later
-(or, once the run has ended, late enough to miss pytest's reporting of the failed test).
+a system task: not in the watch itself (a loaded machine can delay the watch until the ceiling),
+nor in trio's own (finalizing the run of a test the watch just cancelled): its exception would
+crash trio's run there and leave a test that ignores cancellation waiting forever. `guard_alarm`
+wraps pytest-timeout's handler so that an alarm there comes again a moment later (or, once the
+run has ended, late enough to miss pytest's reporting of the failed test).
 
 A wait inside a test has a bound of its own, closer to what it waits for: `within` fails it with
 what was awaited.
@@ -45,8 +46,10 @@ ALARM_AGAIN_S = 0.05
 # go of a failed test just after reporting it, and its alarm must not land in pytest's reporting
 # (an INTERNALERROR); a synchronous teardown that hangs still gets it.
 ALARM_AFTER_RUN_S = 10.0
-# Whether an alarm that came during the watch is still to come again.
+# Whether an alarm that came during a system task is still to come again.
 _deferred = [False]
+# The task `run` runs the test under: the alarm may land in it, its descendants or trio's loop.
+_main: list[trio.lowlevel.Task | None] = [None]
 
 # Frames of these are left out of the stacks: they tell how trio and pytest wait, not what for.
 _PLUMBING = (
@@ -85,6 +88,7 @@ def run(
     report: list[str] = []
 
     async def watched() -> Any:
+        _main[0] = trio.lowlevel.current_task()
         everything = trio.CancelScope()
         trio.lowlevel.spawn_system_task(_watch, ceiling, everything, report, name="tests.ceilings")
         with everything:
@@ -94,12 +98,14 @@ def run(
     try:
         result = runner(watched, **kw)
     except BaseException as exc:
+        _main[0] = None
         _defer_past_the_run()
         _close_broken_run(exc)
         if not report:
             raise
         then = "".join(traceback.format_exception(exc))
         raise pytest.fail.Exception(f"{report[0]}\nThen the run ended with:\n{then}", pytrace=False) from None
+    _main[0] = None
     _defer_past_the_run()
     if report:
         pytest.fail(report[0], pytrace=False)
@@ -131,7 +137,7 @@ async def _watch(ceiling: float, everything: trio.CancelScope, report: list[str]
 
 
 def guard_alarm() -> None:
-    """Wrap the SIGALRM handler pytest-timeout just set: an alarm in the watch comes again later."""
+    """Wrap the SIGALRM handler pytest-timeout just set: an alarm in a system task comes again later."""
     if threading.current_thread() is not threading.main_thread():
         return
     handler = signal.getsignal(signal.SIGALRM)
@@ -140,7 +146,7 @@ def guard_alarm() -> None:
 
     def guarded(signum: int, frame: types.FrameType | None) -> None:
         __tracebackhide__ = True
-        if _in_watch(frame):
+        if _in_system_task():
             _deferred[0] = True
             signal.setitimer(signal.ITIMER_REAL, ALARM_AGAIN_S)
             return
@@ -150,12 +156,19 @@ def guard_alarm() -> None:
     signal.signal(signal.SIGALRM, guarded)
 
 
-def _in_watch(frame: types.FrameType | None) -> bool:
-    while frame is not None:
-        if frame.f_code in _WATCH_CODE:
-            return True
-        frame = frame.f_back
-    return False
+def _in_system_task() -> bool:
+    """Whether a task outside the test's own (the watch, trio's) has the process under `run`."""
+    if _main[0] is None:
+        return False
+    try:
+        task: trio.lowlevel.Task | None = trio.lowlevel.current_task()
+    except RuntimeError:
+        return False  # trio's loop between tasks: the exception ends the run, which `run` closes
+    while task is not None:
+        if task is _main[0]:
+            return False
+        task = task.parent_nursery.parent_task if task.parent_nursery is not None else None
+    return True
 
 
 def _test_scope() -> trio.CancelScope | None:
@@ -186,10 +199,6 @@ def _stacks() -> str:
         if shown and task is not me:
             parts.append(f"  task {task.name}:\n{''.join(traceback.StackSummary.from_list(shown).format())}")
     return "".join(parts) or "  (no task outside trio and pytest)\n"
-
-
-# The watch's own code, where the alarm's exception must not be raised (see guard_alarm).
-_WATCH_CODE = frozenset(f.__code__ for f in (_watch, _test_scope, _tasks, _stacks))
 
 
 def _close_broken_run(exc: BaseException) -> None:

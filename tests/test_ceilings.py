@@ -99,6 +99,42 @@ async def test_the_alarm_during_the_watch_waits_for_it_and_still_ends_the_test(t
     assert "TrioInternalError" not in out, out[-3000:]
 
 
+SYSTEM_TASK_AT_THE_ALARM = """
+import time
+
+import trio
+
+
+async def _busy_across_the_ceiling() -> None:
+    # A system task (trio's own, at the end of a run; or one a library spawns) that has the
+    # process when the alarm of 3 s comes: the alarm's exception there would crash trio's run.
+    await trio.sleep(2.7)
+    until = time.monotonic() + 0.6
+    while time.monotonic() < until:
+        pass
+
+
+async def test_ignores_cancellation_past_the_alarm() -> None:
+    trio.lowlevel.spawn_system_task(_busy_across_the_ceiling)
+    with trio.CancelScope(shield=True):
+        await trio.sleep(3600)
+
+
+async def test_after_it() -> None:
+    await trio.sleep(0)
+"""
+
+
+async def test_an_alarm_in_a_system_task_comes_again_in_the_test(tmp_path: Path) -> None:
+    """The alarm comes while a system task runs (in CI: trio finalizing the run of a test the
+    watch had cancelled): it comes again a moment later, where it ends the test, not trio."""
+    status, out = await _inner_pytest(tmp_path, SYSTEM_TASK_AT_THE_ALARM, 40)
+    assert status == 1, out[-3000:]
+    assert "1 failed, 1 passed" in out, out[-3000:]
+    assert "Timeout (>3.0s) from pytest-timeout" in out, out[-3000:]
+    assert "TrioInternalError" not in out, out[-3000:]
+
+
 SLOW_REPORT = """
 import time
 
