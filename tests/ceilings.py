@@ -14,7 +14,8 @@ a system task: not in the watch itself (a loaded machine can delay the watch unt
 nor in trio's own (finalizing the run of a test the watch just cancelled): its exception would
 crash trio's run there and leave a test that ignores cancellation waiting forever. `guard_alarm`
 wraps pytest-timeout's handler so that an alarm there comes again a moment later (or, once the
-run has ended, late enough to miss pytest's reporting of the failed test).
+run has ended, late enough to miss pytest's reporting of the failed test), for a few seconds at
+most: a system task that blocks trio's loop for good meets it then, and the broken run is closed.
 
 A wait inside a test has a bound of its own, closer to what it waits for: `within` fails it with
 what was awaited.
@@ -27,6 +28,7 @@ import importlib.util
 import os
 import signal
 import threading
+import time
 import traceback
 import types
 import warnings
@@ -40,14 +42,18 @@ import trio
 # The ceiling pytest-timeout set for the item (conftest.py's pytest_timeout_set_timer puts it here).
 CEILING = pytest.StashKey[float]()
 GRACE_S = 15.0
-# How soon an alarm that came during the watch comes again.
+# How soon an alarm that came during a system task comes again, and for how long at most: a
+# system task that blocks trio's loop for good then meets it there (and the run ends, broken).
 ALARM_AGAIN_S = 0.05
+ALARM_PUT_OFF_S = 5.0
 # How late an alarm still to come again comes once the test's run has ended: pytest-timeout lets
 # go of a failed test just after reporting it, and its alarm must not land in pytest's reporting
 # (an INTERNALERROR); a synchronous teardown that hangs still gets it.
 ALARM_AFTER_RUN_S = 10.0
 # Whether an alarm that came during a system task is still to come again.
 _deferred = [False]
+# When the alarm was first put off (time.monotonic()), while it is.
+_put_off_since: list[float | None] = [None]
 # The task `run` runs the test under: the alarm may land in it, its descendants or trio's loop.
 _main: list[trio.lowlevel.Task | None] = [None]
 
@@ -94,7 +100,7 @@ def run(
         with everything:
             return await async_fn()
 
-    _deferred[0] = False
+    _deferred[0], _put_off_since[0] = False, None
     try:
         result = runner(watched, **kw)
     except BaseException as exc:
@@ -146,11 +152,13 @@ def guard_alarm() -> None:
 
     def guarded(signum: int, frame: types.FrameType | None) -> None:
         __tracebackhide__ = True
-        if _in_system_task():
+        since = _put_off_since[0]
+        if _in_system_task() and (since is None or time.monotonic() - since < ALARM_PUT_OFF_S):
             _deferred[0] = True
+            _put_off_since[0] = time.monotonic() if since is None else since
             signal.setitimer(signal.ITIMER_REAL, ALARM_AGAIN_S)
             return
-        _deferred[0] = False
+        _deferred[0], _put_off_since[0] = False, None
         handler(signum, frame)
 
     signal.signal(signal.SIGALRM, guarded)

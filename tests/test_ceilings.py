@@ -135,6 +135,37 @@ async def test_an_alarm_in_a_system_task_comes_again_in_the_test(tmp_path: Path)
     assert "TrioInternalError" not in out, out[-3000:]
 
 
+SYSTEM_TASK_BLOCKING = """
+import time
+
+import trio
+
+
+async def _blocks_the_loop() -> None:
+    await trio.sleep(1)
+    time.sleep(600)  # a system task that blocks trio's loop with synchronous code, watch included
+
+
+async def test_waits_while_a_system_task_blocks() -> None:
+    trio.lowlevel.spawn_system_task(_blocks_the_loop)
+    await trio.Event().wait()
+
+
+async def test_after_it() -> None:
+    await trio.sleep(0)
+"""
+
+
+async def test_a_system_task_that_blocks_the_loop_meets_the_alarm_in_the_end(tmp_path: Path) -> None:
+    """The alarm put off while a system task has the process is put off for a few seconds only:
+    one that blocks trio's loop for good still meets it, and the next test runs."""
+    status, out = await _inner_pytest(tmp_path, SYSTEM_TASK_BLOCKING, 40)
+    assert status == 1, out[-3000:]
+    assert "1 failed, 1 passed" in out, out[-3000:]
+    assert "Timeout (>3.0s) from pytest-timeout" in out, out[-3000:]
+    assert "in _blocks_the_loop" in out, "the alarm's traceback shows where it blocked"
+
+
 SLOW_REPORT = """
 import time
 
