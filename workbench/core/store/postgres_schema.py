@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from importlib import resources
 from typing import Any
 
@@ -89,19 +90,33 @@ def fence(url: str) -> int:
 def _fence(url: str) -> int:
     conn = connect(url, autocommit=True)
     try:
-        name = conn.execute("SHOW application_name").fetchone()
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> pg_backend_pid()"
-            " AND datname = current_database()",
-            (name[0] if name else "",),
-        ).fetchall()
-        for (pid,) in rows:
-            ended = conn.execute("SELECT pg_terminate_backend(%s, %s)", (pid, FENCE_WAIT_MS)).fetchone()
-            if not (ended and ended[0]):
-                log.warning("store: the session %s of this node's earlier run did not end", pid)
-        return len(rows)
+        found = conn.execute("SHOW application_name").fetchone()
+        name = found[0] if found else ""
+        earlier = _sessions(conn, name)
+        # pg_terminate_backend(pid) with no timeout (the form every server has) only asks; a
+        # session is gone, its transaction settled, once the server no longer lists it.
+        for pid in earlier:
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + FENCE_WAIT_MS / 1000
+        left = earlier
+        while left and time.monotonic() < deadline:
+            time.sleep(0.005)
+            left = [pid for pid in _sessions(conn, name) if pid in earlier]
+        if left:
+            log.warning("store: the sessions %s of this node's earlier run did not end", left)
+        return len(earlier)
     finally:
         conn.close()
+
+
+def _sessions(conn: psycopg.Connection[Any], name: str) -> list[int]:
+    """The pids of the other sessions named `name` in this database."""
+    rows = conn.execute(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> pg_backend_pid()"
+        " AND datname = current_database()",
+        (name,),
+    ).fetchall()
+    return [int(pid) for (pid,) in rows]
 
 
 def redacted(url: str) -> str:
