@@ -176,8 +176,10 @@ def kill(path: str) -> None:
 
     A domain cgroup's cgroup.kill does it at once. A threaded one (`make_threaded`) has none:
     it is frozen first, so that nothing in it can fork any more (a child born meanwhile is
-    born frozen), then every process listed is killed, pass after pass until none is listed
-    (a frozen process dies of SIGKILL all the same).
+    born frozen), then every process listed is killed, in a few passes (a frozen process dies
+    of SIGKILL all the same). A child whose fork was under way then may be listed only after
+    the last pass: it stays frozen, and dies with its tree's pid namespace, whose keeper is
+    killed next (every tree in a threaded cgroup has one: `_tree_cgroups`).
     """
     try:
         write_file(os.path.join(path, "cgroup.kill"), "1")
