@@ -160,6 +160,21 @@ class Supervisor:
             raise SupervisorLost(self._lost)
         return child.status
 
+    def exit_status(self, name: str) -> ExitStatus | None:
+        """The leader's exit status once it is known (as `wait_exited` returns it), without
+        waiting; None while it is not.
+
+        Raises:
+            UnknownExecution: no such execution is held.
+            SupervisorLost: the shim went away before the leader's exit was learnt.
+        """
+        child = self._child(name)
+        if not child.exited.is_set():
+            return None
+        if child.status is None:
+            raise SupervisorLost(self._lost)
+        return child.status
+
     def when_exited(self, name: str, callback: Callable[[], None]) -> None:
         """Call `callback()` (on the trio thread, at once if it already has) once the leader's
         exit is known, or the shim was lost before it was: then `wait_exited` returns at once.

@@ -1,5 +1,5 @@
 """How a run's wait for its stop decides between an exit and its deadline (pure logic: the
-supervisor is a stand-in that keeps the real one's contract for `wait_exited`)."""
+supervisor is a stand-in that keeps the real one's contract for `exit_status`)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from workbench.core.runner import Run
 def _run(exited: trio.Event, status: sandbox.ExitStatus, deadline: float) -> Run:
     """A Run with only what `_wait_stop` reads: its live side, its child and the supervisor."""
 
-    async def wait_exited(name: str) -> sandbox.ExitStatus:
-        await exited.wait()  # as the supervisor client's: a checkpoint even once set
-        return status
+    def exit_status(name: str) -> sandbox.ExitStatus | None:
+        return status if exited.is_set() else None
 
+    supervisor = SimpleNamespace(exit_status=exit_status)
     run = object.__new__(Run)
     run.live = SimpleNamespace(kick=trio.Event(), stop=None)  # type: ignore[assignment]
-    run.ex = SimpleNamespace(supervisor=SimpleNamespace(wait_exited=wait_exited))  # type: ignore[assignment]
+    run.ex = SimpleNamespace(supervisor=supervisor)  # type: ignore[assignment]
     run.child = SimpleNamespace(name="leader")  # type: ignore[assignment]
     run.deadline = deadline
     run.claim_lost = run.exit_known = run.idle_fired = False

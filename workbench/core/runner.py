@@ -272,10 +272,10 @@ class Run:
                 if self.claim_lost:  # not this node's to run, whatever its tree did meanwhile
                     return Stop.CLAIM_LOST
                 if self.exit_known and self.exit_status is None and self.child is not None:
-                    # At once (or SupervisorLost, as the shim was lost first); shielded, as its
-                    # checkpoint must not turn an exit learnt before the deadline into a timeout.
-                    with trio.CancelScope(shield=True):
-                        self.exit_status = await self.ex.supervisor.wait_exited(self.child.name)
+                    # Read, not awaited (or SupervisorLost, as the shim was lost first): a
+                    # checkpoint here would let the deadline turn an exit learnt before it into
+                    # a timeout.
+                    self.exit_status = self.ex.supervisor.exit_status(self.child.name)
                 # An exit already seen wins over a stop asked for after it: the outcome stands.
                 if self.exit_status is not None:
                     return Stop.EXITED
