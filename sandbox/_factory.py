@@ -213,12 +213,8 @@ def _census(mark: bytes = b"") -> tuple[dict[str, int], list[tuple[int, str]]]:
         members[namespace] = members.get(namespace, 0) + 1
         if not mark:
             continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if f.read(len(mark)) == mark:
-                    marked.append((int(entry), namespace))
-        except OSError:
-            continue
+        if _procfs.cmdline_starts_with(int(entry), mark):
+            marked.append((int(entry), namespace))
     return members, marked
 
 

@@ -236,17 +236,8 @@ def settle(pid: int, mark: bytes, ceiling_s: float = 10.0) -> None:
         SpawnError: it died first, or did not get there in `ceiling_s`.
     """
     deadline = time.monotonic() + ceiling_s
-    path = f"/proc/{pid}/cmdline"
     while True:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                cmdline = os.read(fd, len(mark))
-            finally:
-                os.close(fd)
-        except OSError:
-            cmdline = b""
-        if cmdline == mark:
+        if _procfs.cmdline_starts_with(pid, mark):
             return
         stat = _procfs.read_stat(pid)
         if stat is None or not stat.alive or time.monotonic() > deadline:

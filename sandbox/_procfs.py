@@ -50,6 +50,12 @@ def _read(path: str, whole: bool) -> bytes | None:
         os.close(fd)
 
 
+def cmdline_starts_with(pid: int, prefix: bytes) -> bool:
+    """Whether the command line of `pid` begins with `prefix` (False where it cannot be read)."""
+    data = _read(f"/proc/{pid}/cmdline", whole=len(prefix) >= 4096)
+    return data is not None and data.startswith(prefix)
+
+
 def read_stat(pid: int) -> ProcStat | None:
     """The stat of `pid`, or None if there is no such process."""
     data = _read(f"/proc/{pid}/stat", whole=False)
