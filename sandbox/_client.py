@@ -156,9 +156,7 @@ class Supervisor:
         """
         child = self._child(name)
         await child.exited.wait()
-        if child.status is None:
-            raise SupervisorLost(self._lost)
-        return child.status
+        return self._exit_of(child)
 
     def exit_status(self, name: str) -> ExitStatus | None:
         """The leader's exit status once it is known (as `wait_exited` returns it), without
@@ -169,8 +167,10 @@ class Supervisor:
             SupervisorLost: the shim went away before the leader's exit was learnt.
         """
         child = self._child(name)
-        if not child.exited.is_set():
-            return None
+        return self._exit_of(child) if child.exited.is_set() else None
+
+    def _exit_of(self, child: _Child) -> ExitStatus:
+        """The status of a child whose `exited` is set; SupervisorLost if the shim was lost first."""
         if child.status is None:
             raise SupervisorLost(self._lost)
         return child.status
