@@ -50,7 +50,7 @@ def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[Any]:
     return conn
 
 
-#: How long a start waits for each session of this node's earlier run to end (`fence`).
+#: How long a start waits for the sessions of this node's earlier run to end (`fence`).
 FENCE_WAIT_MS = 10_000
 
 
@@ -71,8 +71,8 @@ def _options(url: str) -> str:
 
 
 def fence(url: str) -> int:
-    """End the sessions an earlier run of this node left on the server, and wait until each is
-    gone; returns how many there were. Blocking; call before reading anything at a start. Raises
+    """End the sessions an earlier run of this node left on the server, and wait until none is
+    left; returns how many there were. Blocking; call before reading anything at a start. Raises
     ConfigError when the server cannot be reached.
 
     A daemon killed while its COMMIT was on the way leaves a session whose transaction the server
