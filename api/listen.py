@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+import signal
 from functools import partial
 from typing import Any
 
@@ -95,22 +97,57 @@ class _KeepAlive:
 
 class _Connection(TCPServer):
     """hypercorn's connection task, which closes as soon as nothing more can be read, with a
-    cheaper keep-alive timer (`_KeepAlive`) and no write of the nothing that ends a body of known
-    length."""
+    cheaper keep-alive timer (`_KeepAlive`), writes straight to the socket when it takes them
+    (`_send_now`), and no write of the nothing that ends a body of known length."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._keep_alive = _KeepAlive(self.config.keep_alive_timeout, self.context.terminated)
         self.idle_task = self._keep_alive  # type: ignore[assignment]
+        # A write straight to the socket (`_send_now`): a plain socket, in a process where a
+        # write to a closed connection is an error and not a fatal SIGPIPE (Python's default).
+        # (hypercorn types the stream as TLS; a plain connection's is a `SocketStream`.)
+        stream: object = self.stream
+        self._socket: trio.socket.SocketType | None = None
+        if isinstance(stream, trio.SocketStream) and signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN:
+            self._socket = stream.socket
 
     async def _idle_timeout(self) -> None:
         # What `_KeepAlive` calls once the connection is to close (it is the timer).
         await self._initiate_server_close()
 
     async def protocol_send(self, event: Event) -> None:
-        if isinstance(event, RawData) and not event.data:
-            return  # h11's end of a body of known length: nothing to write
+        if isinstance(event, RawData):
+            if not event.data:
+                return  # h11's end of a body of known length: nothing to write
+            sent = self._send_now(event.data)
+            if sent == len(event.data):
+                return
+            if sent:
+                event = RawData(data=event.data[sent:])
         await super().protocol_send(event)
+
+    def _send_now(self, data: bytes) -> int:
+        """Write what the socket takes at once, without a turn of the event loop; how much.
+
+        hypercorn's own write takes a lock, enters a cancel scope and gives the loop a turn
+        twice (the lock's and the socket's checkpoints), for each piece of every response; 200
+        SSE followers pay it per event each (the daemon's CPU time while 200 followers read an
+        execution printing 20,000 lines halved with this path: about 250 to 125 ms). When no
+        other write of this connection is under way (the lock is free) and the socket takes it
+        all, order and atomicity hold without them. What is left (a full socket buffer, an
+        error, TLS) goes hypercorn's way, which waits, and closes the connection on an error as
+        before."""
+        sock = self._socket
+        if sock is None or self.send_lock.locked():
+            return 0
+        fd = sock.fileno()  # -1 once closed: never the number of another file
+        if fd < 0 or sock.did_shutdown_SHUT_WR:
+            return 0
+        try:
+            return os.write(fd, data)
+        except OSError:  # a full buffer, or a broken connection: hypercorn's way tells which
+            return 0
 
     async def _read_data(self) -> None:
         await super()._read_data()
