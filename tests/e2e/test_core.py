@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -167,15 +168,18 @@ async def test_deadline_kills_and_times_out(wb: DaemonHandle) -> None:
     assert record["error"]["code"] == "timeout"
 
 
-async def test_queueing_is_fifo_and_bounded(make_daemon: Any) -> None:
+async def test_queueing_is_fifo_and_bounded(make_daemon: Any, tmp_path: Path) -> None:
     wb: DaemonHandle = await make_daemon(max_concurrent_executions=1, max_queued_executions=2)
-    first = await wb.start("sleep 0.5")
+    # The first holds the one slot until the queue was seen full (a `sleep` could end first on a
+    # busy machine, and the fourth start would then find room).
+    first = await wb.start(f"while [ ! -e {tmp_path / 'go'} ]; do sleep 0.02; done")
     second = await wb.start("true")
     third = await wb.start("true")
     assert second["status"] == "queued" and third["status"] == "queued"
     full = await wb.client.post("/v1/executions/workbench_bash", json={"command": "true", "background": True})
     assert full.status_code == 429
     assert full.json()["error"]["code"] == "too_many_executions"
+    (tmp_path / "go").touch()
     done = [await wb.wait(r["executionId"]) for r in (first, second, third)]
     assert [d["status"] for d in done] == ["completed"] * 3
     assert done[0]["finishedAt"] <= done[1]["startedAt"] <= done[2]["startedAt"]
@@ -315,11 +319,13 @@ async def test_spawn_failure_is_a_failed_execution(make_daemon: Any, tmp_path: A
     wb: DaemonHandle = await make_daemon(max_concurrent_executions=1)
     gone = tmp_path / "gone"
     gone.mkdir()
-    blocker = await wb.start("sleep 0.3")
+    # The blocker holds the one slot until the cwd is gone (a `sleep` could end first).
+    blocker = await wb.start(f"while [ ! -e {tmp_path / 'go'} ]; do sleep 0.02; done")
     queued = await wb.start("true", cwd=str(gone))
     assert queued["status"] == "queued"
     # The cwd is checked at acceptance; one removed before the spawn makes the spawn fail.
     gone.rmdir()
+    (tmp_path / "go").touch()
     await wb.wait(blocker["executionId"])
     final = await wb.wait(queued["executionId"])
     assert final["status"] == "failed"
