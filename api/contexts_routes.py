@@ -36,19 +36,19 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         if not daemon.executor.accepting:
             raise Unavailable("the daemon is shutting down")
         daemon.service.store.health.check_accepting()
-        return json_response((await contexts.create(principal, req)).wire(), 201)
+        return json_response(await contexts.create(principal, req), 201)
 
     @app.get(CONTEXTS)
     async def list_contexts() -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        return json_response(ContextList(contexts=contexts.listing(principal)).wire())
+        return json_response(ContextList(contexts=contexts.listing(principal)))
 
     @app.get(CONTEXT)
     async def get_context(context_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        return json_response(contexts.get(principal, _context_id(context_id)).record().wire())
+        return json_response(contexts.get(principal, _context_id(context_id)).record())
 
     @app.delete(CONTEXT)
     async def delete_context(context_id: str) -> Response:

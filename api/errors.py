@@ -7,6 +7,7 @@ from typing import Any
 
 from quart import Response
 
+from workbench.wire.base import WireModel
 from workbench.wire.errors import WorkbenchError
 
 #: HTTP status of every error code: one status per code, on every route.
@@ -34,9 +35,22 @@ STATUS: dict[str, int] = {
 }
 
 
+def json_text(body: Any) -> str:
+    """The JSON text of `body`, whose wire models (`body` itself, the values of a dict, the items
+    of a list) pydantic writes with its own encoder: a record with 32 KB of preview took some 65
+    µs through `model_dump` and `json.dumps`, 40 µs this way. Everything else is `json.dumps`'s."""
+    if isinstance(body, WireModel):
+        return body.model_dump_json(by_alias=True)
+    if isinstance(body, dict) and any(isinstance(v, (WireModel, list)) for v in body.values()):
+        return "{" + ", ".join(f"{json.dumps(k)}: {json_text(v)}" for k, v in body.items()) + "}"
+    if isinstance(body, list) and any(isinstance(v, WireModel) for v in body):
+        return "[" + ", ".join(json_text(v) for v in body) + "]"
+    return json.dumps(body, ensure_ascii=False)
+
+
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """A JSON response; `body` may be a ready JSON text."""
-    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    """A JSON response of `body` (`json_text`); `body` may be a ready JSON text."""
+    text = body if isinstance(body, str) else json_text(body)
     return Response(text, status=status, content_type="application/json", headers=headers)
 
 

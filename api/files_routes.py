@@ -133,7 +133,7 @@ def _sessions(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         check_query()
         found = await workspaces.sessions(principal.name)
-        return json_response(SessionList(sessions=found).wire())
+        return json_response(SessionList(sessions=found))
 
     @app.delete("/v1/sessions")
     async def delete_sessions() -> Response:
@@ -146,7 +146,7 @@ def _sessions(app: QuartTrio, daemon: Daemon) -> None:
     async def get_session(session_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        return json_response((await workspaces.session(principal.name, session_id)).wire())
+        return json_response(await workspaces.session(principal.name, session_id))
 
     @app.delete(SESSION)
     async def delete_session(session_id: str) -> Response:
@@ -169,7 +169,7 @@ def _files(app: QuartTrio, daemon: Daemon) -> None:
         opened = None if listing else await files.open(principal.name, session_id, path)
         if opened is None:
             found = await files.listing(principal.name, session_id, path, depth)
-            return json_response(found.wire())
+            return json_response(found)
         return _file_response(opened, if_none_match)
 
     app.add_url_rule(FILES, "files_root", read, methods=["GET"])
@@ -190,7 +190,7 @@ def _files(app: QuartTrio, daemon: Daemon) -> None:
             if_none_match=if_none_match,
         )
         headers = {"ETag": entry.etag} if entry.etag else None
-        return json_response(entry.wire(), 201 if created else 200, headers)
+        return json_response(entry, 201 if created else 200, headers)
 
     app.add_url_rule(FILES + "/<filepath:path>", "files_write", write, methods=["PUT"])
 
@@ -218,7 +218,7 @@ def _transfers(app: QuartTrio, daemon: Daemon) -> None:
         result = await transfers.upload(
             principal.name, session_id, path, _body(limit), request.content_length
         )
-        return json_response(result.wire())
+        return json_response(result)
 
     @app.get(FILES + ":download")
     async def download(session_id: str) -> Response:
@@ -235,7 +235,7 @@ def _transfers(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, EXECUTE)
         check_query()
         body = await parse_body(MoveRequest)
-        return json_response((await files.move(principal.name, session_id, body)).wire())
+        return json_response(await files.move(principal.name, session_id, body))
 
     @app.get(FILES + ":watch")
     async def watch(session_id: str) -> Response:

@@ -80,7 +80,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     async def stats() -> Response:
         principal = authenticate(daemon, READ)
         check_query()
-        return json_response((await daemon.retention.stats(principal)).wire())
+        return json_response(await daemon.retention.stats(principal))
 
     @app.get("/metrics")
     async def metrics() -> Response:

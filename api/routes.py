@@ -104,7 +104,7 @@ def _starts(app: QuartTrio, daemon: Daemon) -> None:
         execution = started.execution
         headers = {"Idempotent-Replayed": "true"} if started.replayed else None
         status = 200 if started.replayed else (202 if body.background else 201)
-        return json_response(execution.wire(), status, headers)
+        return json_response(execution, status, headers)
 
     async def answer_started(principal: Principal, started: Started, background: bool) -> Response:
         """A start's answer: at once (background), or once terminal or `waitTimeoutMs` passed."""
@@ -118,7 +118,7 @@ def _starts(app: QuartTrio, daemon: Daemon) -> None:
             execution = final or await svc.get(principal, execution.execution_id)
         headers = {"Idempotent-Replayed": "true"} if started.replayed else None
         status = 200 if started.replayed else (202 if background else 201)
-        return json_response(execution.wire(), status, headers)
+        return json_response(execution, status, headers)
 
     @app.post("/v1/executions/batch")
     async def start_batch() -> Response:
@@ -145,7 +145,7 @@ def _listing(app: QuartTrio, daemon: Daemon) -> None:
     async def list_executions() -> Response:
         principal = authenticate(daemon, READ)
         page, next_cursor = await svc.list(principal, **_list_filters(), limit=LIST_LIMIT.read())
-        return json_response({"executions": [e.wire() for e in page], "nextCursor": next_cursor})
+        return json_response({"executions": list(page), "nextCursor": next_cursor})
 
 
 def _list_filters() -> dict[str, Any]:
@@ -205,7 +205,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
         etag = f'"{execution.row_version}"'
         if etag_matches(request.headers.get("If-None-Match"), etag):
             return Response("", status=304, headers={"ETag": etag})
-        return json_response(execution.wire(), headers={"ETag": etag})
+        return json_response(execution, headers={"ETag": etag})
 
     @on("/wait", ["POST"], "wait")
     async def wait(kind: str | None, execution_id: str) -> Response:
@@ -219,7 +219,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
             execution, timed_out = await wait_ready(svc, principal, execution_id, kind, wait_ms)
         else:
             execution, timed_out = await svc.wait(principal, execution_id, kind, wait_ms)
-        return json_response({"execution": execution.wire(), "waitTimedOut": timed_out})
+        return json_response({"execution": execution, "waitTimedOut": timed_out})
 
     @on("/events", ["GET"], "events")
     async def events(kind: str | None, execution_id: str) -> Response:
@@ -258,7 +258,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         check_query()
         execution = await svc.get(principal, execution_id, kind)
-        return json_response({"artifacts": [a.wire() for a in execution.artifacts]})
+        return json_response({"artifacts": [a for a in execution.artifacts]})
 
     @on("/artifacts/<name>", ["GET"], "artifact")
     async def artifact(kind: str | None, execution_id: str, name: str) -> Response:
@@ -288,9 +288,7 @@ def _actions(app: QuartTrio, daemon: Daemon) -> None:
         check_query()
         body = await parse_body(CancelRequest, allow_empty=True)
         cancelled, execution = await svc.cancel(principal, execution_id, kind, body.reason, body.grace_ms)
-        return json_response(
-            {"cancelled": cancelled, "execution": execution.wire()}, 202 if cancelled else 200
-        )
+        return json_response({"cancelled": cancelled, "execution": execution}, 202 if cancelled else 200)
 
     @on("/signal", ["POST"], "signal")
     async def send_signal(kind: str | None, execution_id: str) -> Response:
@@ -299,7 +297,7 @@ def _actions(app: QuartTrio, daemon: Daemon) -> None:
         await svc.get(principal, execution_id, kind)  # an id that names nothing is 404 before the body
         body = await parse_body(SignalRequest)
         execution = await svc.signal(principal, execution_id, kind, body.signal)
-        return json_response({"execution": execution.wire()}, 202)
+        return json_response({"execution": execution}, 202)
 
     @on("/detach", ["POST"], "detach")
     async def detach(kind: str | None, execution_id: str) -> Response:
@@ -308,7 +306,7 @@ def _actions(app: QuartTrio, daemon: Daemon) -> None:
         detached, execution = await svc.detach(principal, execution_id, kind)
         if detached:
             return json_response({"detached": True})
-        return json_response({"detached": False, "execution": execution.wire()})
+        return json_response({"detached": False, "execution": execution})
 
     @on("/stream-token", ["POST"], "stream_token")
     async def stream_token(kind: str | None, execution_id: str) -> Response:
