@@ -318,3 +318,27 @@ async def test_file_size_cap_and_quota(make_daemon: Any) -> None:
     assert session["sizeBytes"] == 5500 and session["quotaBytes"] == 6000
     # The connection that carried a refused body still answers (or was closed and is reopened).
     assert (await wb.client.get(f"{FILES}/d")).content == b"z" * 2500
+
+
+async def test_names_that_are_not_utf8_are_listed_with_u_fffd(wb: DaemonHandle) -> None:
+    """Names an execution made of bytes that are not UTF-8 (a file, a directory, a symlink's
+    target) are listed with U+FFFD for each bad byte, as output is, instead of failing the listing."""
+    ran = await wb.run(
+        "mkdir $'dir\\xfe' && touch $'dir\\xfe/in\\xff' $'top\\xff' && ln -s $'gone\\xfd' link",
+        sessionId="work",
+    )
+    assert ran["status"] == "completed", ran
+    response = await wb.client.get(FILES, params={"depth": 2})
+    assert response.status_code == 200, response.text
+    entries = {e["path"]: e for e in response.json()["entries"]}
+    assert {"dir\ufffd", "dir\ufffd/in\ufffd", "top\ufffd", "link"} <= set(entries)
+    assert entries["dir\ufffd/in\ufffd"]["name"] == "in\ufffd"
+    assert entries["link"]["target"] == "gone\ufffd"
+    # The bytes themselves are kept: the workspace still holds the names as they were made, and
+    # a download of their directory carries them as they are.
+    assert sorted(os.listdir(os.fsencode(workspace(wb)))) == [b"dir\xfe", b"link", b"top\xff"]
+    down = await wb.client.get(f"{FILES}:download", params={"path": ""})
+    assert down.status_code == 200, down.text
+    with tarfile.open(fileobj=io.BytesIO(down.content)) as tar:
+        names = {os.fsencode(m.name) for m in tar.getmembers()}
+    assert {b"dir\xfe/in\xff", b"top\xff"} <= {n.removeprefix(b"./") for n in names}, names

@@ -100,3 +100,21 @@ async def test_a_watch_ends_after_its_timeout_and_when_its_directory_goes(wb: Da
     assert has(got, "deleted", "gone")
     assert (await wb.client.get(f"{FILES}:watch", params={"path": "nope"})).status_code == 404
     assert (await wb.client.get(f"{FILES}:watch", params={"path": "gone"})).status_code == 404
+
+
+async def test_a_name_that_is_not_utf8_is_watched_with_u_fffd(wb: DaemonHandle) -> None:
+    """A file an execution names with bytes that are not UTF-8: the watch says so, as the
+    listing does (U+FFFD for each bad byte), instead of failing."""
+    assert (await wb.client.put(f"{FILES}/seed.txt", content=b"seed")).status_code == 201
+    ready = trio.Event()
+    got: list[dict[str, Any]] = []
+
+    async def watch() -> None:
+        got.extend(await changes(wb, lambda events: has(events, "created", "after"), ready=ready))
+
+    with ceilings.within(30, "the watch to see both files"):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            await ready.wait()
+            await wb.run("touch $'bad\\xff'; touch after", sessionId="work")
+    assert has(got, "created", "bad\ufffd"), got

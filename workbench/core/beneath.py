@@ -61,8 +61,21 @@ def parse(path: str, field: str = "path") -> Parts:
 
 
 def join(parts: Parts) -> str:
-    """The wire form of `parts`."""
+    """`parts` as one path (what `openat2` takes; `shown` makes it fit for the wire)."""
     return "/".join(parts)
+
+
+def shown(text: str) -> str:
+    """A name or path read from the file system as the wire shows it: a name that is not UTF-8
+    (`os.fsdecode` holds its bad bytes as lone surrogates, which no JSON text can carry) gets
+    U+FFFD for each bad byte, as output does."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
 
 
 def _invalid(field: str, message: str) -> InvalidRequest:

@@ -70,13 +70,13 @@ def entry_of(parts: Parts, st: os.stat_result, target: str | None = None) -> Fil
     """The wire entry of a stat."""
     kind = beneath.kind_of(st.st_mode)
     return FileEntry(
-        path=beneath.join(parts),
-        name=parts[-1] if parts else "",
+        path=beneath.shown(beneath.join(parts)),
+        name=beneath.shown(parts[-1]) if parts else "",
         type=kind,
         size_bytes=0 if kind == "directory" else st.st_size,
         modified_at=_ms(st.st_mtime_ns),
         etag=beneath.etag(st) if kind == "file" else None,
-        target=target,
+        target=None if target is None else beneath.shown(target),
     )
 
 

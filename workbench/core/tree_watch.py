@@ -211,7 +211,7 @@ class Watch:
             return
         event = FileEvent(
             type=kind,  # type: ignore[arg-type]
-            path=beneath.join(parts),
+            path=beneath.shown(beneath.join(parts)),
             directory=is_dir,
             timestamp=format_time(now_ms()) or "",
         )
