@@ -70,6 +70,7 @@ def test_a_record_alone_in_a_dict_and_in_a_list_says_what_it_said() -> None:
         {"executions": [record, record], "nextCursor": None},
         {"executions": [], "nextCursor": "c"},
         {"plain": {"a": [1, "x"]}, "text": TRICKY},
+        {1: [record], "list": [1, None]},
     ):
         text = json_text(body)
         assert json.loads(text) == json.loads(json.dumps(_old(body), ensure_ascii=False))
