@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -81,7 +82,8 @@ async def row7_cancel(ctx: Context) -> list[Line]:
         final = await client.wait_terminal(execution_id)
         elapsed = time.perf_counter() - start
         if final["status"] != "cancelled":
-            raise RuntimeError(f"cancel ended it {final['status']}")
+            said = {k: final.get(k) for k in ("error", "exitCode", "signal", "cancelReason", "containment")}
+            raise RuntimeError(f"cancel ended it {final['status']}: {json.dumps(said)}")
         left = _with_marker(marker)
         survivors["daemon"] += len(left)
         _kill_all(left)
