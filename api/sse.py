@@ -9,7 +9,7 @@ never slows the execution or other readers. Streams at one cursor share one read
 the journal and one encoded page (`workbench.core.fanout`): a follower waits at most for another's
 read of the store, never for another's connection. Past the output budget, output that is no longer
 journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
-client missed some). A `: keepalive` comment goes out after 15 s of quiet; the stream ends at
+client missed some). A `: keepalive` comment goes out after 10 to 15 s of quiet; the stream ends at
 once when the daemon begins to stop.
 """
 
@@ -27,6 +27,7 @@ from workbench.core.daemon import Daemon
 from workbench.core.display import DisplayFollower, split_text
 from workbench.core.records import format_time, now_ms
 from workbench.core.service import Principal, StreamPage
+from workbench.core.store.watch import TICK_S
 from workbench.core.waiting import first_of
 from workbench.wire.errors import NotFound
 
@@ -112,11 +113,13 @@ async def _events(
     """The frames of one execution's stream: its journal from `after`, live, and display output
     past the budget; keep-alive comments while nothing happens."""
     svc = daemon.service
+    watches = svc.store.watches
     delta_max = daemon.settings.execution_event_delta_max_bytes
     display_wanted = types is None or "output" in types
     # An id beyond the last event: nothing to replay; follow live from here.
     cursor = min(after, last_sequence)
     display_open = False
+    sent = trio.current_time()  # the last write: a keep-alive follows a quiet spell after it
     with (
         svc.journal.watch(execution_id) as watch,
         daemon.executor.displays.follow(execution_id) as display,
@@ -154,20 +157,28 @@ async def _events(
                 display_seen = -1  # what waited for the truncation event goes out next
             if shown:  # one write still: the display's text, then the page
                 yield shown.encode("utf-8") + encoded
+                sent = trio.current_time()
             elif encoded:
                 yield encoded
+                sent = trio.current_time()
             if page.terminal:
                 return
             if page.more or (display_open and display.version != display_seen):
                 continue
-            with trio.move_on_after(KEEPALIVE_S) as quiet:
-                # The daemon's stop wakes every watch (`Watches.wake_all`): the loop's condition
-                # sees it, so a stream not past the budget waits on its watch alone.
+            # The daemon's stop wakes every watch (`Watches.wake_all`): the loop's condition sees
+            # it, so a stream not past the budget waits on its watch alone. A tick of `watches`
+            # (every `TICK_S`) wakes it too: a keep-alive once quiet for `KEEPALIVE_S - TICK_S`,
+            # so never more than `KEEPALIVE_S` without a write.
+            while True:
+                tick = watches.ticks
                 if display_open:
                     await first_of(
-                        partial(watch.wait_changed, seen), partial(display.wait_changed, display_seen)
+                        partial(watches.wait, watch, seen, tick), partial(display.wait_changed, display_seen)
                     )
                 else:
-                    await watch.wait_changed(seen)
-            if quiet.cancelled_caught:
-                yield b": keepalive\n\n"
+                    await watches.wait(watch, seen, tick)
+                if watch.version != seen or (display_open and display.version != display_seen):
+                    break
+                if trio.current_time() - sent >= KEEPALIVE_S - TICK_S:
+                    yield b": keepalive\n\n"
+                    sent = trio.current_time()

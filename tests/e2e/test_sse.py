@@ -75,6 +75,31 @@ async def test_live_events_arrive_before_the_process_ends(wb: DaemonHandle, tmp_
     assert seen == ["first\n", "second\n"]
 
 
+async def test_a_quiet_stream_gets_a_keepalive_and_goes_on(wb: DaemonHandle, tmp_path: Path) -> None:
+    """A `: keepalive` comment after 10 to 15 s of quiet (the daemon's ticks), and the stream then
+    goes on with the next event as before."""
+    started = await wb.start(
+        "echo first; while [ ! -e release ]; do sleep 0.05; done; echo second", cwd=str(tmp_path)
+    )
+    seen: list[str] = []
+    quiet_from = kept_at = None
+    with ceilings.within(40, "a keep-alive, then the rest of the stream"):
+        async with wb.client.stream(
+            "GET", f"/v1/executions/{started['executionId']}/events/stream"
+        ) as response:
+            async for frame in frames(response):
+                if frame.event == "output":
+                    seen.append(frame.json["outputDelta"])
+                    quiet_from = trio.current_time() if quiet_from is None else quiet_from
+                elif frame.comment == "keepalive" and kept_at is None:
+                    assert seen == ["first\n"]  # only the quiet spell's end brings one
+                    kept_at = trio.current_time()
+                    (tmp_path / "release").touch()
+    assert seen == ["first\n", "second\n"]
+    assert quiet_from is not None and kept_at is not None
+    assert kept_at - quiet_from >= 9  # not before the quiet spell (10 s after the last write)
+
+
 async def test_a_client_that_disconnects_does_not_cancel(wb: DaemonHandle) -> None:
     """Promise 5: closing a stream never changes the execution."""
     started = await wb.start("sleep 0.5; echo done")

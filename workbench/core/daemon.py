@@ -261,6 +261,7 @@ def _side_tasks(
     metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
     nursery.start_soon(executor.warm.run)
+    nursery.start_soon(store.watches.run_ticks)  # the execution streams' keep-alives
     if settings.exit_webhook_url is not None:
         nursery.start_soon(Webhook(settings.exit_webhook_url, exits, store).run)
     return retention, metrics

@@ -37,11 +37,19 @@ class Watch:
         self._lot.unpark_all()
 
 
+#: How often `Watches.run_ticks` wakes every watch's waiters without a change (`Watches.wait`).
+TICK_S = 5.0
+
+
 class Watches:
     """The watches of every execution someone waits on, and the exits feed's."""
 
     def __init__(self) -> None:
         self._by_id: dict[str, Watch] = {}
+        #: Moves every `TICK_S` (`run_ticks`): a stream that sends a keep-alive after a quiet spell
+        #: waits for a change or a tick (`wait`) instead of entering a cancel scope with a deadline
+        #: at every wait, which cost 10 µs a wake-up (14 µs against 4 per follower and event).
+        self.ticks = 0
         #: Woken after every terminal transition (which may save an exit) and whenever an exit's
         #: lease changes: the exits feed's long-polls sleep on it.
         self.exits = Watch()
@@ -68,6 +76,19 @@ class Watches:
             w.users -= 1
             if w.users == 0 and self._by_id.get(execution_id) is w:
                 del self._by_id[execution_id]
+
+    async def wait(self, watch: Watch, seen: int, tick: int) -> None:
+        """Return once `watch.version` differs from `seen` or `ticks` from `tick`."""
+        while watch.version == seen and self.ticks == tick:
+            await watch._lot.park()
+
+    async def run_ticks(self) -> None:
+        """Move `ticks` every `TICK_S`, waking every watch's waiters (`wait_changed` sleeps on)."""
+        while True:
+            await trio.sleep(TICK_S)
+            self.ticks += 1
+            for watch in self._by_id.values():
+                watch._lot.unpark_all()
 
     def notify(self, execution_id: str, final: Found | None = None) -> None:
         """Wake the watchers of an execution (after a commit that touched it)."""
