@@ -40,14 +40,25 @@ async def test_tail_of_a_big_output_reads_the_end_of_its_artifact(
     assert ran.err == BIG_ERR
 
 
-async def test_timestamps_and_since(cli: Cli, wb: DaemonHandle) -> None:
-    record = await wb.run("echo first; sleep 1.2; echo second; echo late >&2")
-    execution_id = record["executionId"]
+async def test_timestamps_and_since(cli: Cli, wb: DaemonHandle, tmp_path: Path) -> None:
+    # "second" is written only once "first" is journaled, and 3.5 s later: on a busy machine a
+    # `sleep` between the two lines did not keep their events apart (the first one's commit came
+    # late, and `--since 1s` found it).
+    started = await wb.start(
+        f"echo first; while [ ! -e {tmp_path / 'go'} ]; do sleep 0.02; done; echo second; echo late >&2"
+    )
+    execution_id = started["executionId"]
+    with ceilings.within(30, "the first line's event"):
+        while not any(e["outputDelta"] == "first\n" for e in await wb.events(execution_id)):  # noqa: ASYNC110
+            await trio.sleep(0.02)
+    await trio.sleep(3.5)
+    (tmp_path / "go").touch()
+    assert (await wb.wait(execution_id))["status"] == "completed"
+    recent = await cli.ok("logs", "--since", "3s", execution_id)
+    assert (recent.out, recent.err) == (b"second\n", b"late\n")
     stamped = await cli.ok("logs", "-t", execution_id)
     assert re.fullmatch(rb"%sfirst\n%ssecond\n" % (STAMP, STAMP), stamped.out), stamped
     assert re.fullmatch(rb"%slate\n" % STAMP, stamped.err)
-    recent = await cli.ok("logs", "--since", "1s", execution_id)
-    assert (recent.out, recent.err) == (b"second\n", b"late\n")
     at = stamped.out.split(b" ", 1)[0].decode()
     since_first = await cli.ok("logs", "--since", at, "--stdout", execution_id)
     assert since_first.out == b"first\nsecond\n"
