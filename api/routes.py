@@ -258,7 +258,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         check_query()
         execution = await svc.get(principal, execution_id, kind)
-        return json_response({"artifacts": [a for a in execution.artifacts]})
+        return json_response({"artifacts": list(execution.artifacts)})
 
     @on("/artifacts/<name>", ["GET"], "artifact")
     async def artifact(kind: str | None, execution_id: str, name: str) -> Response:
