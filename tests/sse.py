@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,18 @@ async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
         fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
 
 
+def stream_of(
+    client: httpx.AsyncClient,
+    execution_id: str,
+    headers: dict[str, str] | None = None,
+    params: Any = None,
+) -> AbstractAsyncContextManager[httpx.Response]:
+    """The SSE stream of an execution's events, as `client.stream` opens it."""
+    return client.stream(
+        "GET", f"/v1/executions/{execution_id}/events/stream", headers=headers, params=params
+    )
+
+
 async def collect(
     client: httpx.AsyncClient,
     execution_id: str,
@@ -59,9 +72,7 @@ async def collect(
     `status=204`: the stream must answer 204 with no body (resumed after the terminal event)."""
     out = []
     with ceilings.within(within_s, f"the event stream of {execution_id} to end"):
-        async with client.stream(
-            "GET", f"/v1/executions/{execution_id}/events/stream", headers=headers, params=params
-        ) as response:
+        async with stream_of(client, execution_id, headers, params) as response:
             assert response.status_code == status, await response.aread()
             async for frame in frames(response):
                 out.append(frame)

@@ -12,7 +12,10 @@ import trio
 
 from tests import ceilings, procs
 from tests.conftest import TOKEN, DaemonHandle, daemon_settings
-from tests.sse import Frame, collect, frames
+from tests.sse import Frame, collect, frames, stream_of
+
+#: Prints `first`, waits for a file `release` in its working directory, then prints `second`.
+HELD = "echo first; while [ ! -e release ]; do sleep 0.02; done; echo second"
 
 
 def ids(stream: list[Frame]) -> list[int]:
@@ -57,14 +60,10 @@ async def test_resume_after_a_cut_at_every_position_gives_exactly_the_rest(wb: D
 
 
 async def test_live_events_arrive_before_the_process_ends(wb: DaemonHandle, tmp_path: Path) -> None:
-    started = await wb.start(
-        "echo first; while [ ! -e release ]; do sleep 0.02; done; echo second", cwd=str(tmp_path)
-    )
+    started = await wb.start(HELD, cwd=str(tmp_path))
     seen: list[str] = []
     with ceilings.within(30, "both lines and then the end of the stream"):
-        async with wb.client.stream(
-            "GET", f"/v1/executions/{started['executionId']}/events/stream"
-        ) as response:
+        async with stream_of(wb.client, started["executionId"]) as response:
             async for frame in frames(response):
                 if frame.event == "output":
                     seen.append(frame.json["outputDelta"])
@@ -78,15 +77,11 @@ async def test_live_events_arrive_before_the_process_ends(wb: DaemonHandle, tmp_
 async def test_a_quiet_stream_gets_a_keepalive_and_goes_on(wb: DaemonHandle, tmp_path: Path) -> None:
     """A `: keepalive` comment after 10 to 15 s of quiet (the daemon's ticks), and the stream then
     goes on with the next event as before."""
-    started = await wb.start(
-        "echo first; while [ ! -e release ]; do sleep 0.05; done; echo second", cwd=str(tmp_path)
-    )
+    started = await wb.start(HELD, cwd=str(tmp_path))
     seen: list[str] = []
     quiet_from = kept_at = None
     with ceilings.within(40, "a keep-alive, then the rest of the stream"):
-        async with wb.client.stream(
-            "GET", f"/v1/executions/{started['executionId']}/events/stream"
-        ) as response:
+        async with stream_of(wb.client, started["executionId"]) as response:
             async for frame in frames(response):
                 if frame.event == "output":
                     seen.append(frame.json["outputDelta"])
@@ -104,9 +99,7 @@ async def test_a_client_that_disconnects_does_not_cancel(wb: DaemonHandle) -> No
     """Promise 5: closing a stream never changes the execution."""
     started = await wb.start("sleep 0.5; echo done")
     with ceilings.within(30, "a first frame of the stream"):
-        async with wb.client.stream(
-            "GET", f"/v1/executions/{started['executionId']}/events/stream"
-        ) as response:
+        async with stream_of(wb.client, started["executionId"]) as response:
             async for _frame in frames(response):
                 break
     final = await wb.wait(started["executionId"])
@@ -174,9 +167,7 @@ async def test_shutdown_ends_open_streams_promptly(tmp_path: Path) -> None:
             ).json()
 
             async def follow() -> None:
-                async with client.stream(
-                    "GET", f"/v1/executions/{started['executionId']}/events/stream"
-                ) as r:
+                async with stream_of(client, started["executionId"]) as r:
                     async for _ in frames(r):
                         pass
                 ended.set()
@@ -228,9 +219,7 @@ async def test_a_last_event_id_beyond_the_end_follows_live(wb: DaemonHandle, tmp
     started = await wb.start("while [ ! -e go ]; do sleep 0.02; done; echo after", cwd=str(tmp_path))
     got: list[Frame] = []
     with ceilings.within(30, "the live stream to end after `go`"):
-        async with wb.client.stream(
-            "GET", f"/v1/executions/{started['executionId']}/events/stream", headers={"Last-Event-ID": "999"}
-        ) as response:
+        async with stream_of(wb.client, started["executionId"], {"Last-Event-ID": "999"}) as response:
             (tmp_path / "go").touch()
             async for frame in frames(response):
                 got.append(frame)
@@ -286,7 +275,7 @@ async def test_a_follower_who_arrives_past_the_budget_is_told_what_it_missed(
             record = await wb.wait(eid, wait_ms=50)
     got: list[Frame] = []
     with ceilings.within(30, "the stream to end after `go`"):
-        async with wb.client.stream("GET", f"/v1/executions/{eid}/events/stream") as response:
+        async with stream_of(wb.client, eid) as response:
             (tmp_path / "go").touch()
             async for frame in frames(response):
                 got.append(frame)
