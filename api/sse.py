@@ -16,7 +16,7 @@ once when the daemon begins to stop.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
 
@@ -27,7 +27,7 @@ from workbench.core.daemon import Daemon
 from workbench.core.display import DisplayFollower, split_text
 from workbench.core.records import format_time, now_ms
 from workbench.core.service import Principal, StreamPage
-from workbench.core.store.watch import TICK_S
+from workbench.core.store.watch import TICK_S, Watch
 from workbench.core.waiting import first_of
 from workbench.wire.errors import NotFound
 
@@ -125,25 +125,32 @@ async def _events(
         daemon.executor.displays.follow(execution_id) as display,
         daemon.pages.follow(execution_id),
     ):
-        while not daemon.stopping.is_set():
-            seen, display_seen = watch.version, display.version
+        #: The next page when it came with the wake-up (`next_page`), and the version noted before it.
+        ready: tuple[int, tuple[StreamPage, bytes]] | None = None
+
+        def page_at(cursor: int) -> tuple[Hashable, Callable[[], Awaitable[StreamPage]]]:
+            """The key that streams sharing the page after `cursor` ask it by, and its read."""
             find_truncation = display_wanted and not display_open
-            # Streams at this cursor share one read and one encoding of the page (`fanout`).
-            page, encoded = await daemon.pages.page(
+            read = partial(
+                svc.stream_page,
                 execution_id,
-                seen,
-                (cursor, find_truncation, types),
-                partial(
-                    svc.stream_page,
-                    execution_id,
-                    cursor,
-                    PAGE_EVENTS,
-                    PAGE_BYTES,
-                    find_truncation=find_truncation,
-                    types=types,
-                ),
-                _encode,
+                cursor,
+                PAGE_EVENTS,
+                PAGE_BYTES,
+                find_truncation=find_truncation,
+                types=types,
             )
+            return (cursor, find_truncation, types), read
+
+        while not daemon.stopping.is_set():
+            display_seen = display.version
+            if ready is not None:
+                seen, (page, encoded) = ready
+                ready = None
+            else:
+                seen = watch.version
+                # Streams at this cursor share one read and one encoding of the page (`fanout`).
+                page, encoded = await daemon.pages.page(execution_id, seen, *page_at(cursor), _encode)
             # Display text taken after the read: all of it was written before what the read saw.
             shown = display_frames(display, delta_max) if display_open else ""
             cursor = page.next_after
@@ -165,20 +172,36 @@ async def _events(
                 return
             if page.more or (display_open and display.version != display_seen):
                 continue
-            # The daemon's stop wakes every watch (`Watches.wake_all`): the loop's condition sees
-            # it, so a stream not past the budget waits on its watch alone. A tick of `watches`
-            # (every `TICK_S`) wakes it too: a keep-alive once quiet for `KEEPALIVE_S - TICK_S`,
-            # so never more than `KEEPALIVE_S` without a write.
+            # The daemon's stop wakes every watch (`Watches.wake_all`), and `_changed` then reports
+            # nothing new: the loop's condition sees the stop. A tick of `watches` (every
+            # `TICK_S`) wakes a wait too: a keep-alive once quiet for `KEEPALIVE_S - TICK_S`, so
+            # never more than `KEEPALIVE_S` without a write.
             while True:
                 tick = watches.ticks
                 if display_open:
                     await first_of(
                         partial(watches.wait, watch, seen, tick), partial(display.wait_changed, display_seen)
                     )
+                    if watch.version != seen or display.version != display_seen:
+                        break
                 else:
-                    await watches.wait(watch, seen, tick)
-                if watch.version != seen or (display_open and display.version != display_seen):
-                    break
+                    # Up to date, the stream waits with the others at its cursor: one of them
+                    # reads the next page after the commit, and wakes the others with it.
+                    changed = partial(_changed, daemon, watch, seen, tick)
+                    ready = await daemon.pages.next_page(
+                        execution_id, seen, changed, *page_at(cursor), _encode
+                    )
+                    if ready is not None or daemon.stopping.is_set():
+                        break
                 if trio.current_time() - sent >= KEEPALIVE_S - TICK_S:
                     yield b": keepalive\n\n"
                     sent = trio.current_time()
+
+
+async def _changed(daemon: Daemon, watch: Watch, seen: int, tick: int) -> int | None:
+    """The watch's version once it moved from `seen`; None after a tick (`Watches.ticks` moved
+    from `tick`) or when the daemon begins to stop, with nothing to read."""
+    await daemon.service.store.watches.wait(watch, seen, tick)
+    if watch.version == seen or daemon.stopping.is_set():
+        return None
+    return watch.version

@@ -85,3 +85,136 @@ async def test_a_leader_that_is_cancelled_or_fails_leaves_its_followers_to_read(
         with pytest.raises(OSError):
             await pages.page("ex", 7, "k", broken, _encode)
         assert await pages.page("ex", 7, "k", fine, _encode) == ("ok", b"ok")
+
+
+class _Version:
+    """A watch's version, moved by the test; counts the streams that waited on it."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.waits = 0
+        self._moved = trio.Event()
+
+    def move(self, by: int = 1) -> None:
+        self.value += by
+        self._moved.set()
+        self._moved = trio.Event()
+
+    async def changed(self, seen: int) -> int | None:
+        self.waits += 1
+        while self.value == seen:
+            await self._moved.wait()
+        return self.value if self.value > 0 else None  # a negative move stands for a tick
+
+
+async def test_followers_waiting_at_one_cursor_wake_once_with_the_page_one_of_them_read() -> None:
+    """One commit wakes one reader: the others get its page without a read or a wait of their own."""
+    pages: SharedPages[str] = SharedPages()
+    version = _Version()
+    reads: list[int] = []
+
+    async def read() -> str:
+        reads.append(version.value)
+        return f"after {version.value}"
+
+    got: list[tuple[int, tuple[str, bytes]] | None] = []
+
+    async def follower() -> None:
+        got.append(await pages.next_page("ex", 0, lambda: version.changed(0), ("cursor", 3), read, _encode))
+
+    with pages.follow("ex"):
+        async with trio.open_nursery() as nursery:
+            for _ in range(50):
+                nursery.start_soon(follower)
+            await trio.testing.wait_all_tasks_blocked()
+            assert version.waits == 1 and reads == [] and got == []
+            version.move()
+        assert reads == [1] and got == [(1, ("after 1", b"after 1"))] * 50
+        assert pages.reads == 1 and pages.shared == 49
+        # A follower that comes later at the same cursor and version takes the page made for it.
+        assert await pages.page("ex", 1, ("cursor", 3), read, _encode) == ("after 1", b"after 1")
+        assert reads == [1]
+        assert pages._next == {"ex": {}}
+    assert pages._next == {} and pages._pages == {}
+
+
+async def test_a_tick_wakes_every_waiting_follower_with_nothing_to_read() -> None:
+    pages: SharedPages[str] = SharedPages()
+    version = _Version()
+
+    async def read() -> str:
+        raise AssertionError("nothing moved: no read")
+
+    got: list[object] = []
+
+    async def follower() -> None:
+        got.append(await pages.next_page("ex", 0, lambda: version.changed(0), "k", read, _encode))
+
+    with pages.follow("ex"):
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(follower)
+            await trio.testing.wait_all_tasks_blocked()
+            version.move(-1)
+    assert got == [None] * 5 and version.waits == 1
+
+
+async def test_followers_go_on_when_the_one_reading_for_them_goes_away_or_fails() -> None:
+    """Connections are not runs (5): the follower that leads the wait may leave or fail; the
+    others still get the next page, read by one of them."""
+    pages: SharedPages[str] = SharedPages()
+    version = _Version()
+    calls: list[str] = []
+
+    async def fine() -> str:
+        calls.append("fine")
+        return "page"
+
+    async def broken() -> str:
+        calls.append("broken")
+        raise OSError("store")
+
+    got: list[object] = []
+    with pages.follow("ex"):
+        async with trio.open_nursery() as nursery:
+            leader = trio.CancelScope()
+
+            async def lead() -> None:
+                with leader:
+                    await pages.next_page("ex", 0, lambda: version.changed(0), "k", fine, _encode)
+
+            async def follow() -> None:
+                got.append(await pages.next_page("ex", 0, lambda: version.changed(0), "k", fine, _encode))
+
+            nursery.start_soon(lead)
+            await trio.testing.wait_all_tasks_blocked()
+            for _ in range(3):
+                nursery.start_soon(follow)
+            await trio.testing.wait_all_tasks_blocked()
+            leader.cancel()  # its client went away before the commit
+            await trio.testing.wait_all_tasks_blocked()
+            assert version.waits == 2, "one of the others waits in its place"
+            version.move()
+        assert got == [(1, ("page", b"page"))] * 3 and calls == ["fine"]
+
+        failed: list[BaseException] = []
+
+        async def lead_broken() -> None:
+            try:
+                await pages.next_page("ex", 1, lambda: version.changed(1), "k2", broken, _encode)
+            except OSError as e:
+                failed.append(e)
+
+        async def follow_fine() -> None:
+            got.append(await pages.next_page("ex", 1, lambda: version.changed(1), "k2", fine, _encode))
+
+        got.clear()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lead_broken)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(follow_fine)
+            nursery.start_soon(follow_fine)
+            await trio.testing.wait_all_tasks_blocked()
+            version.move()
+        assert len(failed) == 1 and got == [(2, ("page", b"page"))] * 2
+        assert calls == ["fine", "broken", "fine"], "after the failed read, one of the others reads for both"
