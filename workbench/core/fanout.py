@@ -116,8 +116,8 @@ class SharedPages(Generic[T]):
         read: Callable[[], Awaitable[T]],
         encode: Callable[[T], bytes],
     ) -> tuple[int, tuple[T, bytes]] | None:
-        """The next page for a follower that has the page of `key` at version `seen`: the version
-        noted before its read, and the page. None when `wait_change()` returned None (a tick, or
+        """The page of `key` after the next commit, for a follower up to date at version `seen`:
+        the version noted before its read, and the page. None when `wait_change()` returned None (a tick, or
         the daemon stopping: nothing new to read).
 
         The first to ask leads: it waits (`wait_change`, which returns the version once it moved
