@@ -65,6 +65,10 @@ def display_frames(follower: DisplayFollower, delta_max: int) -> str:
     return "".join(out)
 
 
+#: The next page as `SharedPages.next_page` hands it: the version noted before its read, the page.
+Ready = tuple[int, tuple[StreamPage, bytes]]
+
+
 def _encode(page: StreamPage) -> bytes:
     return page.frames.encode("utf-8")
 
@@ -113,7 +117,6 @@ async def _events(
     """The frames of one execution's stream: its journal from `after`, live, and display output
     past the budget; keep-alive comments while nothing happens."""
     svc = daemon.service
-    watches = svc.store.watches
     delta_max = daemon.settings.execution_event_delta_max_bytes
     display_wanted = types is None or "output" in types
     # An id beyond the last event: nothing to replay; follow live from here.
@@ -125,23 +128,7 @@ async def _events(
         daemon.executor.displays.follow(execution_id) as display,
         daemon.pages.follow(execution_id),
     ):
-        #: The next page when it came with the wake-up (`next_page`), and the version noted before it.
-        ready: tuple[int, tuple[StreamPage, bytes]] | None = None
-
-        def page_at(cursor: int) -> tuple[Hashable, Callable[[], Awaitable[StreamPage]]]:
-            """The key that streams sharing the page after `cursor` ask it by, and its read."""
-            find_truncation = display_wanted and not display_open
-            read = partial(
-                svc.stream_page,
-                execution_id,
-                cursor,
-                PAGE_EVENTS,
-                PAGE_BYTES,
-                find_truncation=find_truncation,
-                types=types,
-            )
-            return (cursor, find_truncation, types), read
-
+        ready: Ready | None = None  # the next page, when it came with the wake-up (`next_page`)
         while not daemon.stopping.is_set():
             display_seen = display.version
             if ready is not None:
@@ -150,7 +137,8 @@ async def _events(
             else:
                 seen = watch.version
                 # Streams at this cursor share one read and one encoding of the page (`fanout`).
-                page, encoded = await daemon.pages.page(execution_id, seen, *page_at(cursor), _encode)
+                at = _page_at(daemon, execution_id, cursor, display_wanted and not display_open, types)
+                page, encoded = await daemon.pages.page(execution_id, seen, *at, _encode)
             # Display text taken after the read: all of it was written before what the read saw.
             shown = display_frames(display, delta_max) if display_open else ""
             cursor = page.next_after
@@ -176,26 +164,56 @@ async def _events(
             # nothing new: the loop's condition sees the stop. A tick of `watches` (every
             # `TICK_S`) wakes a wait too: a keep-alive once quiet for `KEEPALIVE_S - TICK_S`, so
             # never more than `KEEPALIVE_S` without a write.
+            at = _page_at(daemon, execution_id, cursor, display_wanted and not display_open, types)
             while True:
-                tick = watches.ticks
-                if display_open:
-                    await first_of(
-                        partial(watches.wait, watch, seen, tick), partial(display.wait_changed, display_seen)
-                    )
-                    if watch.version != seen or display.version != display_seen:
-                        break
-                else:
-                    # Up to date, the stream waits with the others at its cursor: one of them
-                    # reads the next page after the commit, and wakes the others with it.
-                    changed = partial(_changed, daemon, watch, seen, tick)
-                    ready = await daemon.pages.next_page(
-                        execution_id, seen, changed, *page_at(cursor), _encode
-                    )
-                    if ready is not None or daemon.stopping.is_set():
-                        break
+                moved, ready = await _wait(
+                    daemon, execution_id, watch, display if display_open else None, (seen, display_seen), at
+                )
+                if moved:
+                    break
                 if trio.current_time() - sent >= KEEPALIVE_S - TICK_S:
                     yield b": keepalive\n\n"
                     sent = trio.current_time()
+
+
+def _page_at(
+    daemon: Daemon, execution_id: str, cursor: int, find_truncation: bool, types: frozenset[str] | None
+) -> tuple[Hashable, Callable[[], Awaitable[StreamPage]]]:
+    """The key that streams sharing the page after `cursor` ask it by, and its read."""
+    read = partial(
+        daemon.service.stream_page,
+        execution_id,
+        cursor,
+        PAGE_EVENTS,
+        PAGE_BYTES,
+        find_truncation=find_truncation,
+        types=types,
+    )
+    return (cursor, find_truncation, types), read
+
+
+async def _wait(
+    daemon: Daemon,
+    execution_id: str,
+    watch: Watch,
+    display: DisplayFollower | None,
+    seen: tuple[int, int],
+    at: tuple[Hashable, Callable[[], Awaitable[StreamPage]]],
+) -> tuple[bool, Ready | None]:
+    """Wait for a commit after the watch's version `seen[0]` (or, with `display` open, for its
+    version to move from `seen[1]`), or for a tick: (whether something moved, the next page when
+    it came with the wake-up)."""
+    watches = daemon.service.store.watches
+    tick = watches.ticks
+    if display is not None:
+        await first_of(partial(watches.wait, watch, seen[0], tick), partial(display.wait_changed, seen[1]))
+        return watch.version != seen[0] or display.version != seen[1], None
+    # Up to date, the stream waits with the others at its cursor: one of them reads the next
+    # page after the commit, and wakes the others with it.
+    key, read = at
+    changed = partial(_changed, daemon, watch, seen[0], tick)
+    ready = await daemon.pages.next_page(execution_id, seen[0], changed, key, read, _encode)
+    return ready is not None or daemon.stopping.is_set(), ready
 
 
 async def _changed(daemon: Daemon, watch: Watch, seen: int, tick: int) -> int | None:

@@ -125,6 +125,48 @@ async def test_fifty_concurrent_followers_receive_identical_sequences(wb: Daemon
     assert text == "".join(f"line {i}\n" for i in range(1, 201))
 
 
+async def test_followers_that_leave_mid_stream_cost_the_others_nothing(wb: DaemonHandle) -> None:
+    """Promise 5: followers up to date wait for the next page together and one of them reads it
+    for all (`SharedPages.next_page`); whichever of them leave, the one reading included, the
+    others get every event once and in order, and a filtered follower its own."""
+    started = await wb.start("for i in $(seq 1 100); do echo line $i; sleep 0.01; done")
+    execution_id = started["executionId"]
+    stayed: list[list[Frame]] = []
+    statuses: list[list[Frame]] = []
+
+    async def leave_after(seconds: float) -> None:
+        with ceilings.within(30, "a stream left after a while"):
+            async with stream_of(wb.client, execution_id) as response:
+                with trio.move_on_after(seconds):
+                    async for _frame in frames(response):
+                        pass
+
+    async def stay() -> None:
+        stayed.append(await collect(wb.client, execution_id))
+
+    async def only_status() -> None:
+        statuses.append(await collect(wb.client, execution_id, params={"types": "status"}))
+
+    async with trio.open_nursery() as nursery:
+        # The first to wait reads for the others until it leaves: one of those that leave, one
+        # after another while the lines come, once the others have caught up with them.
+        for n in range(30):
+            nursery.start_soon(leave_after, 0.3 + n * 0.02)
+        await trio.sleep(0.15)
+        for _ in range(10):
+            nursery.start_soon(stay)
+        nursery.start_soon(only_status)
+    final = await wb.wait(execution_id)
+    assert final["status"] == "completed"
+    first = [(f.id, f.event, f.data) for f in stayed[0]]
+    assert ids(stayed[0]) == list(range(1, final["lastSequence"] + 1))
+    assert all([(f.id, f.event, f.data) for f in r] == first for r in stayed)
+    text = "".join(f.json["outputDelta"] for f in stayed[0] if f.event == "output")
+    assert text == "".join(f"line {i}\n" for i in range(1, 101))
+    assert [(f.id, f.data) for f in statuses[0]] == [(f.id, f.data) for f in stayed[0] if f.event == "status"]
+    assert statuses[0][-1].json["status"] == "completed"
+
+
 async def test_a_stalled_reader_delays_neither_the_execution_nor_other_readers(wb: DaemonHandle) -> None:
     """A client that stops reading holds only its own connection."""
     started = await wb.start(
