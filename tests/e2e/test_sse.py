@@ -148,8 +148,9 @@ async def test_followers_that_leave_mid_stream_cost_the_others_nothing(wb: Daemo
         statuses.append(await collect(wb.client, execution_id, params={"types": "status"}))
 
     async with trio.open_nursery() as nursery:
-        # The first to wait reads for the others until it leaves: one of those that leave, one
-        # after another while the lines come, once the others have caught up with them.
+        # Those that leave are there first, so the one reading for all is often one of them
+        # (`tests/core/test_fanout.py` makes it so for sure); they leave one after another
+        # while the lines come, once the others have caught up with them.
         for n in range(30):
             nursery.start_soon(leave_after, 0.3 + n * 0.02)
         await trio.sleep(0.15)
