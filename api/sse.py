@@ -3,14 +3,15 @@
 A stream replays the committed events after `Last-Event-ID` (or `?after=`, or from the start),
 then sleeps on the execution's wake-up and sends what each commit added, and ends after the
 terminal event; resumed after the terminal event, it is `204 No Content`. Every pending event
-goes out in one write. The stream reads the journal only as
-fast as the client takes its bytes, so a slow client holds nothing but its own page of events and
-never slows the execution or other readers. Streams at one cursor share one read of
-the journal and one encoded page (`workbench.core.fanout`): a follower waits at most for another's
-read of the store, never for another's connection. Past the output budget, output that is no longer
-journaled still goes out as `output` events without an `id:` (and a `gap` event where a slow
-client missed some). A `: keepalive` comment goes out after 10 to 15 s of quiet; the stream ends at
-once when the daemon begins to stop.
+goes out in one write. The stream reads the journal only as fast as the client takes its bytes,
+so a slow client holds nothing but its own page of events and never slows the execution or other
+readers. Streams at one cursor share one read of the journal and one encoded page
+(`workbench.core.fanout`): a follower waits at most for another's read of the store, never for
+another's connection. Between commits, the streams that are up to date wait together: a commit
+wakes one of them, which reads the page and wakes the others with it. Past the output budget,
+output that is no longer journaled still goes out as `output` events without an `id:` (and a
+`gap` event where a slow client missed some). A `: keepalive` comment goes out after 10 to 15 s
+of quiet; the stream ends at once when the daemon begins to stop.
 """
 
 from __future__ import annotations
