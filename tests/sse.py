@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import trio
 
 from tests import ceilings
 
@@ -77,3 +78,28 @@ async def collect(
             async for frame in frames(response):
                 out.append(frame)
     return out
+
+
+async def keepalive_after_quiet(
+    response: httpx.Response,
+    quiet_from: Callable[[Frame], bool],
+    then: Callable[[], Awaitable[object]],
+    until: Callable[[Frame], bool],
+) -> float:
+    """The seconds from the frame `quiet_from` accepts to the stream's first `: keepalive`, which
+    only a quiet spell may bring (no frame but a comment between them); after it, `then()` makes
+    a change, and the stream is read on until a frame `until` accepts."""
+    quiet_at = kept_at = None
+    async for frame in frames(response):
+        if quiet_at is None:
+            if quiet_from(frame):
+                quiet_at = trio.current_time()
+        elif kept_at is None:
+            if frame.comment == "keepalive":
+                kept_at = trio.current_time()
+                await then()
+            else:
+                assert frame.comment is not None, f"{frame} before the keep-alive"
+        elif frame.comment is None and until(frame):
+            return kept_at - quiet_at
+    raise AssertionError(f"the stream ended (quiet from {quiet_at}, kept alive at {kept_at})")

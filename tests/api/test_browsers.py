@@ -14,7 +14,7 @@ import trio
 
 from tests import ceilings
 from tests.conftest import TOKEN, DaemonHandle
-from tests.sse import Frame, frames
+from tests.sse import Frame, frames, keepalive_after_quiet
 
 CSRF = "X-Workbench-CSRF"
 
@@ -206,23 +206,15 @@ async def changes(client: httpx.AsyncClient, stop: Any, **kw: Any) -> list[Frame
 
 async def test_a_quiet_changes_stream_gets_a_keepalive_and_goes_on(wb: DaemonHandle) -> None:
     """A `: keepalive` comment after 15 s without a change, and the stream then goes on."""
-    quiet_from = kept_at = None
-    got: list[Frame] = []
     with ceilings.within(45, "a keep-alive, then the next change"):
         async with wb.client.stream("GET", "/v1/events/stream") as response:
-            async for frame in frames(response):
-                if frame.event == "ready":
-                    quiet_from = trio.current_time()
-                elif frame.comment == "keepalive" and kept_at is None:
-                    assert got == []  # only the quiet spell's end brings one
-                    kept_at = trio.current_time()
-                    await wb.start("true")
-                elif frame.comment is None:
-                    got.append(frame)
-                    if frame.event == "created":
-                        break
-    assert quiet_from is not None and kept_at is not None
-    assert kept_at - quiet_from >= 14  # not before 15 s of quiet
+            quiet_s = await keepalive_after_quiet(
+                response,
+                lambda frame: frame.event == "ready",
+                lambda: wb.start("true"),
+                lambda frame: frame.event == "created",
+            )
+    assert quiet_s >= 14  # not before 15 s of quiet
 
 
 def ended(execution_id: str) -> Any:

@@ -9,7 +9,7 @@ import trio
 
 from tests import ceilings
 from tests.conftest import DaemonHandle
-from tests.sse import Frame, frames
+from tests.sse import Frame, frames, keepalive_after_quiet
 
 FILES = "/v1/sessions/work/files"
 
@@ -123,20 +123,16 @@ async def test_a_name_that_is_not_utf8_is_watched_with_u_fffd(wb: DaemonHandle) 
 async def test_a_quiet_watch_gets_a_keepalive_and_goes_on(wb: DaemonHandle) -> None:
     """A `: keepalive` comment after 15 s without a change, and the watch then goes on."""
     assert (await wb.client.put(f"{FILES}/seed.txt", content=b"seed")).status_code == 201
-    quiet_from = kept_at = None
-    got: list[dict[str, Any]] = []
+
+    async def change() -> None:
+        assert (await wb.client.put(f"{FILES}/after.txt", content=b"x")).status_code == 201
+
     with ceilings.within(45, "a keep-alive, then the next change"):
         async with wb.client.stream("GET", f"{FILES}:watch") as response:
-            async for frame in frames(response):
-                if frame.comment == "watching":
-                    quiet_from = trio.current_time()
-                elif frame.comment == "keepalive" and kept_at is None:
-                    assert got == []  # only the quiet spell's end brings one
-                    kept_at = trio.current_time()
-                    assert (await wb.client.put(f"{FILES}/after.txt", content=b"x")).status_code == 201
-                elif frame.comment is None:
-                    got.append(frame.json)
-                    if has(got, "created", "after.txt"):
-                        break
-    assert quiet_from is not None and kept_at is not None
-    assert kept_at - quiet_from >= 14  # not before 15 s of quiet
+            quiet_s = await keepalive_after_quiet(
+                response,
+                lambda frame: frame.comment == "watching",
+                change,
+                lambda frame: (frame.json["type"], frame.json["path"]) == ("created", "after.txt"),
+            )
+    assert quiet_s >= 14  # not before 15 s of quiet
