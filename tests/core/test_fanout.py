@@ -45,24 +45,33 @@ async def test_followers_at_one_version_share_one_read_and_a_newer_one_reads_aga
     assert pages._pages == {} and pages._users == {}
 
 
-async def test_a_leader_that_is_cancelled_or_fails_leaves_its_followers_to_read() -> None:
-    """Connections are not runs (5): one follower's going away costs the others nothing."""
-    pages: SharedPages[str] = SharedPages()
-    calls = []
+class _Reads:
+    """Reads of a page that note their calls: one that gives `value`, one that fails as the store
+    would, and one that never ends."""
 
-    async def stuck() -> str:
-        calls.append("stuck")
+    def __init__(self, value: str) -> None:
+        self.value = value
+        self.calls: list[str] = []
+
+    async def fine(self) -> str:
+        self.calls.append("fine")
+        return self.value
+
+    async def broken(self) -> str:
+        self.calls.append("broken")
+        raise OSError("store")
+
+    async def stuck(self) -> str:
+        self.calls.append("stuck")
         await trio.sleep_forever()
         raise AssertionError
 
-    async def fine() -> str:
-        calls.append("fine")
-        return "ok"
 
-    async def broken() -> str:
-        calls.append("broken")
-        raise OSError("store")
-
+async def test_a_leader_that_is_cancelled_or_fails_leaves_its_followers_to_read() -> None:
+    """Connections are not runs (5): one follower's going away costs the others nothing."""
+    pages: SharedPages[str] = SharedPages()
+    reads = _Reads("ok")
+    fine, broken, stuck, calls = reads.fine, reads.broken, reads.stuck, reads.calls
     with pages.follow("ex"):
         async with trio.open_nursery() as nursery:
             leader = trio.CancelScope()
@@ -164,16 +173,8 @@ async def test_followers_go_on_when_the_one_reading_for_them_goes_away_or_fails(
     others still get the next page, read by one of them."""
     pages: SharedPages[str] = SharedPages()
     version = _Version()
-    calls: list[str] = []
-
-    async def fine() -> str:
-        calls.append("fine")
-        return "page"
-
-    async def broken() -> str:
-        calls.append("broken")
-        raise OSError("store")
-
+    reads = _Reads("page")
+    fine, broken, calls = reads.fine, reads.broken, reads.calls
     got: list[object] = []
     with pages.follow("ex"):
         async with trio.open_nursery() as nursery:
