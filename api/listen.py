@@ -11,6 +11,10 @@ task (hypercorn 0.18):
   answered `503` (the JSON error of API.md) and closed, instead of running the daemon out of
   file descriptors.
 
+And it writes the pieces of a response straight to the socket when it can (`_send_now`,
+`write_chunk`), without the turns of the event loop and the layers of Python that each piece
+otherwise goes through.
+
 The listening sockets are made (and their backlog set) by the caller, before the daemon starts.
 """
 
@@ -21,12 +25,16 @@ import logging
 import math
 import os
 import signal
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
+import h11
 import trio
 from hypercorn.config import Config, Sockets
 from hypercorn.events import Event, RawData
+from hypercorn.protocol.h11 import H11Protocol
+from hypercorn.protocol.http_stream import ASGIHTTPState, HTTPStream
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
@@ -149,11 +157,55 @@ class _Connection(TCPServer):
         except OSError:  # a full buffer, or a broken connection: hypercorn's way tells which
             return 0
 
+    async def write_chunk(self, stream: HTTPStream, protocol: H11Protocol, body: bytes) -> bool:
+        """Send `body` (not empty) as the next piece of `stream`'s response when h11 frames it
+        as a chunk (HTTP/1.1, no length known, not HEAD): the bytes h11 would make of it, written
+        as `protocol_send` writes them; False, nothing sent, otherwise (the piece then goes
+        hypercorn's way, which frames it or drops it as its state says).
+
+        A piece of a body otherwise goes from the app through hypercorn's stream and protocol and
+        h11's state machine and writer to `protocol_send`, about 8 µs of Python that change no
+        state for a chunk: 200 SSE followers pay it per event each. h11 keeps its framing in
+        `_writer`; should a later h11 keep it elsewhere, every piece goes hypercorn's way."""
+        connection = protocol.connection
+        if (
+            stream.state is not ASGIHTTPState.RESPONSE
+            or stream.closed
+            or connection.our_state is not h11.SEND_BODY
+            or type(getattr(connection, "_writer", None)) is not _CHUNKED
+        ):
+            return False
+        frame = b"%x\r\n%s\r\n" % (len(body), body)
+        await self.protocol_send(RawData(data=frame))
+        return True
+
     async def _read_data(self) -> None:
         await super()._read_data()
         # EOF or a broken read: no request can come any more, so the keep-alive timer (all that
         # would keep this task, and its socket, alive) has nothing left to wait for.
         self._keep_alive.end()
+
+
+#: h11's writer of a chunked body (None in an h11 without it: no piece is written directly).
+_CHUNKED: Any = getattr(getattr(h11, "_writers", None), "ChunkedWriter", None)
+
+#: Sends a piece of a response's body straight to its connection; False: it was not sent.
+ChunkWriter = Callable[[bytes], Awaitable[bool]]
+
+
+def chunk_writer(send: Any) -> ChunkWriter | None:
+    """For the ASGI `send` that hypercorn gives an app for a request on a `_Connection` over
+    HTTP/1.1: its connection's `write_chunk` for that request; None for any other."""
+    stream = getattr(send, "__self__", None)
+    if not isinstance(stream, HTTPStream) or _CHUNKED is None:
+        return None
+    protocol = getattr(stream.send, "__self__", None)
+    if not isinstance(protocol, H11Protocol):
+        return None
+    connection = getattr(protocol.send, "__self__", None)
+    if not isinstance(connection, _Connection):
+        return None
+    return partial(connection.write_chunk, stream, protocol)
 
 
 class Gate:

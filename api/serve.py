@@ -17,7 +17,7 @@ from hypercorn.config import Config
 from hypercorn.utils import wrap_app
 
 from api.app import create_app
-from api.listen import Gate, serve_http
+from api.listen import Gate, chunk_writer, serve_http
 from workbench.core.daemon import Daemon, open_daemon
 from workbench.core.settings import Settings, is_loopback, split_bind
 from workbench.core.waiting import first_of
@@ -183,10 +183,12 @@ async def _serve_daemon(
 class InFlight:
     """An ASGI wrapper that counts the HTTP requests being answered (bodies still streaming included).
 
-    It also shields the last message of each response. quart-trio cancels its handler once the
-    request side ends, and hypercorn ends it (`http.disconnect`) from inside that very send; the
-    rest of the send (closing the connection after `Connection: close`, arming the keep-alive
-    timer otherwise) then ran cancelled, and the connection stayed open with no timer at all.
+    A piece of a streamed body (an SSE stream's events) goes straight to its connection when its
+    response is chunked (`api.listen.chunk_writer`). It also shields the last message of each
+    response. quart-trio cancels its handler once the request side ends, and hypercorn ends it
+    (`http.disconnect`) from inside that very send; the rest of the send (closing the connection
+    after `Connection: close`, arming the keep-alive timer otherwise) then ran cancelled, and the
+    connection stayed open with no timer at all.
     """
 
     def __init__(self, app: Any) -> None:
@@ -202,12 +204,19 @@ class InFlight:
         self.active += 1
         self._idle = trio.Event() if self._idle.is_set() else self._idle
 
+        chunk = chunk_writer(send)  # pieces of a chunked body go straight to the connection
+
         async def send_last_shielded(message: Any) -> None:
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                with trio.CancelScope(shield=True):
-                    await send(message)
-            else:
-                await send(message)
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    body = message.get("body", b"")
+                    if body and chunk is not None and await chunk(body):
+                        return
+                else:
+                    with trio.CancelScope(shield=True):
+                        await send(message)
+                    return
+            await send(message)
 
         try:
             await self.app(scope, receive, send_last_shielded)
