@@ -206,7 +206,7 @@ class InFlight:
 
         chunk = chunk_writer(send)  # pieces of a chunked body go straight to the connection
 
-        async def send_last_shielded(message: Any) -> None:
+        async def send_piece(message: Any) -> None:
             if message["type"] == "http.response.body":
                 if message.get("more_body", False):
                     body = message.get("body", b"")
@@ -219,7 +219,7 @@ class InFlight:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_last_shielded)
+            await self.app(scope, receive, send_piece)
         finally:
             self.active -= 1
             if self.active == 0:
