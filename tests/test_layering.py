@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STDLIB = set(sys.stdlib_module_names)
-HTTP_STACK = {"quart", "quart_trio", "hypercorn", "werkzeug", "quart_schema"}
+HTTP_STACK = {"quart", "quart_trio", "hypercorn", "h11", "werkzeug", "quart_schema"}
 
 #: Each layer (a folder) and the layers of this project it may import.
 MAY_IMPORT: dict[str, set[str]] = {
