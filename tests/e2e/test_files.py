@@ -131,6 +131,13 @@ async def test_moves_make_parents_and_do_not_replace_unless_asked(wb: DaemonHand
     clash = await wb.client.post(f"{FILES}:move", json={"from": "b.txt", "to": "x/y/a.txt"})
     assert clash.status_code == 409
     assert (await wb.client.get(f"{FILES}/x/y/a.txt")).content == b"a"
+    for loose in (1, "yes", "true"):  # only JSON true overwrites
+        refused = await wb.client.post(
+            f"{FILES}:move", json={"from": "b.txt", "to": "x/y/a.txt", "overwrite": loose}
+        )
+        assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_request"
+    assert (await wb.client.get(f"{FILES}/x/y/a.txt")).content == b"a"
+    assert (await wb.client.get(f"{FILES}/b.txt")).content == b"b"
     forced = await wb.client.post(
         f"{FILES}:move", json={"from": "b.txt", "to": "x/y/a.txt", "overwrite": True}
     )

@@ -146,6 +146,9 @@ async def test_a_tty_execution_is_a_terminal_with_size_resize_and_term(wb: Daemo
     await _until_output(wb, execution_id, "ready")
     record = (await wb.client.get(f"/v1/executions/{execution_id}")).json()
     assert record["capabilities"]["interactive"] == "tty"
+    for bad in ({"rows": 50.0, "cols": 132}, {"rows": "50", "cols": 132}, {"rows": True, "cols": 132}):
+        refused = await wb.client.post(f"/v1/executions/{execution_id}/resize", json=bad)
+        assert refused.status_code == 422, (bad, refused.text)
     resized = await wb.client.post(f"/v1/executions/{execution_id}/resize", json={"rows": 50, "cols": 132})
     assert resized.status_code == 204, resized.text
     ended = await wb.wait(execution_id)

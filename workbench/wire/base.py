@@ -61,12 +61,14 @@ class WireModel(BaseModel):
 
 
 class RequestModel(WireModel):
-    """A request body: unknown fields are an error, not silently ignored."""
+    """A request body: unknown fields are an error, not silently ignored; types are strict (JSON
+    `1` is not `true`, `1000.0` not an integer, `"5"` not a number)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=False,
         frozen=True,
         extra="forbid",
+        strict=True,
         use_attribute_docstrings=True,
     )

@@ -23,6 +23,7 @@ _REQUEST = ConfigDict(
     populate_by_name=False,
     frozen=True,
     extra="forbid",
+    strict=True,
     use_attribute_docstrings=True,
     json_schema_serialization_defaults_required=True,
 )
