@@ -42,3 +42,18 @@ async def test_stateful_code_keeps_its_names_between_calls(wb: DaemonHandle, tmp
     assert sorted(c["sessionId"] for c in listed) == ["nb", "other"]
     for c in listed:
         assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204
+
+
+@pytest.mark.timeout(120)
+async def test_stateful_code_without_a_session_uses_the_default_one(wb: DaemonHandle, tmp_path: Path) -> None:
+    """No sessionId: the calls share the default session's interpreter (one, not one per call)."""
+    async with session(wb.url, tmp_path) as client:
+        first = await call(client, "code", language="python", code="y = 7", stateful=True)
+        assert not first.is_error and data(first)["status"] == "completed", text(first)
+        second = await call(client, "code", language="python", code="y * 6", stateful=True)
+        assert data(second)["result"] == "42", text(second)
+        assert data(second)["contextId"] == data(first)["contextId"]
+    listed = (await wb.client.get("/v1/contexts")).json()["contexts"]
+    assert [c["sessionId"] for c in listed] == ["default"], listed
+    for c in listed:
+        assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204

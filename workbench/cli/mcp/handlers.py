@@ -19,6 +19,7 @@ from workbench.cli.mcp.tools import (
     ListArguments,
 )
 from workbench.client.aio import AsyncClient
+from workbench.wire.contexts import ContextRequest
 from workbench.wire.models import Execution, Exit
 
 #: How long a `cancel` waits for the tree to be dead before answering with the record as it is.
@@ -148,17 +149,18 @@ async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
     if args.cwd is not None or args.open_stdin:
         raise ValueError("stateful code runs in the session's interpreter: cwd and openStdin cannot be given")
     image = args.image or "host"
+    # No sessionId is the daemon's default session: the record names it, so the lookup must too.
+    session_id = args.session_id or ContextRequest.model_fields["session_id"].default
     async with _context_lock:
         found = [
             c
             for c in await client.contexts()
-            if (c.record.session_id, c.record.language, c.record.image)
-            == (args.session_id, args.language, image)
+            if (c.record.session_id, c.record.language, c.record.image) == (session_id, args.language, image)
             and c.record.status != "dead"
         ]
         context = found[-1] if found else None
         if context is None:
-            context = await client.create_context(args.language, image=image, session_id=args.session_id)
+            context = await client.create_context(args.language, image=image, session_id=session_id)
     options = _run_options(args)
     for fixed in ("cwd", "session_id", "image", "open_stdin"):
         del options[fixed]
