@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import wraps
 from typing import Any
@@ -166,6 +167,7 @@ def _files(app: QuartTrio, daemon: Daemon) -> None:
         check_query(("list", "depth"))
         listing, depth = _list_flag(), LIST_DEPTH.read()
         if_none_match = _precondition("If-None-Match")
+        path = _exact(path, "raw_path")
         opened = None if listing else await files.open(principal.name, session_id, path)
         if opened is None:
             found = await files.listing(principal.name, session_id, path, depth)
@@ -183,7 +185,7 @@ def _files(app: QuartTrio, daemon: Daemon) -> None:
         entry, created = await files.write(
             principal.name,
             session_id,
-            path,
+            _exact(path, "raw_path"),
             _body(limit),
             length=request.content_length,
             if_match=if_match,
@@ -197,7 +199,7 @@ def _files(app: QuartTrio, daemon: Daemon) -> None:
     async def delete(session_id: str, path: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
         check_query()
-        await files.delete(principal.name, session_id, path, _precondition("If-Match"))
+        await files.delete(principal.name, session_id, _exact(path, "raw_path"), _precondition("If-Match"))
         return Response("", status=204)
 
     app.add_url_rule(FILES + "/<filepath:path>", "files_delete", delete, methods=["DELETE"])
@@ -214,7 +216,7 @@ def _transfers(app: QuartTrio, daemon: Daemon) -> None:
     async def upload(session_id: str) -> Response:
         principal = authenticate(daemon, EXECUTE)
         check_query(("path",))
-        path = request.args.get("path", "")
+        path = _exact(request.args.get("path", ""), "query_string")
         result = await transfers.upload(
             principal.name, session_id, path, _body(limit), request.content_length
         )
@@ -224,7 +226,8 @@ def _transfers(app: QuartTrio, daemon: Daemon) -> None:
     async def download(session_id: str) -> Response:
         principal = authenticate(daemon, READ)
         check_query(("path",))
-        name, chunks = await transfers.download(principal.name, session_id, request.args.get("path", ""))
+        path = _exact(request.args.get("path", ""), "query_string")
+        name, chunks = await transfers.download(principal.name, session_id, path)
         headers = {"Content-Disposition": f'attachment; filename="{_quoted(name)}"'}
         response = Response(chunks, status=200, content_type="application/x-tar", headers=headers)
         response.timeout = None
@@ -242,8 +245,29 @@ def _transfers(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         check_query(("path", "timeoutMs"))
         timeout_ms = WATCH_TIMEOUT.read()
-        watching = await face.watch(principal.name, session_id, request.args.get("path", ""))
+        path = _exact(request.args.get("path", ""), "query_string")
+        watching = await face.watch(principal.name, session_id, path)
         return _watch_response(daemon, watching, timeout_ms)
+
+
+def _exact(path: str, part: str) -> str:
+    """`path` as the client wrote it. A percent-escape that is not UTF-8 (`%ff`) would name
+    another file (the URL's path decodes it as U+FFFD, its query keeps it as the text `%FF`): such
+    a path is 400, not renamed."""
+    raw = request.scope.get(part) or b""
+    assert isinstance(raw, bytes)
+    if b"%" in raw and ("\ufffd" in path or part == "query_string"):
+        try:
+            if part == "raw_path":
+                urllib.parse.unquote_to_bytes(raw).decode("utf-8")
+            else:
+                urllib.parse.parse_qsl(raw.decode("latin-1"), keep_blank_values=True, errors="strict")
+        except UnicodeDecodeError:
+            where = "path" if part == "raw_path" else "query"
+            raise BadRequest(
+                f"the URL's {where} has a percent-escape that is not UTF-8 (such as %ff)"
+            ) from None
+    return path
 
 
 def _quoted(name: str) -> str:

@@ -271,6 +271,7 @@ async def test_a_bad_archive_changes_nothing(wb: DaemonHandle) -> None:
     before = sorted(str(p) for p in workspace(wb).rglob("*"))
     junk = await wb.client.post(f"{FILES}:upload", content=b"not an archive at all")
     assert junk.status_code == 422 and junk.json()["error"]["code"] == "invalid_request"
+    assert "\n" not in junk.json()["error"]["message"], junk.text
     clash = tar_of({"keep.txt/inner": b"x", "fine.txt": b"y"})
     assert (await wb.client.post(f"{FILES}:upload", content=clash)).status_code == 409
     fifo = io.BytesIO()
@@ -281,6 +282,49 @@ async def test_a_bad_archive_changes_nothing(wb: DaemonHandle) -> None:
         tar.addfile(info)
     assert (await wb.client.post(f"{FILES}:upload", content=fifo.getvalue())).status_code == 422
     assert sorted(str(p) for p in workspace(wb).rglob("*")) == before
+
+
+async def test_a_name_longer_than_the_file_system_takes_is_422_and_changes_nothing(
+    wb: DaemonHandle,
+) -> None:
+    """A component over 255 bytes: refused before anything is made, on every route that writes."""
+    await put(wb, "keep.txt", b"keep")
+    before = sorted(str(p) for p in workspace(wb).rglob("*"))
+    long = "n" * 256
+    assert len(("é" * 128).encode()) == 256
+    for path in (long, f"x/{long}", f"deep/er/{long}", f"d/{'é' * 128}/f"):
+        written = await put(wb, path, b"x")
+        assert written.status_code == 422, (path[:20], written.text)
+        assert "too long" in written.json()["error"]["message"]
+        assert (await wb.client.delete(f"{FILES}/{path}")).status_code == 422
+        moved = await wb.client.post(f"{FILES}:move", json={"from": "keep.txt", "to": f"newdir/{path}"})
+        assert moved.status_code == 422, moved.text
+        upload = await wb.client.post(f"{FILES}:upload", content=tar_of({f"up/{path}": b"x", "up/ok": b"y"}))
+        assert upload.status_code == 422, upload.text
+    assert (await put(wb, "n" * 255, b"fits")).status_code == 201
+    assert (await wb.client.delete(f"{FILES}/{'n' * 255}")).status_code == 204
+    assert sorted(str(p) for p in workspace(wb).rglob("*")) == before
+
+
+async def test_a_percent_escape_that_is_not_utf8_is_400_not_another_name(wb: DaemonHandle) -> None:
+    """`%ff` is no character: it is refused, not written as U+FFFD (which would be another file)."""
+    before = sorted(str(p) for p in workspace(wb).rglob("*"))
+    for response in (
+        await wb.client.put(f"{FILES}/%ff.txt", content=b"x"),
+        await wb.client.get(f"{FILES}/a%ff"),
+        await wb.client.delete(f"{FILES}/%c3"),
+        await wb.client.post(f"{FILES}:upload?path=%ff", content=tar_of({"x": b"x"})),
+        await wb.client.get(f"{FILES}:download?path=%ff"),
+        await wb.client.get(f"{FILES}:watch?path=%ff&timeoutMs=1000"),
+    ):
+        assert response.status_code == 400, (response.request.url, response.text)
+        assert response.json()["error"]["code"] == "bad_request"
+        assert "not UTF-8" in response.json()["error"]["message"]
+    assert sorted(str(p) for p in workspace(wb).rglob("*")) == before
+    # Characters escaped as UTF-8 are names like any other, U+FFFD itself included.
+    for name, escaped in (("é.txt", "%C3%A9.txt"), ("\ufffd.txt", "%EF%BF%BD.txt")):
+        assert (await wb.client.put(f"{FILES}/{escaped}", content=b"ok")).status_code == 201
+        assert (workspace(wb) / name).read_bytes() == b"ok"
 
 
 def tar_of(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:

@@ -71,6 +71,14 @@ def _parts(name: str) -> Parts:
         raise _refuse(f"member {name[:200]!r}: {exc.details[0]['message']}") from None
 
 
+def _first_line(exc: BaseException) -> str:
+    """What went wrong, on one line: tarfile lists each compression it tried on lines of their own."""
+    text = str(exc).strip()
+    if "could not be opened successfully" in text:
+        return "neither a zip nor a tar, plain or compressed with gzip, bzip2 or xz"
+    return text.splitlines()[0].rstrip(":") if text else type(exc).__name__
+
+
 def _check_symlink(parts: Parts, target: str) -> None:
     """A symlink member must point inside the workspace, seen from where it is."""
     if not target or target.startswith("/") or "\x00" in target:
@@ -102,7 +110,7 @@ def read_members(path: str, base: Parts, limit: int) -> Archive:
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
         if handle is not None:
             handle.close()
-        raise _refuse(f"not a tar or zip archive that can be read ({exc})") from None
+        raise _refuse(f"not a tar or zip archive that can be read ({_first_line(exc)})") from None
     except BaseException:
         if handle is not None:
             handle.close()

@@ -20,6 +20,7 @@ import stat
 from collections.abc import Iterator
 
 from workbench.wire.errors import Conflict, InvalidRequest, NotFound
+from workbench.wire.files import MAX_FILE_NAME_BYTES as MAX_NAME_BYTES
 from workbench.wire.files import MAX_FILE_PATH_BYTES, FileType
 
 _SYS_OPENAT2 = 437  # the same number on every architecture that has it
@@ -46,7 +47,8 @@ def parse(path: str, field: str = "path") -> Parts:
     """The components of a workspace path (`""` is the workspace itself).
 
     `.` and empty components (`a//b`, a trailing `/`) are dropped. Refused with a 422 naming
-    `field`: an absolute path, a `..` component, a NUL, a path over 4095 bytes.
+    `field`, before anything is made: an absolute path, a `..` component, a NUL, a path over
+    4095 bytes, a name (component) over 255.
     """
     if "\x00" in path:
         raise _invalid(field, "must not contain NUL")
@@ -57,6 +59,10 @@ def parse(path: str, field: str = "path") -> Parts:
     parts = tuple(p for p in path.split("/") if p not in ("", "."))
     if ".." in parts:
         raise _invalid(field, f"{path[:200]!r} has a '..' component: paths stay inside the workspace")
+    for part in parts:
+        if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+            shown = f"{path[:200]!r} has a name that is too long"
+            raise _invalid(field, f"{shown} (at most {MAX_NAME_BYTES} bytes)")
     return parts
 
 

@@ -16,6 +16,8 @@ FileType = Literal["file", "directory", "symlink", "other"]
 FileEventType = Literal["created", "modified", "deleted", "overflow"]
 #: The longest relative path the file routes take (PATH_MAX, NUL included).
 MAX_FILE_PATH_BYTES = 4095
+#: The longest name of one component of a path (the file systems' NAME_MAX).
+MAX_FILE_NAME_BYTES = 255
 #: The deepest listing `?depth=` may ask for.
 MAX_LIST_DEPTH = 64
 #: The most entries one listing holds (then `truncated` is true).
