@@ -258,6 +258,8 @@ async def test_bad_requests_change_nothing(wb: DaemonHandle) -> None:
         {"stdin": "x"},
         {"idleTimeoutMs": 5},
         {"secretEnv": {"S": "1"}},
+        {"openStdin": True, "background": True},
+        {"tty": True, "background": True},
     ):
         response = await wb.client.post(
             CODE, json={"language": "python", "code": "1", "contextId": cx, **extra}

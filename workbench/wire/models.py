@@ -199,7 +199,7 @@ class StartCodeRequest(StartRequest):
     context_id: str | None = Field(default=None, pattern=f"^{CONTEXT_ID.pattern}$")
     """Run `code` in this code context (`POST /v1/contexts`): its names persist between
     executions. The context's language, image, session and environment apply: `cwd`, `env`,
-    `secretEnv`, `stdin` and `idleTimeoutMs` are refused with it."""
+    `secretEnv`, `stdin`, `openStdin`, `tty` and `idleTimeoutMs` are refused with it."""
 
     @field_validator("code")
     @classmethod
@@ -218,6 +218,9 @@ class StartCodeRequest(StartRequest):
                 ("secretEnv", self.secret_env or None),
                 ("stdin", self.stdin),
                 ("idleTimeoutMs", self.idle_timeout_ms),
+                # A cell's stdin is the context's: nothing can be typed into one.
+                ("openStdin", self.open_stdin or None),
+                ("tty", self.tty or None),
             )
             if value is not None
         ]

@@ -1943,7 +1943,7 @@ export interface components {
             /**
              * @description Run `code` in this code context (`POST /v1/contexts`): its names persist between
              *     executions. The context's language, image, session and environment apply: `cwd`, `env`,
-             *     `secretEnv`, `stdin` and `idleTimeoutMs` are refused with it.
+             *     `secretEnv`, `stdin`, `openStdin`, `tty` and `idleTimeoutMs` are refused with it.
              * @default null
              */
             contextId: string | null;
