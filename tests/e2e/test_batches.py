@@ -130,6 +130,25 @@ async def test_a_batch_cancelled_midway_leaves_no_item_tree_alive(wb: DaemonHand
     ]
 
 
+async def test_a_batch_cancelled_with_grace_gives_it_to_its_items(wb: DaemonHandle, tmp_path: Path) -> None:
+    """A batch's cancel `graceMs` reaches its items: SIGTERM first, so each item's trap runs."""
+    trapping = "trap 'echo bye >> {}; exit 0' TERM; echo up >> {}; sleep 300 & wait"
+    command = trapping.format(tmp_path / "trapped", tmp_path / "up")
+    batch = await start_batch(wb, {"items": [{"kind": "workbench_bash", "command": command}] * 2})
+    up = tmp_path / "up"
+    await procs.eventually(lambda: up.exists() and len(up.read_text().split()) >= 2)
+    response = await wb.client.post(
+        f"/v1/executions/{batch['executionId']}/cancel", json={"reason": "enough", "graceMs": 5000}
+    )
+    assert response.status_code == 202, response.text
+    final = await wb.wait(batch["executionId"])
+    assert final["status"] == "cancelled"
+    assert {i["status"] for i in final["items"]} == {"cancelled"}
+    assert (tmp_path / "trapped").read_text() == "bye\nbye\n"
+    for item in final["items"]:
+        assert procs.processes_mentioning(item["executionId"]) == []
+
+
 async def test_accepting_a_batch_is_all_or_none(wb: DaemonHandle, tmp_path: Path) -> None:
     """Promise 7: one bad item refuses the whole batch, naming it; nothing is made."""
     good = {"kind": "workbench_bash", "command": "true"}

@@ -207,7 +207,9 @@ class BatchRun:
         self.stop_recorded = True
         if self.stopped is None:
             why = "cancelled" if live.stop is Stop.CANCEL else "stopped by a daemon shutdown"
-            self._stop_items(f"its batch {live.id} was {why}" + (f": {live.reason}" if live.reason else ""))
+            reason = f"its batch {live.id} was {why}" + (f": {live.reason}" if live.reason else "")
+            # A cancel's grace is its items' too (SIGTERM first); a shutdown's stop is at once.
+            self._stop_items(reason, live.grace_ms if live.stop is Stop.CANCEL else 0)
 
     def _fail_fast(self) -> None:
         for item_id, status in self.items.items():
@@ -216,12 +218,12 @@ class BatchRun:
                 self._stop_items(f"failFast: item {item_id} of batch {self.live.id} ended {status.value}")
                 return
 
-    def _stop_items(self, reason: str) -> None:
+    def _stop_items(self, reason: str, grace_ms: int = 0) -> None:
         self.stopped = reason
         for item_id, status in self.items.items():
             item = self.lives.get(item_id)
             if item is not None and not status.terminal:
-                item.request_stop(Stop.CANCEL, reason, 0)
+                item.request_stop(Stop.CANCEL, reason, grace_ms)
 
     def _outcome(self) -> tuple[S, dict[str, str] | None]:
         statuses = list(self.items.values())
