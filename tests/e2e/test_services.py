@@ -107,6 +107,9 @@ async def test_a_log_pattern_makes_it_ready(wb: DaemonHandle) -> None:
     with ceilings.within(30, "a log-pattern service to be ready"):
         waited = await wait_ready(wb, eid)
     assert waited["execution"]["ready"] is True
+    # The record of a wait carries its preview, as every record of a start, GET and wait does.
+    assert waited["execution"]["preview"]["stdout"] == "booting\n", waited
+    assert "Listening on :8000" in waited["execution"]["preview"]["stderr"]
     events = await wb.events(eid)
     ready = next(e for e in events if e["eventType"] == "ready")
     assert "Listening on :8000" in ready["message"]
@@ -130,6 +133,12 @@ async def test_a_wait_until_ready_of_a_plain_execution_waits_for_its_end(wb: Dae
     started = await wb.start("sleep 0.2; echo done")
     waited = await wait_ready(wb, started["executionId"])
     assert waited["execution"]["status"] == "completed" and waited["execution"]["ready"] is None
+    assert waited["execution"]["preview"]["stdout"] == "done\n", waited
+    died = await start_service(wb, "sleep 0.2; echo oops; echo bad >&2; exit 2", readiness={"port": 9})
+    ended = await wait_ready(wb, died["executionId"])
+    assert ended["execution"]["status"] == "failed", ended
+    assert ended["execution"]["preview"]["stdout"] == "oops\n"
+    assert ended["execution"]["preview"]["stderr"] == "bad\n"
     assert waited["waitTimedOut"] is False
     service = await start_service(wb, "sleep 60", readiness={"logPattern": "x"})
     short = await wait_ready(wb, service["executionId"], wait_ms=100)

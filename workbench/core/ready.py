@@ -27,10 +27,10 @@ async def wait_ready(
             found = await service.store.get_execution(execution_id)
             if found is None:
                 break
-            execution = execution_from(found)
+            execution = execution_from(found)  # without its preview, to check it
             if execution.ready or execution.terminal:
                 break
             await first_of(partial(watch.wait_changed, seen), service.stopping.wait)
-    if not (execution.ready or execution.terminal):
-        execution = await service.get(principal, execution_id, kind)
+    # The answer is a record like any other: with its preview, made once.
+    execution = await service.get(principal, execution_id, kind)
     return execution, not (execution.ready or execution.terminal)
