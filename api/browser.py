@@ -13,7 +13,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api.errors import error_response, json_response
-from api.requests import EVENTS_AFTER, authenticate, check_query, parse_body, parse_sequence
+from api.requests import EVENTS_AFTER, authenticate, check_query, one_header, parse_body, parse_sequence
 from workbench.core.auth import READ
 from workbench.core.browser import CSRF_HEADER, SESSION_COOKIE, Session
 from workbench.core.daemon import Daemon
@@ -169,7 +169,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         principal = authenticate(daemon, READ)
         check_query(("after",))
         after = EVENTS_AFTER.read() if "after" in request.args else None
-        last_event_id = request.headers.get("Last-Event-ID")
+        last_event_id = one_header("Last-Event-ID")
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
         return await changes_stream(daemon, principal, after)

@@ -133,8 +133,8 @@ PATH_PARAMETERS: dict[str, tuple[dict[str, Any], str]] = {
 IDEMPOTENCY_KEY: Param = (
     "Idempotency-Key",
     {"type": "string", "minLength": 1, "maxLength": 255},
-    "printable characters; the first request with a key creates the execution, a later one "
-    "with the same body returns the same record (200, `Idempotent-Replayed: true`)",
+    "printable ASCII characters, given once; the first request with a key creates the execution, "
+    "a later one with the same body returns the same record (200, `Idempotent-Replayed: true`)",
 )
 ETAG: Param = ("ETag", {"type": "string"}, "the record's `rowVersion`, quoted")
 

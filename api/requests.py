@@ -199,8 +199,9 @@ def parse_flag(name: str, default: bool) -> bool:
 
 
 def parse_int(name: str, raw: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
-    """`raw` as an integer in [minimum, maximum]; BadRequest naming `name` otherwise."""
-    text = raw.strip()
+    """`raw` as an integer in [minimum, maximum]: ASCII digits, nothing around them; BadRequest
+    naming `name` otherwise."""
+    text = raw
     if not _INTEGER.fullmatch(text):
         raise BadRequest(f"{name} must be an integer, not {raw[:40]!r}")
     value = int(text) if len(text) <= 20 else MAX_INT + 1
@@ -215,7 +216,31 @@ def parse_sequence(name: str, raw: str) -> int:
         raise BadRequest(
             f"{name} must be an event sequence number (a non-negative integer), not {raw[:40]!r}"
         )
-    return parse_int(name, raw)
+    return parse_int(name, raw.strip())
+
+
+def one_header(name: str) -> str | None:
+    """The value of header `name`, or None; BadRequest when it is given more than once (which one
+    would count?) or holds anything but printable ASCII (a value read in another encoding
+    would be another value)."""
+    values = request.headers.getlist(name)
+    if not values:
+        return None
+    if len(values) > 1:
+        raise BadRequest(f"{name} is given {len(values)} times: give it once")
+    value = values[0]
+    if not value.isascii():
+        raise BadRequest(f"{name} must be printable ASCII")
+    return value
+
+
+def idempotency_key() -> str | None:
+    """The request's `Idempotency-Key`; BadRequest when it is not 1 to 255 printable ASCII
+    characters, or given twice."""
+    key = one_header("Idempotency-Key")
+    if key is not None and (not key or len(key) > 255 or not key.isprintable()):
+        raise BadRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
+    return key
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from api.requests import (
     LIST_LIMIT,
     authenticate,
     check_query,
+    idempotency_key,
+    one_header,
     parse_body,
     parse_flag,
     parse_sequence,
@@ -97,10 +99,7 @@ def _starts(app: QuartTrio, daemon: Daemon) -> None:
         check_query()
         model: type[StartRequest] = StartBashRequest if kind == "workbench_bash" else StartCodeRequest
         body = await parse_body(model)
-        key = request.headers.get("Idempotency-Key")
-        if key is not None and (not key or len(key) > 255 or not key.isprintable()):
-            raise BadRequest("Idempotency-Key must be 1 to 255 printable characters")
-        started = await svc.run(principal, body, key)
+        started = await svc.run(principal, body, idempotency_key())
         execution = started.execution
         headers = {"Idempotent-Replayed": "true"} if started.replayed else None
         status = 200 if started.replayed else (202 if body.background else 201)
@@ -244,7 +243,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
         check_query(("after", "sessionId", "types", "streamToken"))
         # Both are checked, and a number the store cannot hold is a 400, not a broken stream.
         after = EVENTS_AFTER.read()
-        last_event_id = request.headers.get("Last-Event-ID")
+        last_event_id = one_header("Last-Event-ID")
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
         session_id = request.args.get("sessionId")
@@ -398,14 +397,6 @@ def _interactive(app: QuartTrio, daemon: Daemon) -> None:
         body = await parse_body(ResizeRequest)
         await svc.resize(principal, execution_id, kind, body.rows, body.cols)
         return Response("", status=204)
-
-
-def idempotency_key() -> str | None:
-    """The request's `Idempotency-Key`; BadRequest when it is not 1 to 255 printable characters."""
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and (not key or len(key) > 255 or not key.isprintable()):
-        raise BadRequest("Idempotency-Key must be 1 to 255 printable characters")
-    return key
 
 
 def etag_matches(header: str | None, etag: str) -> bool:

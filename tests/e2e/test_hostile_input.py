@@ -19,6 +19,7 @@ import trio
 from tests.conftest import TOKEN, DaemonHandle
 
 BASH = "/v1/executions/workbench_bash"
+BATCH = "/v1/executions/batch"
 CODE = "/v1/executions/workbench_code"
 UNKNOWN_ID = "ex_01JD0000000000000000000000"
 
@@ -290,7 +291,7 @@ async def test_query_parameters_are_validated(unchanged: DaemonHandle) -> None:
     wb = unchanged
     record = (await wb.client.get("/v1/executions")).json()["executions"]
     eid = record[0]["executionId"] if record else UNKNOWN_ID
-    bad_numbers = ["0", "-1", "abc", "1.5", "٥", "1e3", "", " ", "9" * 30, "1_000", "0x10"]
+    bad_numbers = ["0", "-1", "abc", "1.5", "٥", "1e3", "", " ", "9" * 30, "1_000", "0x10", " 5", "5 "]
     cases: list[tuple[str, dict[str, Any]]] = [
         *[("/v1/executions", {"limit": v}) for v in [*bad_numbers, "1001"]],
         ("/v1/executions", {"status": "nope"}),
@@ -331,19 +332,30 @@ async def test_query_parameters_are_validated(unchanged: DaemonHandle) -> None:
         ("Last-Event-ID", b"9" * 30),
         ("Last-Event-ID", b"\xb2"),
         ("Last-Event-ID", b"1 2"),
+        # Given twice (which one would count?), or not ASCII (a key kept garbled).
+        ("Idempotency-Key", [b"dupA", b"dupB"]),
+        ("Idempotency-Key", "é".encode()),
+        ("Idempotency-Key", b"\xc3\xa9\xff"),
+        ("Last-Event-ID", [b"1", b"2"]),
+        ("Last-Event-ID", [b"1", b"1"]),
     ],
 )
-async def test_bad_headers_are_400(unchanged: DaemonHandle, header: str, value: bytes) -> None:
-    """Promise 7: an Idempotency-Key of 0 or over 255 printable characters, or a Last-Event-ID
-    that is not a sequence number, is 400."""
+async def test_bad_headers_are_400(unchanged: DaemonHandle, header: str, value: bytes | list[bytes]) -> None:
+    """Promise 7: an Idempotency-Key of 0 or over 255 printable ASCII characters, or a
+    Last-Event-ID that is not a sequence number, or either given twice, is 400."""
     wb = unchanged
+    headers = [(header.encode(), v) for v in (value if isinstance(value, list) else [value])]
     if header == "Idempotency-Key":
-        response = await wb.client.post(BASH, json={"command": "true"}, headers={header.encode(): value})
+        for path, body in (
+            (BASH, {"command": "true"}),
+            (BATCH, {"items": [{"kind": "workbench_bash", "command": "true"}]}),
+        ):
+            response = await wb.client.post(path, json=body, headers=headers)
+            expect(response, {400}, "bad_request")
     else:
-        response = await wb.client.get(
-            f"/v1/executions/{UNKNOWN_ID}/events/stream", headers={header.encode(): value}
-        )
-    expect(response, {400}, "bad_request")
+        for path in (f"/v1/executions/{UNKNOWN_ID}/events/stream", "/v1/events/stream"):
+            response = await wb.client.get(path, headers=headers)
+            expect(response, {400}, "bad_request")
 
 
 async def test_a_full_queue_leaves_no_workspace(make_daemon: Any) -> None:

@@ -2425,7 +2425,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable ASCII characters, given once; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2488,7 +2488,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable ASCII characters, given once; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2553,7 +2553,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable ASCII characters, given once; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3269,7 +3269,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable ASCII characters, given once; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3378,7 +3378,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description printable characters; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
+                /** @description printable ASCII characters, given once; the first request with a key creates the execution, a later one with the same body returns the same record (200, `Idempotent-Replayed: true`) */
                 "Idempotency-Key"?: string;
             };
             path: {
