@@ -77,7 +77,12 @@ async def test_read_prompts_answered_with_raw_bytes_and_unrecorded_input(wb: Dae
     started = await _start(wb, 'read -r name; read -r secret; echo "hi $name ${#secret}"', openStdin=True)
     execution_id = started["executionId"]
     path = f"/v1/executions/{execution_id}/input"
-    raw = await wb.client.post(path, content=b"ann\n", headers={"Content-Type": "application/octet-stream"})
+    # An input of nothing (no bytes, no end of file) writes nothing and journals nothing.
+    for empty in ({}, {"data": ""}):
+        assert (await wb.client.post(path, json=empty)).status_code == 204
+    octets = {"Content-Type": "application/octet-stream"}
+    assert (await wb.client.post(path, content=b"", headers=octets)).status_code == 204
+    raw = await wb.client.post(path, content=b"ann\n", headers=octets)
     assert raw.status_code == 204, raw.text
     await _input(wb, execution_id, data="hunter2\n", record=False)
     ended = await wb.wait(execution_id)

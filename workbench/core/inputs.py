@@ -36,6 +36,8 @@ async def send_input(
     name = _running_child(executor, row, "input")
     if row.stdin_closed and not tty:
         raise Conflict(f"the stdin of execution {row.id} was closed by an end of file")
+    if not data and not eof:
+        return  # nothing to write: nothing is journaled either
     try:
         await executor.supervisor.send_input(name, data, eof=eof)
     except sandbox.InputFull as exc:
