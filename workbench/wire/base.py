@@ -12,6 +12,7 @@ from pydantic.alias_generators import to_camel
 ExecutionKind = Literal["workbench_bash", "workbench_code", "batch"]
 EXECUTION_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code", "batch")
 #: The kinds that run a process tree (a batch runs executions of these kinds).
+ProcessKind = Literal["workbench_bash", "workbench_code"]
 PROCESS_KINDS: tuple[str, ...] = ("workbench_bash", "workbench_code")
 EventType = Literal[
     "status",

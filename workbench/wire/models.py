@@ -25,6 +25,7 @@ from workbench.wire.base import EventType as EventType
 from workbench.wire.base import ExecutionKind as ExecutionKind
 from workbench.wire.base import OnWaitTimeout as OnWaitTimeout
 from workbench.wire.base import PreviewFormat as PreviewFormat
+from workbench.wire.base import ProcessKind as ProcessKind
 from workbench.wire.base import RequestModel as RequestModel
 from workbench.wire.base import StreamName as StreamName
 from workbench.wire.base import WireModel as WireModel

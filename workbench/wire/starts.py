@@ -24,8 +24,8 @@ from workbench.wire.fields import (
     strict_bool,
 )
 from workbench.wire.models import (
-    ExecutionKind,
     ExecutionSpec,
+    ProcessKind,
     RequestModel,
     StartBashRequest,
     StartCodeRequest,
@@ -36,7 +36,7 @@ class BatchItemRequest(ExecutionSpec):
     """One item of `POST /v1/executions/batch`: a start body with its `kind`, without
     `background` and `waitTimeoutMs` (the batch's own decide)."""
 
-    kind: ExecutionKind
+    kind: ProcessKind
     """`workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`)."""
     command: Command | None = None
     """For `workbench_bash`: as in a bash start."""
@@ -60,11 +60,8 @@ class BatchItemRequest(ExecutionSpec):
         if self.kind == "workbench_bash":
             if self.command is None or self.language is not None or self.code is not None:
                 raise ValueError("a workbench_bash item takes command (and not language or code)")
-        elif self.kind == "workbench_code":
-            if self.language is None or self.code is None or self.command is not None:
-                raise ValueError("a workbench_code item takes language and code (and not command)")
-        else:
-            raise ValueError("an item is workbench_bash or workbench_code: a batch holds no batch")
+        elif self.language is None or self.code is None or self.command is not None:
+            raise ValueError("a workbench_code item takes language and code (and not command)")
         return self
 
     def as_start(self) -> StartBashRequest | StartCodeRequest:

@@ -984,8 +984,11 @@ export interface components {
             previewBytes?: number;
             /** @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state). */
             previewFormat?: components["schemas"]["PreviewFormat"];
-            /** @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`). */
-            kind: components["schemas"]["ExecutionKind"];
+            /**
+             * @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`).
+             * @enum {string}
+             */
+            kind: "workbench_bash" | "workbench_code";
             /** @description For `workbench_bash`: as in a bash start. */
             command?: string | null;
             /** @description For `workbench_code`: as in a code start. */
