@@ -163,8 +163,7 @@ def _list_filters() -> dict[str, Any]:
         raise BadRequest(f"query parameter status must be one of {', '.join(ExecutionStatus)}")
     if kind is not None and kind not in EXECUTION_KINDS:
         raise BadRequest(f"query parameter kind must be one of {', '.join(EXECUTION_KINDS)}")
-    if session_id is not None and not SESSION_ID.fullmatch(session_id):
-        raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
+    _check_session_query(session_id)
     if cursor is not None and not EXECUTION_ID.fullmatch(cursor):
         raise BadRequest("query parameter cursor is not a cursor this daemon handed out")
     include = args.get("include")
@@ -247,8 +246,7 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
         session_id = request.args.get("sessionId")
-        if session_id is not None and not SESSION_ID.fullmatch(session_id):
-            raise BadRequest("query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.'")
+        _check_session_query(session_id)
         options = sse.Options(session_id=session_id, types=parse_types(request.args.get("types")))
         return await sse.stream(daemon, principal, execution_id, kind, after, options)
 
@@ -397,6 +395,14 @@ def _interactive(app: QuartTrio, daemon: Daemon) -> None:
         body = await parse_body(ResizeRequest)
         await svc.resize(principal, execution_id, kind, body.rows, body.cols)
         return Response("", status=204)
+
+
+def _check_session_query(session_id: str | None) -> None:
+    """400 for a `?sessionId=` that no session can have (as a start would refuse it)."""
+    if session_id is not None and (not SESSION_ID.fullmatch(session_id) or session_id in (".", "..")):
+        raise BadRequest(
+            "query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.', not . or .."
+        )
 
 
 def etag_matches(header: str | None, etag: str) -> bool:

@@ -145,6 +145,8 @@ async def test_moves_make_parents_and_do_not_replace_unless_asked(wb: DaemonHand
     assert (await wb.client.get(f"{FILES}/x/y/a.txt")).content == b"b"
     into_itself = await wb.client.post(f"{FILES}:move", json={"from": "x", "to": "x/y/z"})
     assert into_itself.status_code == 409
+    onto_itself = await wb.client.post(f"{FILES}:move", json={"from": "b.txt", "to": "./b.txt"})
+    assert onto_itself.status_code == 409 and "onto itself" in onto_itself.json()["error"]["message"]
     gone = await wb.client.post(f"{FILES}:move", json={"from": "nope", "to": "z"})
     assert gone.status_code == 404
     bad = await wb.client.post(f"{FILES}:move", json={"from": "x", "to": "y", "extra": 1})

@@ -356,6 +356,8 @@ class Files:
         target = beneath.parse(req.destination, "to")
         if not source or not target:
             raise Conflict("the workspace itself cannot be moved")
+        if target == source:
+            raise Conflict(f"{beneath.join(source)[:200]!r} cannot be moved onto itself")
         if target[: len(source)] == source:
             raise Conflict("a directory cannot be moved inside itself")
         workspace = self.workspaces.existing(principal, session_id)
