@@ -30,6 +30,7 @@ from workbench.wire.models import (
     ExecutionKind,
     OnWaitTimeout,
     PreviewFormat,
+    ProcessKind,
     StreamName,
 )
 from workbench.wire.status import ExecutionStatus
@@ -68,6 +69,7 @@ ERROR_MEANINGS = {
 #: The enums of the wire, each one named schema.
 ENUMS: dict[str, tuple[list[str], str]] = {
     "ExecutionKind": (list(typing.get_args(ExecutionKind)), "what an execution runs"),
+    "ProcessKind": (list(typing.get_args(ProcessKind)), "what a batch's item runs (a batch holds no batch)"),
     "ExecutionStatus": ([s.value for s in ExecutionStatus], "where an execution is in its life"),
     "EventType": (list(typing.get_args(EventType)), "what a journal event records"),
     "StreamName": (list(typing.get_args(StreamName)), "an output stream (and the artifact that keeps it)"),

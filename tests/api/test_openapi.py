@@ -113,6 +113,7 @@ OPTIONAL = {("DetachResult", "execution"), ("ErrorBody", "details")}
 ENUMS = {
     "ChangeType",
     "ExecutionKind",
+    "ProcessKind",
     "ExecutionStatus",
     "EventType",
     "StreamName",

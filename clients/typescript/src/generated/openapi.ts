@@ -984,11 +984,8 @@ export interface components {
             previewBytes?: number;
             /** @description `plain`: the preview as a terminal shows it (no ANSI escapes, redrawn lines in their last state). */
             previewFormat?: components["schemas"]["PreviewFormat"];
-            /**
-             * @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`).
-             * @enum {string}
-             */
-            kind: "workbench_bash" | "workbench_code";
+            /** @description `workbench_bash` (with `command`) or `workbench_code` (with `language` and `code`). */
+            kind: components["schemas"]["ProcessKind"];
             /** @description For `workbench_bash`: as in a bash start. */
             command?: string | null;
             /** @description For `workbench_code`: as in a code start. */
@@ -2040,6 +2037,11 @@ export interface components {
          * @enum {string}
          */
         ExecutionKind: "workbench_bash" | "workbench_code" | "batch";
+        /**
+         * @description what a batch's item runs (a batch holds no batch)
+         * @enum {string}
+         */
+        ProcessKind: "workbench_bash" | "workbench_code";
         /**
          * @description what a journal event records
          * @enum {string}
