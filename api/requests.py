@@ -86,9 +86,9 @@ async def parse_body(model: type[M], *, allow_empty: bool = False) -> M:
     """The request body as `model`.
 
     413 over the limit; 400 for a body that is not UTF-8, not JSON, nested deeper than
-    `MAX_JSON_DEPTH`, holding NaN/Infinity, an integer too long to read, or a string that is
-    not Unicode (a lone surrogate escape); 422 for a body that is not an object, holds a number
-    no double can hold (`1e400`), or fails `model`.
+    `MAX_JSON_DEPTH`, holding NaN/Infinity, an integer too long to read, a string that is
+    not Unicode (a lone surrogate escape), or a name twice in one object; 422 for a body that
+    is not an object, holds a number no double can hold (`1e400`), or fails `model`.
     """
     limit = request.max_content_length or 0
     try:
@@ -125,7 +125,7 @@ def decode_json(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise BadRequest(f"the body is not valid UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_names)
     except json.JSONDecodeError as exc:
         raise BadRequest(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
@@ -134,6 +134,18 @@ def decode_json(raw: bytes) -> Any:
         raise BadRequest("malformed JSON: a number has too many digits") from None
     _check_json(data, 1, ())
     return data
+
+
+def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A name given twice in one object: which value would count? Refused rather than guessed.
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise BadRequest(f"malformed JSON: the name {name[:100]!r} is given twice in one object")
+            seen.add(name)
+    return found
 
 
 def _no_constant(name: str) -> Any:

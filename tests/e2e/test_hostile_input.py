@@ -110,6 +110,9 @@ async def test_a_body_no_one_reads_never_stalls_the_connection(wb: DaemonHandle)
         b'{"command": "true", "env": {"A": "\\udfff"}}',
         b'{"command": "true", "metadata": {"\\udbff": 1}}',
         b'{"command": "true", "metadata": ' + b"[" * 32 + b"]" * 32 + b"}",
+        # A name given twice: which value would count? (The last, silently, before.)
+        b'{"command": "echo a", "command": "echo b"}',
+        b'{"command": "true", "env": {"A": "1", "A": "2"}}',
         b"[" * 100_000 + b"]" * 100_000,
         b'{"command": "true", "metadata": ' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}",
     ],
