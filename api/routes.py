@@ -10,6 +10,7 @@ from typing import Any
 import trio
 from quart import Response, request
 from quart_trio import QuartTrio
+from werkzeug.exceptions import MethodNotAllowed
 
 from api import sse
 from api.download import file_response, image_json, remote_response
@@ -78,6 +79,9 @@ def per_execution(
             return await handler(kind, execution_id, **kw)
 
         async def without_kind(execution_id: str, **kw: Any) -> Response:
+            if not suffix and execution_id in EXECUTION_KINDS:
+                # `/v1/executions/workbench_bash` is a start's path (POST), not an execution's.
+                raise MethodNotAllowed(valid_methods=["POST"])
             return await handler(None, execution_id, **kw)
 
         app.add_url_rule(

@@ -493,3 +493,20 @@ async def test_workspaces_on_a_filesystem_of_their_own(make_daemon: Any, tmp_pat
     out = await output_of(wb, sandboxed)
     assert "not yours" not in out and "other" not in out.split(), out
     assert f"{workspaces}/admin/mine" in out
+
+
+async def test_a_wrong_method_on_a_known_path_names_the_methods_it_takes(unchanged: DaemonHandle) -> None:
+    """Promise 7: 404 not_found whose message lists the path's methods, for every start path too
+    (`GET /v1/executions/workbench_bash` is the start's path, not an execution named so)."""
+    wb = unchanged
+    for method, path in [
+        ("PUT", BASH),
+        ("GET", BASH),
+        ("DELETE", BASH),
+        ("GET", "/v1/executions/workbench_code"),
+        ("GET", BATCH),
+        ("PATCH", f"/v1/executions/{UNKNOWN_ID}"),
+    ]:
+        response = await wb.client.request(method, path)
+        expect(response, {404}, "not_found")
+        assert "it takes" in response.json()["error"]["message"], (method, path, response.text)
