@@ -117,7 +117,10 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
 
         command = shlex.join(words)
     if args.interactive or args.tty:
-        args.no_stdin, args.stdin = True, None  # ours goes to it live, not at the start
+        if args.stdin is not None:
+            option = "-i" if args.interactive else "-t"
+            raise UsageError(f"--stdin cannot be given with {option}: ours goes to it live")
+        args.no_stdin = True  # ours goes to it live, not at the start
         body = {"command": command, **start_options(http, args), **_interactive_fields(args)}
         if not (args.background or args.detach):
             from workbench.cli.attach import run_interactive
