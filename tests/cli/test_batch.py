@@ -80,3 +80,14 @@ async def test_secret_env_is_passed_and_never_shown(cli: Cli, wb: DaemonHandle) 
     assert (again.code, again.out) == (0, b"ok\n")
     missing = await cli("run", "--secret-env", "NOT_SET_HERE_X", "--", "true")
     assert missing.code == 2 and "NOT_SET_HERE_X" in missing.error
+
+
+async def test_wait_on_a_batch_exits_like_batch_does(cli: Cli, wb: DaemonHandle) -> None:
+    """A batch whose items did not all complete is 1 for `wait` as for `batch`, not the CLI's 125."""
+    for lines, status in ((b"true\nexit 3\n", "partial_failed"), (b"exit 3\n", "failed")):
+        started = await cli.ok("batch", "-b", "--bash", "-", stdin=lines)
+        batch_id = started.text.strip()
+        waited = await cli("wait", batch_id)
+        assert waited.code == 1, waited
+        assert (await wb.wait(batch_id))["status"] == status
+        assert (await cli("wait", batch_id, batch_id)).code == 1

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 #: `batch` exits like this for a batch that ended so (and 0 once every item completed).
 EXIT_STATUSES = {
     "completed": exitcodes.OK,
-    "failed": 1,
-    "partial_failed": 1,
+    "failed": exitcodes.ITEMS_FAILED,
+    "partial_failed": exitcodes.ITEMS_FAILED,
     "cancelled": exitcodes.CANCELLED,
     "timed_out": exitcodes.TIMED_OUT,
 }
