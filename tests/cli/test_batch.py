@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from tests.cli.conftest import Cli
@@ -18,7 +19,7 @@ async def test_batch_of_commands_exits_like_its_outcome(cli: Cli, wb: DaemonHand
     assert ran.code == 1, ran
     printed = ran.text.splitlines()
     assert len(printed) == 3 and sum("failed (exit 3)" in line for line in printed) == 1
-    assert "partial_failed: 2 of 3 items completed" in ran.error
+    assert re.fullmatch(r"workbench: ex_\w+ partial_failed: 2 of 3 items completed\n", ran.error), ran
     batch = (await wb.client.get("/v1/executions", params={"kind": "batch"})).json()["executions"][0]
     assert [i["executionKind"] for i in batch["items"]] == ["workbench_bash"] * 3
     assert batch["concurrency"] == 2

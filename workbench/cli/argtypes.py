@@ -137,9 +137,7 @@ def _variable(text: str) -> str:
         raise ValueError(f"{text!r} has no name before '=' (expected K=V)")
     first_ok = name[0] == "_" or (name[0].isascii() and name[0].isalpha())
     if not first_ok or not name.isascii() or not name.replace("_", "a").isalnum():
-        raise ValueError(
-            f"{name!r} is not a variable's name: a letter or '_', then letters, digits or '_'"
-        )
+        raise ValueError(f"{name!r} is not a variable's name: a letter or '_', then letters, digits or '_'")
     return text
 
 

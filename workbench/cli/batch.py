@@ -88,7 +88,10 @@ def cmd_batch(http: Http, args: argparse.Namespace) -> int:
         print(json.dumps(final, indent=2, ensure_ascii=False))
     else:
         done = sum(1 for item in final["items"] if item["status"] == "completed")
-        print(f"{batch_id} {status}: {done} of {len(final['items'])} items completed", file=sys.stderr)
+        print(
+            f"workbench: {batch_id} {status}: {done} of {len(final['items'])} items completed",
+            file=sys.stderr,
+        )
     return EXIT_STATUSES.get(status, 1)
 
 
