@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from tests.cli.conftest import Cli
@@ -18,7 +19,7 @@ async def test_batch_of_commands_exits_like_its_outcome(cli: Cli, wb: DaemonHand
     assert ran.code == 1, ran
     printed = ran.text.splitlines()
     assert len(printed) == 3 and sum("failed (exit 3)" in line for line in printed) == 1
-    assert "partial_failed: 2 of 3 items completed" in ran.error
+    assert re.fullmatch(r"workbench: ex_\w+ partial_failed: 2 of 3 items completed\n", ran.error), ran
     batch = (await wb.client.get("/v1/executions", params={"kind": "batch"})).json()["executions"][0]
     assert [i["executionKind"] for i in batch["items"]] == ["workbench_bash"] * 3
     assert batch["concurrency"] == 2
@@ -80,3 +81,14 @@ async def test_secret_env_is_passed_and_never_shown(cli: Cli, wb: DaemonHandle) 
     assert (again.code, again.out) == (0, b"ok\n")
     missing = await cli("run", "--secret-env", "NOT_SET_HERE_X", "--", "true")
     assert missing.code == 2 and "NOT_SET_HERE_X" in missing.error
+
+
+async def test_wait_on_a_batch_exits_like_batch_does(cli: Cli, wb: DaemonHandle) -> None:
+    """A batch whose items did not all complete is 1 for `wait` as for `batch`, not the CLI's 125."""
+    for lines, status in ((b"true\nexit 3\n", "partial_failed"), (b"exit 3\n", "failed")):
+        started = await cli.ok("batch", "-b", "--bash", "-", stdin=lines)
+        batch_id = started.text.strip()
+        waited = await cli("wait", batch_id)
+        assert waited.code == 1, waited
+        assert (await wb.wait(batch_id))["status"] == status
+        assert (await cli("wait", batch_id, batch_id)).code == 1

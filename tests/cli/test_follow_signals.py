@@ -77,28 +77,41 @@ def test_a_ctrl_c_while_the_cancel_is_asked_for_stops_waiting_after_it() -> None
 
 
 class Ending(Transport):
-    """As Transport, with the first signal a SIGTERM, and waits (`wait`) that find the execution
-    ended; the SIGINT comes during the first `interrupt_on` request or wait."""
+    """As Transport, with the first signal a SIGTERM; the stream opened again after it ends in
+    `cancelled`. The SIGINT comes during the cancel request, or (`stream`) as the stream opens."""
 
     def stream(self, execution_id: str, after: int) -> Iterator[tuple[str, Any]]:
         if after > 0:
+            if self.interrupt_on == "stream":
+                signal.raise_signal(signal.SIGINT)
             yield _event(after + 1, "cancelled")
             return
         yield _event(1, "running")
         signal.raise_signal(signal.SIGTERM)  # a tool's timeout ends the CLI
         raise AssertionError("the SIGTERM did not interrupt the stream")
 
-    def json(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
-        self.request(method, path, body, **kw)
-        return {"execution": {"status": "cancelled"}}
+
+def test_a_ctrl_c_while_sigterm_cancels_changes_nothing() -> None:
+    """SIGTERM cancels and follows the execution to its end (the caller exits 143); a Ctrl-C that
+    comes during its cancel request does not turn that into something else."""
+    http: Any = Ending("cancel")
+    signals = Signals((signal.SIGINT, signal.SIGTERM))
+    signals.install()
+    try:
+        react = RunReactions(http, ID, signals)
+        record = {"executionId": ID, "output": {"truncated": False}}
+        end = follow(http, record, signals=signals, react=react, label="run", streams=())
+    finally:
+        signals.restore()
+    assert end["status"] == "cancelled" and react.stopping == 128 + signal.SIGTERM
+    assert http.requests == ["cancel"]
 
 
-@pytest.mark.parametrize("during", ["cancel", "wait"])
-def test_a_ctrl_c_while_sigterm_cancels_changes_nothing(during: str) -> None:
-    """SIGTERM cancels, waits a little for the end and exits 143; a Ctrl-C that comes during its
-    cancel request or its wait does not turn that into something else."""
-    http = Ending(during)
+def test_a_ctrl_c_while_sigterm_follows_to_the_end_stops_with_143() -> None:
+    """A signal that comes while SIGTERM follows the execution to its end stops following: the
+    cancel is asked for, and the exit status is still SIGTERM's."""
+    http = Ending("stream")
     with pytest.raises(Stopped) as stopped:
         _follow(http, (signal.SIGINT, signal.SIGTERM))
     assert stopped.value.status == 128 + signal.SIGTERM
-    assert http.requests == ["cancel", "wait"]
+    assert http.requests == ["cancel"]

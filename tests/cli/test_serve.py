@@ -91,3 +91,22 @@ async def test_the_daemon_keeps_its_start_up_out_of_full_collections(tmp_path: P
             assert await process.wait() == 0
     # Its modules, app and routes: tens of thousands of objects.
     assert int(out.read_text()) > 10_000
+
+
+async def test_a_data_dir_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    """A regular file, or a place where no directory can be made: one line naming it, exit 2."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory\n")
+    for data_dir, reason in ((a_file, "File exists"), (a_file / "sub", "Not a directory")):
+        with ceilings.within(60, "`workbench serve` to refuse its data dir"):
+            done = await trio.run_process(
+                [*SERVE, "--bind", "127.0.0.1:0", "--data-dir", str(data_dir)],
+                env=clean_env(tmp_path),
+                check=False,
+                capture_stderr=True,
+            )
+        assert done.returncode == 2, done.stderr.decode()
+        assert done.stderr.decode() == (
+            f"workbench: the data dir {data_dir} cannot be used: {reason} ({data_dir})\n"
+        )
+    assert a_file.read_text() == "not a directory\n"

@@ -60,6 +60,39 @@ async def test_sigterm_cancels_the_execution_and_exits_143(cli: Cli, wb: DaemonH
     assert record["status"] == "cancelled" and record["cancelReason"] == "workbench run got SIGTERM"
 
 
+async def test_sigterm_writes_what_the_program_prints_until_its_end(cli: Cli, wb: DaemonHandle) -> None:
+    """What a `trap ... TERM` prints while the cancel ends it reaches our stdout, then the line
+    that says it was cancelled."""
+    script = "trap 'echo got TERM; exit 3' TERM; echo started; sleep 60 & wait"
+    process = await cli.open("run", "--", script)
+    seen = await started(process, b"started\n")
+    process.send_signal(signal.SIGTERM)
+    out, err = await read_to_exit(process)
+    assert process.returncode == 128 + signal.SIGTERM, (out, err)
+    execution_id = (await newest(wb))["executionId"]
+    assert seen + out == b"started\ngot TERM\n", err
+    assert err.decode().splitlines() == [
+        f"workbench: SIGTERM: cancelling {execution_id}",
+        f"workbench: cancelled: {execution_id} (workbench run got SIGTERM)",
+    ]
+
+
+async def read_to_exit(process: trio.Process) -> tuple[bytes, bytes]:
+    """Everything on its stdout and stderr until it exits."""
+    out, err = bytearray(), bytearray()
+
+    async def drain(stream: Any, into: bytearray) -> None:
+        while chunk := await stream.receive_some():
+            into.extend(chunk)
+
+    with ceilings.within(ENDED_S, "the CLI to exit"):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(drain, process.stdout, out)
+            nursery.start_soon(drain, process.stderr, err)
+        await process.wait()
+    return bytes(out), bytes(err)
+
+
 async def test_a_closed_terminal_cancels_the_execution(cli: Cli, wb: DaemonHandle) -> None:
     """SIGHUP, from the terminal itself going away (not a kill): the execution is cancelled."""
     terminal = await cli.terminal("run", "--", "echo started; sleep 60")

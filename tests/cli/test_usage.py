@@ -16,6 +16,7 @@ BAD = [
     (["ls", "--session", "../x"], "--session"),
     (["ls", "--watch"], "--watch"),  # not a terminal
     (["ls", "--watch", "--json"], "--watch"),
+    (["ls", "--running", "--status", "completed"], "--running"),
     (["run", "--timeout", "soon", "--", "true"], "--timeout"),
     (["run", "--idle-timeout", "-1s", "--", "true"], "--idle-timeout"),
     (["run", "--session", "a b", "--", "true"], "--session"),
@@ -24,6 +25,16 @@ BAD = [
     (["run", "--stdin", "/does/not/exist", "--", "true"], "--stdin"),
     (["run", "--stdin", "-", "--no-stdin", "--", "true"], "--no-stdin"),
     (["run", "--url", "ftp://x", "--", "true"], "--url"),
+    (["--url", "http://127.0.0.1:99999", "ls"], "--url"),
+    (["ls", "--url", "http://127.0.0.1:abc"], "--url"),
+    (["run", "--timeout", "0", "--", "true"], "--timeout"),
+    (["run", "--timeout", "25h", "--", "true"], "--timeout"),
+    (["run", "--idle-timeout", "0s", "--", "true"], "--idle-timeout"),
+    (["run", "--env", "=x", "--", "true"], "--env"),
+    (["run", "--env", "A B=x", "--", "true"], "--env"),
+    (["run", "--secret-env", "1A=x", "--", "true"], "--secret-env"),
+    (["run", "-i", "--stdin", "/dev/null", "--", "cat"], "--stdin"),
+    (["run", "-t", "--stdin", "/dev/null", "--", "cat"], "--stdin"),
     (["run"], "COMMAND"),
     (["code", "-l", "python"], "FILE"),
     (["wait", "--timeout", "x", "ex_01JD0000000000000000000000"], "--timeout"),
@@ -57,3 +68,9 @@ async def test_a_usage_error_is_one_line_naming_the_option(
     assert ran.error.startswith("workbench: usage: ") and named in ran.error, ran
     listing = (await wb.client.get("/v1/executions")).json()["executions"]
     assert listing == [], "a usage error does nothing"
+
+
+async def test_a_bad_url_in_the_variable_is_a_usage_error(cli: Cli, wb: DaemonHandle) -> None:
+    ran = await cli("ls", env=cli.env(WORKBENCH_URL="http://127.0.0.1:99999"))
+    assert ran.code == 2, ran
+    assert ran.error == "workbench: usage: --url: bad port in 'http://127.0.0.1:99999'\n", ran

@@ -117,6 +117,30 @@ def _duration(text: str) -> int:
     return parse_duration_ms(text)
 
 
+#: The longest deadline or idle timeout an execution takes (the API's limit on `timeoutMs`).
+MAX_DEADLINE_MS = 24 * 3_600_000
+
+
+def _deadline(text: str) -> int:
+    ms = _duration(text)
+    if ms < 1:
+        raise ValueError(f"{text!r} is no time at all: a deadline is at least 1ms")
+    if ms > MAX_DEADLINE_MS:
+        raise ValueError(f"{text!r} is longer than 24 hours, the longest deadline")
+    return ms
+
+
+def _variable(text: str) -> str:
+    """`K=V` or `K`, with K a variable's name: a letter or `_`, then letters, digits or `_`."""
+    name = text.partition("=")[0]
+    if not name:
+        raise ValueError(f"{text!r} has no name before '=' (expected K=V)")
+    first_ok = name[0] == "_" or (name[0].isascii() and name[0].isalpha())
+    if not first_ok or not name.isascii() or not name.replace("_", "a").isalnum():
+        raise ValueError(f"{name!r} is not a variable's name: a letter or '_', then letters, digits or '_'")
+    return text
+
+
 def _statuses(text: str) -> list[str]:
     values = [v.strip() for v in text.split(",")]
     for value in values:
@@ -149,6 +173,8 @@ def _session(text: str) -> str:
 POSITIVE = _type("positive", _positive)
 COUNT = _type("count", _count)
 DURATION = _type("duration", _duration)
+DEADLINE = _type("deadline", _deadline)
+VARIABLE = _type("variable", _variable)
 STATUS_LIST = _type("statuses", _statuses)
 KIND = _type("kind", _kind)
 SESSION = _type("session", _session)

@@ -19,8 +19,10 @@ import threading
 
 from workbench.cli import exitcodes
 from workbench.cli.exitcodes import UsageError
+from workbench.cli.follow import RunReactions, Stopped, react_all
 from workbench.cli.http import ApiError, Http
 from workbench.cli.ids import resolve
+from workbench.cli.signals import Interrupted, Signals, died
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
 #: Ctrl-P Ctrl-Q, as docker's: leave the execution running.
 DETACH_KEYS = b"\x10\x11"
 _CHUNK = 65536
+#: The input thread sends this to the main thread when an input failed (see `_Feeder`).
+INPUT_FAILED = signal.SIGUSR1
+#: The most rows or columns a terminal has on the wire.
+MAX_SIZE = 1000
 
 
 def cmd_attach(http: Http, args: argparse.Namespace) -> int:
@@ -44,78 +50,219 @@ def cmd_attach(http: Http, args: argparse.Namespace) -> int:
 
 
 def run_interactive(http: Http, body: dict[str, Any], key: str | None) -> int:
-    """Start `body` (a bash start with `openStdin` or `tty`) in the background and join it."""
+    """Start `body` (a bash start with `openStdin` or `tty`) in the background and join it; as
+    plain `run`, it leaves nothing running behind it (`workbench.cli.follow`)."""
     headers = {"Idempotency-Key": key} if key else None
-    record = http.json(
-        "POST", "/v1/executions/workbench_bash", {**body, "background": True}, headers=headers, ok=(200, 202)
-    )
-    return join(http, record["executionId"], tty=bool(body.get("tty")))
+    signals = Signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP, INPUT_FAILED))
+    signals.install()
+    record: dict[str, Any] | None = None
+    pending: Interrupted | None = None
+    try:
+        try:
+            with signals.deferred():
+                record = http.json(
+                    "POST",
+                    "/v1/executions/workbench_bash",
+                    {**body, "background": True},
+                    headers=headers,
+                    ok=(200, 202),
+                )
+        except Interrupted as sig:
+            if record is None:  # the start itself failed: there is nothing to cancel
+                return died(sig)
+            pending = sig
+        react = RunReactions(http, record["executionId"], signals)
+        return join(http, record["executionId"], tty=bool(body.get("tty")), react=react, pending=pending)
+    finally:
+        signals.restore()
 
 
-def join(http: Http, execution_id: str, *, tty: bool) -> int:
-    """Follow the execution's output to its end while our stdin goes to it; its exit status."""
+def join(
+    http: Http,
+    execution_id: str,
+    *,
+    tty: bool,
+    react: RunReactions | None = None,
+    pending: Interrupted | None = None,
+) -> int:
+    """Follow the execution's output to its end while our stdin goes to it; its exit status.
+
+    With `react` (`run`), Ctrl-C (without a raw terminal), SIGTERM and SIGHUP do what they do to
+    plain `run`; without (`attach`), they end the command and leave the execution running.
+    """
     raw = tty and os.isatty(0)
     saved = None
     wake_r, wake_w = os.pipe()
+    own = Signals((INPUT_FAILED,)) if react is None else None
+    signals = react.signals if react is not None else own
+    assert signals is not None
+    if own is not None:
+        own.install()
     if raw:
         import termios
-        import tty as terminal
 
         saved = termios.tcgetattr(0)
-        terminal.setraw(0)
+        _raw(True, saved)
         signal.signal(signal.SIGWINCH, lambda _s, _f: os.write(wake_w, b"w"))
         os.write(wake_w, b"w")  # send our size once at the start
     feeder = _Feeder(Http(http.target), execution_id, raw, wake_r, saved)
     threading.Thread(target=feeder.run, name="input", daemon=True).start()
     try:
-        for kind, event in http.stream(execution_id, 0):
-            if kind == "event" and event["eventType"] == "status" and event["status"] != "queued":
-                feeder.running.set()  # input before it runs would be refused
-            if kind in ("event", "live") and event.get("eventType") == "output" and event.get("outputDelta"):
-                os.write(1, event["outputDelta"].encode("utf-8"))
+        return _follow(http, execution_id, feeder, signals, react, pending)
+    except Stopped as stop:
+        return stop.status
     finally:
         _restore(saved)
+        if own is not None:
+            own.restore()
+
+
+def _follow(
+    http: Http,
+    execution_id: str,
+    feeder: _Feeder,
+    signals: Signals,
+    react: RunReactions | None,
+    pending: Interrupted | None,
+) -> int:
+    last = 0
+    while True:
+        try:
+            if pending is not None:
+                sig, pending = pending, None
+                raise sig
+            for kind, event in http.stream(execution_id, last):
+                with signals.deferred():
+                    if kind == "event":
+                        last = event["sequence"]
+                        if event["eventType"] == "status" and event["status"] != "queued":
+                            feeder.running.set()  # input before it runs would be refused
+                    if kind in ("event", "live") and event.get("eventType") == "output":
+                        _write(event.get("outputDelta"), react)
+            break
+        except Interrupted as sig:
+            _restore(feeder.saved)  # our lines readable, and the terminal ours again if we end
+            if sig.signum == INPUT_FAILED:
+                if react is not None and react.stopping is not None:
+                    continue  # already cancelling: the stream says how it ends
+                return _input_failed(execution_id, feeder.failure, react)
+            if react is None:
+                raise
+            react_all(react, sig, None)
+            if react.stopping is None:
+                _raw(feeder.raw, feeder.saved)
     record = http.json("GET", f"/v1/executions/{execution_id}")
     if record["status"] != "completed":
         exitcodes.report(execution_id, record)
+    if react is not None and react.stopping is not None:
+        return react.stopping
     return exitcodes.of_record(record)
+
+
+def _write(text: str | None, react: RunReactions | None) -> None:
+    if not text:
+        return
+    try:
+        os.write(1, text.encode("utf-8"))
+    except OSError:
+        if react is None or react.stopping is None:
+            raise
+        raise Stopped(react.stopping) from None  # SIGHUP: the terminal is gone
+
+
+def _input_failed(execution_id: str, failure: str, react: RunReactions | None) -> int:
+    """Our keys can no longer reach it: say so, and cancel it (`run`) or leave it (`attach`)."""
+    if react is not None:
+        _say(f"workbench: {failure}; cancelling it")
+        react.stop("workbench run could not send its input")
+    else:
+        _say(f"workbench: {failure}; it runs on (`workbench attach {execution_id}`)")
+    return exitcodes.FAILED
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:  # stderr is gone (a closed terminal)
+        pass
+
+
+def _raw(on: bool, saved: Any) -> None:
+    if on and saved is not None:
+        import termios
+        import tty as terminal
+
+        try:
+            terminal.setraw(0)
+        except (OSError, termios.error):  # the terminal is gone (a hang-up)
+            pass
 
 
 def _restore(saved: Any) -> None:
     if saved is not None:
         import termios
 
-        termios.tcsetattr(0, termios.TCSADRAIN, saved)
+        try:
+            termios.tcsetattr(0, termios.TCSADRAIN, saved)
+        except (OSError, termios.error):  # the terminal is gone (a hang-up)
+            pass
 
 
 class _Feeder:
-    """Our stdin to the execution's input, and our window size to its terminal."""
+    """Our stdin to the execution's input, and our window size to its terminal.
+
+    An input the daemon refuses (but for an execution that has ended: the stream says how) ends
+    the command: `failure` says what, and INPUT_FAILED wakes the main thread.
+    """
 
     def __init__(self, http: Http, execution_id: str, raw: bool, wake: int, saved: Any) -> None:
         self.http, self.execution_id, self.raw, self.wake, self.saved = http, execution_id, raw, wake, saved
         self.path = f"/v1/executions/{execution_id}"
         self.held = b""  # a Ctrl-P that may begin the detach keys
         self.running = threading.Event()
+        self.failure = ""
+        self.main = threading.main_thread().ident
 
     def run(self) -> None:
         self.running.wait()
         try:
             while self._step():
                 pass
+        except ApiError as exc:
+            if exc.code in ("conflict", "not_found") and self._ended():
+                return  # it ended meanwhile: the stream says how
+            self.failure = f"{exc.code}: cannot send input to {self.execution_id}: {exc.message}"
+            assert self.main is not None
+            signal.pthread_kill(self.main, INPUT_FAILED)
+
+    def _ended(self) -> bool:
+        """Whether it ended or is ending (then a refused input is no news)."""
+        try:
+            record = self.http.json("GET", self.path)
         except ApiError:
-            pass  # ended, or the daemon went away: the stream says how it ends
+            return False
+        return record["status"] not in ("queued", "running")  # ended, or being stopped
+
+    def _resize(self) -> None:
+        try:
+            size = os.get_terminal_size(0)
+        except OSError:
+            return
+        if size.lines and size.columns:  # a terminal that does not know its size reads 0x0
+            rows, cols = min(size.lines, MAX_SIZE), min(size.columns, MAX_SIZE)
+            self.http.request("POST", self.path + "/resize", {"rows": rows, "cols": cols}, ok=(204,))
 
     def _step(self) -> bool:
         ready, _, _ = select.select([0, self.wake], [], [])
         if self.wake in ready:
             os.read(self.wake, 4096)
-            size = os.get_terminal_size(0)
-            self.http.request(
-                "POST", self.path + "/resize", {"rows": size.lines, "cols": size.columns}, ok=(204,)
-            )
+            self._resize()
         if 0 not in ready:
             return True
-        data = os.read(0, _CHUNK)
+        try:
+            data = os.read(0, _CHUNK)
+        except OSError:  # our terminal is gone (a hang-up): SIGHUP says what happens
+            return False
         if not data:
             self._send(self.held, eof=True)
             return False

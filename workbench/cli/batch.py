@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 #: `batch` exits like this for a batch that ended so (and 0 once every item completed).
 EXIT_STATUSES = {
     "completed": exitcodes.OK,
-    "failed": 1,
-    "partial_failed": 1,
+    "failed": exitcodes.ITEMS_FAILED,
+    "partial_failed": exitcodes.ITEMS_FAILED,
     "cancelled": exitcodes.CANCELLED,
     "timed_out": exitcodes.TIMED_OUT,
 }
@@ -88,7 +88,10 @@ def cmd_batch(http: Http, args: argparse.Namespace) -> int:
         print(json.dumps(final, indent=2, ensure_ascii=False))
     else:
         done = sum(1 for item in final["items"] if item["status"] == "completed")
-        print(f"{batch_id} {status}: {done} of {len(final['items'])} items completed", file=sys.stderr)
+        print(
+            f"workbench: {batch_id} {status}: {done} of {len(final['items'])} items completed",
+            file=sys.stderr,
+        )
     return EXIT_STATUSES.get(status, 1)
 
 

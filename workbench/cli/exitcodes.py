@@ -26,6 +26,8 @@ FAILED = 125
 #: The execution could not be started (`spawn_failed`).
 CANNOT_RUN = 126
 CANCELLED = 130
+#: A batch some of whose items did not complete (`failed`, `partial_failed`), for `batch` and `wait`.
+ITEMS_FAILED = 1
 #: Whoever read our stdout stopped: as a process killed by SIGPIPE.
 BROKEN_PIPE = 141
 
@@ -33,6 +35,7 @@ BROKEN_PIPE = 141
 TABLE = """exit status:
   0        it worked (run, code, rerun, wait: the execution completed)
   1-255    run, code, rerun, wait: the execution's own exit code
+  1        batch, and wait on a batch: some of its items did not complete
   2        a usage error: nothing was done
   75       wait --timeout gave up; the execution goes on
   124      the execution timed out (its deadline or its idle timeout)
@@ -69,6 +72,8 @@ def of_record(record: dict[str, Any]) -> int:
     if code is not None and 0 < code < 256:
         return int(code)
     error = record.get("error") or {}
+    if status == "partial_failed" or error.get("code") == "items_failed":
+        return ITEMS_FAILED
     return CANNOT_RUN if error.get("code") == "spawn_failed" else FAILED
 
 

@@ -3,9 +3,10 @@ stdout do to an execution that `run` started.
 
 `run` leaves nothing running behind it: a first Ctrl-C is sent on to the program as SIGINT (a
 program on a terminal gets it), a second cancels the execution, a third stops waiting (the cancel
-is recorded: the daemon finishes it). SIGTERM or SIGHUP (a tool's timeout, a closed terminal) and
-a closed stdout (`workbench run -- yes | head -1`) cancel it, wait a little for its end, and exit
-128+N or 141.
+is recorded: the daemon finishes it). SIGTERM or SIGHUP (a tool's timeout, a closed terminal)
+cancel it and follow it a little longer (the grace and `CANCEL_MARGIN_S`), writing what it prints
+meanwhile (a `trap ... TERM`), then exit 128+N; a closed stdout (`workbench run -- yes | head -1`)
+cancels it, waits a little for its end, and exits 141.
 """
 
 from __future__ import annotations
@@ -133,12 +134,22 @@ class RunReactions:
     def __init__(self, http: Http, execution_id: str, signals: Signals) -> None:
         self.http, self.id, self.signals = http, execution_id, signals
         self.interrupts = 0
+        #: The exit status once SIGTERM or SIGHUP cancelled it: following goes on until its end,
+        #: for a bounded time.
+        self.stopping: int | None = None
 
     def __call__(self, sig: Interrupted, progress: Progress | None) -> None:
+        if self.stopping is not None:
+            raise Stopped(self.stopping)  # its time to end passed (SIGALRM), or another signal
         if sig.signum != signal.SIGINT:
             _say(progress, f"workbench: {sig.name}: cancelling {self.id}")
-            self.stop(f"workbench run got {sig.name}")
-            raise Stopped(128 + sig.signum)
+            self.stopping = 128 + sig.signum
+            try:
+                self.cancel(f"workbench run got {sig.name}")
+            except Interrupted:  # it came during the cancel request, which was sent whole
+                pass
+            self.signals.alarm(grace_ms() / 1000 + CANCEL_MARGIN_S)
+            return
         self.interrupts += 1
         if self.interrupts == 1 and self._forward():
             _say(progress, f"workbench: sent SIGINT to {self.id} (Ctrl-C again to cancel it)")

@@ -28,7 +28,11 @@ WATCH_EVERY_S = 1.0
 
 
 def cmd_ls(http: Http, args: argparse.Namespace) -> int:
-    statuses = [s for group in args.status or () for s in group] + (list(NOT_ENDED) if args.running else [])
+    if args.running and args.status:
+        raise UsageError(
+            "--running is --status queued,running,cancel_requested: give it or --status, not both"
+        )
+    statuses = [s for group in args.status or () for s in group] or (list(NOT_ENDED) if args.running else [])
     if args.watch:
         return _watch(http, args, statuses)
     records, more = newest(http, args, statuses, None if args.all else args.limit)

@@ -75,6 +75,7 @@ def _with_daemon(args: argparse.Namespace) -> int:
         _say(f"workbench: warning: {warning}")
     try:
         target = resolve(getattr(args, "url", None), getattr(args, "token", None))
+        http = Http(target)  # reads the URL's port
     except ValueError as exc:
         _say(f"workbench: usage: --url: {exc}")
         return exitcodes.USAGE
@@ -83,7 +84,6 @@ def _with_daemon(args: argparse.Namespace) -> int:
         name = "services"  # `run --service ...`: start, wait until ready, return
     module = importlib.import_module(f"workbench.cli.{name}")
     func: Callable[[Any, argparse.Namespace], int] = getattr(module, f"cmd_{args.command}")
-    http = Http(target)
     try:
         return func(http, args)
     except exitcodes.UsageError as exc:

@@ -9,7 +9,17 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli import exitcodes
-from workbench.cli.argtypes import CWD_HELP, DEFAULT_GRACE, DURATION, POSITIVE, SESSION, Parser, Version
+from workbench.cli.argtypes import (
+    CWD_HELP,
+    DEADLINE,
+    DEFAULT_GRACE,
+    DURATION,
+    POSITIVE,
+    SESSION,
+    VARIABLE,
+    Parser,
+    Version,
+)
 from workbench.cli.env import DAEMON_VARIABLES
 
 TYPE_CHECKING = False
@@ -135,12 +145,15 @@ def _starting_options() -> Parser:
         help="hand its outcome to the exits feed, print its id and return at once",
     )
     group.add_argument(
-        "--timeout", metavar="DURATION", type=DURATION, help="deadline from acceptance, e.g. 10m, 30s, 500ms"
+        "--timeout",
+        metavar="DURATION",
+        type=DEADLINE,
+        help="deadline from acceptance, e.g. 10m, 30s, 500ms (at most 24h)",
     )
     group.add_argument(
         "--idle-timeout",
         metavar="DURATION",
-        type=DURATION,
+        type=DEADLINE,
         help="end it when it prints nothing for this long",
     )
     group.add_argument("--cwd", metavar="DIR", help=CWD_HELP)
@@ -151,11 +164,17 @@ def _starting_options() -> Parser:
         help="session id (default: default); its workspace is the cwd",
     )
     group.add_argument(
-        "--env", "-e", action="append", metavar="K=V", help="set a variable (repeatable); K alone passes ours"
+        "--env",
+        "-e",
+        action="append",
+        type=VARIABLE,
+        metavar="K=V",
+        help="set a variable (repeatable); K alone passes ours",
     )
     group.add_argument(
         "--secret-env",
         action="append",
+        type=VARIABLE,
         metavar="K=V",
         help="a variable never echoed, logged or stored (repeatable); K alone passes ours",
     )
@@ -246,7 +265,11 @@ def _add_starting(command: Adder) -> None:
         )
         rerun.add_argument("--detach", action="store_true", help="start it detached, print its id and return")
         rerun.add_argument(
-            "--secret-env", action="append", metavar="K=V", help="a secret variable of the original, again"
+            "--secret-env",
+            action="append",
+            type=VARIABLE,
+            metavar="K=V",
+            help="a secret variable of the original, again",
         )
         rerun.add_argument("--idempotency-key", metavar="KEY", help="the same key never reruns it twice")
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from workbench.cli import exitcodes
 from workbench.cli.argtypes import (
     COUNT,
+    DEADLINE,
     DEFAULT_GRACE,
     DURATION,
     KIND,
     POSITIVE,
     SESSION,
     STATUS_LIST,
+    VARIABLE,
     Parser,
 )
 
@@ -327,9 +329,11 @@ def add_contexts(command: Adder, as_json: Parser) -> None:
     new.add_argument("-l", "--language", default="python", help="the interpreter: python (default) or node")
     new.add_argument("--image", help="the image to run in (default host)")
     new.add_argument("--session", metavar="ID", type=SESSION, help="its session (default: default)")
-    new.add_argument("--env", "-e", action="append", metavar="K=V", help="set a variable (repeatable)")
     new.add_argument(
-        "--idle-timeout", metavar="DURATION", type=DURATION, help="kill it after this long without a run"
+        "--env", "-e", action="append", type=VARIABLE, metavar="K=V", help="set a variable (repeatable)"
+    )
+    new.add_argument(
+        "--idle-timeout", metavar="DURATION", type=DEADLINE, help="kill it after this long without a run"
     )
     actions.add_parser("ls", help="list the contexts", parents=[as_json])
     rm = actions.add_parser("rm", help="kill contexts and forget them")

@@ -12,7 +12,7 @@ from workbench.cli import exitcodes
 from workbench.cli.env import default_cwd, piped_stdin, shell_environment
 from workbench.cli.exitcodes import UsageError
 from workbench.cli.http import ApiError, Http
-from workbench.cli.signals import Interrupted, Signals
+from workbench.cli.signals import Interrupted, Signals, died
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,7 +117,10 @@ def cmd_run(http: Http, args: argparse.Namespace) -> int:
 
         command = shlex.join(words)
     if args.interactive or args.tty:
-        args.no_stdin, args.stdin = True, None  # ours goes to it live, not at the start
+        if args.stdin is not None:
+            option = "-i" if args.interactive else "-t"
+            raise UsageError(f"--stdin cannot be given with {option}: ours goes to it live")
+        args.no_stdin = True  # ours goes to it live, not at the start
         body = {"command": command, **start_options(http, args), **_interactive_fields(args)}
         if not (args.background or args.detach):
             from workbench.cli.attach import run_interactive
@@ -237,15 +240,9 @@ def launch(http: Http, args: argparse.Namespace, kind: str, body: dict[str, Any]
             record = _start(http, args, kind, {**body, "background": not quick, **quick})
     except Interrupted as sig:
         if record is None:  # the start itself failed: there is nothing to cancel
-            return _died(sig)
+            return died(sig)
         pending = sig
     return _until_end(http, record, signals, pending)
-
-
-def _died(sig: Interrupted) -> int:
-    if sig.signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    return 128 + sig.signum
 
 
 def _until_end(http: Http, record: dict[str, Any], signals: Signals, pending: Interrupted | None) -> int:
@@ -255,7 +252,7 @@ def _until_end(http: Http, record: dict[str, Any], signals: Signals, pending: In
         # Ended within its own request and wrote nothing: the quick case, without more imports.
         signals.restore()
         if pending is not None:
-            return _died(pending)
+            return died(pending)
         _show_result(record)
         exitcodes.report(record["executionId"], record)
         return exitcodes.of_record(record)
@@ -281,7 +278,7 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
     try:
         if record["status"] in TERMINAL:
             if pending is not None:
-                return _died(pending)
+                return died(pending)
             end = record
             with signals.deferred():
                 write_recorded(http, record)
@@ -292,9 +289,13 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
     except Stopped as stop:
         return stop.status
     except BrokenPipeError:
-        return react.closed_stdout()
+        return react.stopping if react.stopping is not None else react.closed_stdout()
+    except OSError:
+        if react.stopping is None:
+            raise
+        return react.stopping  # SIGHUP: the terminal it wrote to is gone
     except Interrupted as sig:  # after the end, writing what the artifacts hold
-        return _died(sig)
+        return react.stopping if react.stopping is not None else died(sig)
     finally:
         signals.restore()
     if end is not record and record.get("contextId"):
@@ -302,4 +303,4 @@ def _follow(http: Http, record: dict[str, Any], signals: Signals, pending: Inter
         end = http.json("GET", f"/v1/executions/{execution_id}")
     _show_result(end)
     exitcodes.report(execution_id, end)
-    return exitcodes.of_record(end)
+    return react.stopping if react.stopping is not None else exitcodes.of_record(end)

@@ -42,7 +42,16 @@ class Signals:
         for signum in self.signums:
             signal.signal(signum, self._handler)
 
+    def alarm(self, seconds: float) -> None:
+        """Raise `Interrupted(SIGALRM)` in `seconds` (a bound on a wait), until `restore()`."""
+        if signal.SIGALRM not in self.signums:
+            self.signums = (*self.signums, signal.SIGALRM)
+            signal.signal(signal.SIGALRM, self._handler)
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+
     def restore(self) -> None:
+        if signal.SIGALRM in self.signums:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for signum in self.signums:
             signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 
@@ -67,6 +76,13 @@ class Signals:
 
 
 NO_SIGNALS = Signals(())
+
+
+def died(sig: Interrupted) -> int:
+    """The end of a command stopped by `sig` before there was anything to cancel."""
+    if sig.signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    return 128 + sig.signum
 
 
 def die_of(signum: int) -> None:

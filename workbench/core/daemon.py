@@ -138,13 +138,20 @@ def _full_disk_stops_the_start(data_dir: Path) -> Iterator[None]:
 
 
 def _prepare_data_dir(settings: Settings) -> None:
+    """Make the data dir and its directories; ConfigError (one line) when it cannot be."""
     data_dir = settings.data_dir
-    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(data_dir, 0o700)
-    layout = settings.layout
-    for sub in (layout.executions_dir, layout.run_dir):
-        sub.mkdir(mode=0o700, exist_ok=True)
-    layout.workspaces_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(data_dir, 0o700)
+        layout = settings.layout
+        for sub in (layout.executions_dir, layout.run_dir):
+            sub.mkdir(mode=0o700, exist_ok=True)
+        layout.workspaces_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise  # said as a full disk
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ConfigError(f"the data dir {data_dir} cannot be used: {exc.strerror or exc}{where}") from None
 
 
 def _images(settings: Settings) -> dict[str, Image]:

@@ -1,0 +1,85 @@
+"""`run -i`/`run -t` leave nothing running behind them, as plain `run` does (SIGTERM, SIGHUP, Ctrl-C
+without a raw terminal), on a terminal whose size reads 0x0 too; and an input that the daemon
+refuses ends the CLI with a line saying so instead of leaving every key unread."""
+
+from __future__ import annotations
+
+import signal
+
+from tests.cli.conftest import Cli
+from tests.cli.test_signals import ENDED_S, ended, newest, read_to_exit, started
+from tests.conftest import DaemonHandle
+
+
+async def test_sigterm_cancels_run_i_and_exits_143(cli: Cli, wb: DaemonHandle) -> None:
+    process = await cli.open(
+        "run", "-i", "--", "trap 'echo got TERM; exit 3' TERM; echo started; sleep 60 & wait"
+    )
+    seen = await started(process, b"started\n")
+    process.send_signal(signal.SIGTERM)
+    out, err = await read_to_exit(process)
+    assert process.returncode == 128 + signal.SIGTERM, (out, err)
+    record = await ended(wb, (await newest(wb))["executionId"])
+    assert record["status"] == "cancelled" and record["cancelReason"] == "workbench run got SIGTERM"
+    assert seen + out == b"started\ngot TERM\n" and b"workbench: cancelled: " in err
+
+
+async def test_sighup_and_sigterm_cancel_run_it_on_a_terminal(cli: Cli, wb: DaemonHandle) -> None:
+    for how, status in (("hang up", 128 + signal.SIGHUP), ("SIGTERM", 128 + signal.SIGTERM)):
+        terminal = await cli.terminal("run", "-it", "--", "echo started; sleep 60")
+        try:
+            await terminal.expect(b"started")
+            if how == "hang up":
+                terminal.hang_up()
+            else:
+                terminal.process.send_signal(signal.SIGTERM)
+            assert await terminal.finish(ENDED_S) == status, bytes(terminal.screen)
+        finally:
+            terminal.close()
+        record = await ended(wb, (await newest(wb))["executionId"])
+        assert record["status"] == "cancelled", (how, record)
+
+
+async def test_ctrl_c_on_run_i_is_sent_on_then_cancels(cli: Cli, wb: DaemonHandle) -> None:
+    """Without a raw terminal, Ctrl-C is ours: the first goes to the program, the second cancels."""
+    script = "trap '' INT; trap 'echo got TERM; exit 3' TERM; echo started; while :; do sleep 0.1; done"
+    terminal = await cli.terminal("run", "-i", "--", script)
+    try:
+        await terminal.expect(b"started")
+        terminal.type(b"\x03")
+        await terminal.expect(b"sent SIGINT")
+        terminal.type(b"\x03")
+        await terminal.expect(b"got TERM")
+        assert await terminal.finish() == 130, bytes(terminal.screen)
+    finally:
+        terminal.close()
+    record = await ended(wb, (await newest(wb))["executionId"])
+    assert record["status"] == "cancelled" and record["cancelReason"] == "interrupted (Ctrl-C)"
+
+
+async def test_a_terminal_of_no_size_still_takes_keys(cli: Cli, wb: DaemonHandle) -> None:
+    """A 0x0 window (a bare pty): the size is left at the default, and keys go to the program."""
+    terminal = await cli.terminal("run", "-it", "--", "stty size; read -r x; echo got-$x", rows=0, cols=0)
+    try:
+        await terminal.expect(b"24 80")
+        terminal.type(b"yes\r")
+        await terminal.expect(b"got-yes")
+        assert await terminal.finish() == 0, bytes(terminal.screen)
+    finally:
+        terminal.close()
+
+
+async def test_a_refused_input_ends_run_i_with_a_line_and_cancels(cli: Cli, wb: DaemonHandle) -> None:
+    terminal = await cli.terminal("run", "-i", "--", "echo started; sleep 60")
+    try:
+        await terminal.expect(b"started")
+        execution_id = (await newest(wb))["executionId"]
+        closed = await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": "", "eof": True})
+        assert closed.status_code == 204, closed.text
+        terminal.type(b"more\r")
+        await terminal.expect(b"workbench: conflict: cannot send input to ex_")
+        assert await terminal.finish(ENDED_S) == 125, bytes(terminal.screen)
+    finally:
+        terminal.close()
+    record = await ended(wb, execution_id)
+    assert record["status"] == "cancelled", record
