@@ -228,6 +228,24 @@ def test_help_shows_a_ready_configuration_snippet() -> None:
     assert server["env"]["WORKBENCH_URL"].startswith("http://")
 
 
+def test_help_and_the_readme_name_every_tool() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench", "mcp", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    description = " ".join(out.partition("an agent's MCP configuration")[0].split())
+    for tool in TOOLS:
+        assert re.search(rf"\b{tool}\b", description), (tool, description)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    agent = readme.partition("## Use it from an agent")[2].partition("\n## ")[0]
+    assert f"The agent gets {len(TOOLS)} tools" in agent.replace("nine", "9"), agent[:2000]
+    for tool in TOOLS:
+        assert f"`{tool}`" in agent, tool
+
+
 async def test_the_server_stops_when_its_stdin_closes(wb: DaemonHandle, tmp_path: Path) -> None:
     """The agent going away ends the server (the fixture checks no process is left behind)."""
     process = await trio.lowlevel.open_process(
