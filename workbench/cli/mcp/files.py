@@ -6,12 +6,30 @@ from __future__ import annotations
 import base64
 import binascii
 
-from workbench.cli.mcp.handlers import Answer
+from workbench.cli.mcp.handlers import WORKSPACES, Answer
 from workbench.cli.mcp.tools import ListFilesArguments, ReadFileArguments, WriteFileArguments
 from workbench.client.aio import AsyncClient
 
 
+def _relative(session_id: str, path: str) -> str:
+    """`path`, which must be relative to the workspace: an absolute one is refused, saying so (and
+    with the path it means, when the workspace is known from a run of this server)."""
+    if not path.startswith("/"):
+        return path
+    workspace = WORKSPACES.get(session_id)
+    if workspace is None:
+        where = "the directory bash and code run in without cwd"
+    else:
+        where = workspace
+        inside = path.rstrip("/") + "/"
+        if inside.startswith(workspace.rstrip("/") + "/"):
+            rest = inside[len(workspace.rstrip("/")) + 1 :].rstrip("/")
+            where += f"; {path!r} is {rest!r}" if rest else f"; {path!r} is the workspace itself, ''"
+    raise ValueError(f"paths are relative to the session's workspace ({where}), not absolute: {path!r}")
+
+
 async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
+    _relative(args.session_id, args.path)
     files = client.files(args.session_id)
     found = await files.list(args.path, depth=0)
     if found.type != "file" or not found.entries:
@@ -41,8 +59,7 @@ async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
 
 
 async def write_file(client: AsyncClient, args: WriteFileArguments) -> Answer:
-    if not args.path:
-        raise ValueError("path must name a file of the workspace")
+    _relative(args.session_id, args.path)
     if args.encoding == "base64":
         try:
             content: bytes | str = base64.b64decode(args.content, validate=True)
@@ -61,6 +78,7 @@ async def write_file(client: AsyncClient, args: WriteFileArguments) -> Answer:
 
 
 async def list_files(client: AsyncClient, args: ListFilesArguments) -> Answer:
+    _relative(args.session_id, args.path)
     listing = await client.files(args.session_id).list(args.path, depth=args.depth)
     entries = [
         {"path": e.path, "type": e.type, "sizeBytes": e.size_bytes, "modifiedAt": e.modified_at}

@@ -28,6 +28,9 @@ CANCEL_WAIT_S = 30.0
 _context_lock = trio.Lock()
 #: The most of each tail of an exit that goes into the text answer (the structured one has it all).
 EXIT_TAIL_CHARS = 4000
+#: Each session's workspace as a run of this server without cwd showed it (its cwd), so that the
+#: file tools can say where an absolute path they refuse would be.
+WORKSPACES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,7 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
     if args.readiness is not None or args.ready_timeout_seconds is not None:
         raise ValueError("readiness and readyTimeoutSeconds need service: true")
     execution = await client.run_bash(args.command, **_run_options(args))
+    _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
 
 
@@ -140,6 +144,7 @@ async def code(client: AsyncClient, args: CodeArguments) -> Answer:
     if args.stateful:
         return await _in_context(client, args)
     execution = await client.run_code(args.language, args.code, **_run_options(args))
+    _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
 
 
@@ -170,6 +175,11 @@ async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
     data = {**answer.data, "contextId": context.id, "result": value}
     text = answer.text if value is None else f"{answer.text}\n--- result ---\n{value}"
     return Answer(text, data)
+
+
+def _saw_workspace(args: BashArguments | CodeArguments, execution: Execution) -> None:
+    if args.cwd is None and execution.cwd is not None:
+        WORKSPACES[execution.session_id] = execution.cwd
 
 
 def _run_options(args: BashArguments | CodeArguments) -> dict[str, Any]:
