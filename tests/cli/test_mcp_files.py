@@ -74,6 +74,18 @@ async def test_a_service_through_the_bash_tool(wb: DaemonHandle, tmp_path: Path)
         assert "do not start it again" in answer["note"] and answer["readyAt"]
         async with httpx.AsyncClient() as http:
             assert (await http.get(f"http://127.0.0.1:{port}/")).status_code == 200
+        # `get` says whether it is ready, as the note promises, and reads well without a wait.
+        got = await call(client, "execution", action="get", executionId=answer["executionId"])
+        assert (data(got)["service"], data(got)["ready"], data(got)["readyAt"]) == (
+            True,
+            True,
+            answer["readyAt"],
+        )
+        assert "is ready" in data(got)["note"] and "after 0 s" not in text(got), text(got)
+        now = await call(client, "bash", command="sleep 30", waitSeconds=0)
+        assert data(now)["running"] is True and "after 0 s" not in text(now), text(now)
+        assert "service" not in data(now)
+        await call(client, "execution", action="cancel", executionId=data(now)["executionId"])
         stopped = await call(client, "execution", action="cancel", executionId=answer["executionId"])
         assert data(stopped)["status"] == "cancelled" and data(stopped)["cancelled"] is True
     with pytest.raises(httpx.ConnectError):

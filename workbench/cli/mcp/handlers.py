@@ -42,17 +42,24 @@ class Answer:
 
 
 def _running_note(execution: Execution, waited: float | None) -> str:
-    how = "was started in the background" if waited is None else f"was still running after {waited:g} s"
+    if waited is None:
+        how = "was started in the background and goes on running"
+    elif waited:
+        how = f"was still running after {waited:g} s and goes on running"
+    else:  # no wait: a `get`, or a start with waitSeconds 0
+        how = "is running"
     handed = " Its outcome will also come from the exits tool once it ends." if execution.detached else ""
     return (
-        f"It {how} and goes on running: do not start it again. Use the execution tool with "
+        f"It {how}: do not start it again. Use the execution tool with "
         f'executionId "{execution.execution_id}": action "wait" to wait for its end, "logs" to '
         f'read its output, "cancel" to stop it.{handed}'
     )
 
 
 def outcome(execution: Execution, waited: float | None = None) -> Answer:
-    """The answer about one execution: its status and exit code, or that it runs on; its output."""
+    """The answer about one execution: its status and exit code, or that it runs on; its output.
+    `waited`: how long the call waited for its end (None: started in the background; 0: no wait).
+    A service's says whether it is ready (`ready`, `readyAt`)."""
     preview = execution.preview
     data: dict[str, Any] = {
         "executionId": execution.execution_id,
@@ -68,6 +75,8 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
         "stdoutElidedBytes": preview.stdout_elided_bytes if preview else 0,
         "stderrElidedBytes": preview.stderr_elided_bytes if preview else 0,
     }
+    if execution.service:
+        data.update(service=True, ready=execution.ready, readyAt=execution.ready_at)
     if execution.terminal:
         head = f"{execution.status.value}"
         if execution.exit_code is not None:
@@ -75,7 +84,8 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
         if execution.error is not None:
             head += f": {execution.error.message}"
     else:
-        data["note"] = note = _running_note(execution, waited)
+        note = _service_note(execution, waited) if execution.service else _running_note(execution, waited)
+        data["note"] = note
         head = f"{execution.status.value} ({execution.execution_id}). {note}"
     lines = [head]
     for stream in ("stdout", "stderr"):
@@ -94,8 +104,10 @@ def _service_note(execution: Execution, waited: float | None) -> str:
         state = "is ready and stays up"
     elif waited is None:
         state = "was started in the background and stays up"
-    else:
+    elif waited:
         state = f"was not ready yet after {waited:g} s; it goes on starting"
+    else:
+        state = "is not ready yet; it goes on starting"
     return (
         f"The service {state}: do not start it again. Use the execution tool with executionId "
         f'"{execution.execution_id}": action "get" to see whether it is ready, "logs" to read its '
@@ -119,15 +131,10 @@ async def _service(client: AsyncClient, args: BashArguments) -> Answer:
         ready_log=readiness.log_pattern if readiness is not None else None,
         ready_timeout=args.ready_timeout_seconds,
     )
-    waited = None if args.background else args.wait_seconds
-    answer = outcome(execution, waited)
-    data = {**answer.data, "service": True, "ready": execution.ready, "readyAt": execution.ready_at}
+    answer = outcome(execution, None if args.background else args.wait_seconds)
     if execution.terminal:
-        return Answer(f"the service ended before it was ready: {answer.text}", data)
-    note = data["note"] = _service_note(execution, waited)
-    rest = answer.text.partition("\n")[2]  # the output so far, after the line about the run
-    head = f"{execution.status.value} ({execution.execution_id}). {note}"
-    return Answer("\n".join(filter(None, [head, rest])), data)
+        return Answer(f"the service ended before it was ready: {answer.text}", answer.data)
+    return answer
 
 
 async def bash(client: AsyncClient, args: BashArguments) -> Answer:
