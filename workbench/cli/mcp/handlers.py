@@ -94,6 +94,13 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
                 f"--- {stream}{' so far' if not execution.terminal else ''} ---",
                 data[stream].rstrip("\n"),
             ]
+    traceback = execution.error.traceback if execution.error is not None else None
+    if traceback:
+        cut = len(traceback) > EXIT_TAIL_CHARS
+        lines += [
+            "--- traceback" + (" (its end)" if cut else "") + " ---",
+            traceback[-EXIT_TAIL_CHARS:].rstrip("\n"),
+        ]
     if execution.output.truncated or data["stdoutElidedBytes"] or data["stderrElidedBytes"]:
         lines.append('(the middle is elided; the execution tool\'s "logs" has all of it)')
     return Answer("\n".join(lines), data)
