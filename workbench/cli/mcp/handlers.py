@@ -235,38 +235,75 @@ async def execution(client: AsyncClient, args: ExecutionArguments) -> Answer:
     return await _logs_after_sequence(client, args)
 
 
+def _utf8_prefix(data: bytes, limit: int) -> bytes:
+    """The longest start of `data` (valid UTF-8) of at most `limit` bytes that ends on a
+    character's boundary; at least its first character, so that a page always moves on."""
+    cut = max(limit, 1)
+    while 0 < cut < len(data) and data[cut] & 0xC0 == 0x80:  # a continuation byte
+        cut -= 1
+    if cut == 0:  # the first character alone is longer than the limit
+        cut = 1
+        while cut < len(data) and data[cut] & 0xC0 == 0x80:
+            cut += 1
+    return data[:cut]
+
+
 async def _logs_after_sequence(client: AsyncClient, args: ExecutionArguments) -> Answer:
-    """Output events after `afterSequence`, up to `maxBytes` of text (at least one event's)."""
-    after, size = args.after_sequence, 0
+    """Output events after `afterSequence` (less the `skipBytes` of the next one, a page that
+    ended inside it), up to `maxBytes` of text: a page may end inside an event, and the next
+    continues there."""
+    record = await client.get(args.execution_id)  # also: whether the events hold all of it
+    after, size, skip, next_skip = args.after_sequence, 0, args.skip_bytes, 0
     parts: builtins.list[str] = []
     streams = ("stdout", "stderr") if args.stream == "both" else (args.stream,)
-    truncated = full = terminal = False
+    full = terminal = False
     while not (full or terminal):
         page = await client.events_page(args.execution_id, after, 1000)
         for event in page.events:
             if event.event_type == "output" and event.stream in streams and event.output_delta:
-                length = len(event.output_delta.encode("utf-8"))
-                if parts and size + length > args.max_bytes:
-                    full = True  # this event starts the next page
-                    break
-                parts.append(event.output_delta)
-                size += length
-            truncated = truncated or event.event_type == "output_truncated"
+                delta = event.output_delta.encode("utf-8")
+                start = skip if event.sequence == args.after_sequence + 1 else 0
+                piece = delta[start:]
+                if size + len(piece) > args.max_bytes:
+                    piece = _utf8_prefix(piece, args.max_bytes - size) if size < args.max_bytes else b""
+                    if parts and size + len(piece) > args.max_bytes:
+                        piece = b""  # only a first piece may go over, by less than a character
+                    parts.append(piece.decode("utf-8", "replace"))
+                    size += len(piece)
+                    next_skip, full = start + len(piece), True
+                    break  # this event goes on in the next page
+                parts.append(piece.decode("utf-8", "replace"))
+                size += len(piece)
             after = event.sequence
         terminal = page.terminal and not full
         if not page.events:
             break
     text = "".join(parts)
-    data = {
+    truncated = record.output.truncated
+    data: dict[str, Any] = {
         "executionId": args.execution_id,
         "stream": args.stream,
         "text": text,
         "nextSequence": after,
+        "nextSkipBytes": next_skip,
         "done": terminal,
+        "truncated": truncated,
     }
-    notes = [f"nextSequence {after}; " + ("that is all of it." if terminal else "more may follow.")]
+    cursor = f"afterSequence {after}" + (f", skipBytes {next_skip}" if next_skip else "")
+    if terminal and not truncated:
+        notes = ["that is all of it."]
+    elif terminal:
+        notes = ["that is all the events hold, but not all of its output."]
+    else:
+        notes = [f"more may follow: continue with {cursor}."]
     if truncated:
-        notes.append("Output past the event budget is not in events: read it with a byte offset.")
+        data["stdoutBytes"], data["stderrBytes"] = record.output.stdout_bytes, record.output.stderr_bytes
+        notes.append(
+            "Its output went past the event budget: the events stop there, and the rest "
+            f"(stdout {record.output.stdout_bytes} bytes in all, stderr {record.output.stderr_bytes}) "
+            'is kept whole in its artifacts: read it with a byte offset (stream "stdout" or '
+            '"stderr", offset N).'
+        )
     return Answer(text + "\n--- " + " ".join(notes), data)
 
 

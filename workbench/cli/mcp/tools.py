@@ -174,6 +174,12 @@ class ExecutionArguments(Arguments):
         ge=0,
         description="`logs`: continue after this event sequence (the nextSequence of the previous page).",
     )
+    skip_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="`logs`: bytes of the event after afterSequence already read (the nextSkipBytes "
+        "of the previous page, which ended inside that event).",
+    )
     offset: int | None = Field(
         default=None,
         ge=0,
@@ -181,7 +187,10 @@ class ExecutionArguments(Arguments):
         "reaches output past the event budget too. Continue with nextOffset.",
     )
     max_bytes: int = Field(
-        default=DEFAULT_LOG_BYTES, ge=1, le=MAX_LOG_BYTES, description="`logs`: the most text per page."
+        default=DEFAULT_LOG_BYTES,
+        ge=1,
+        le=MAX_LOG_BYTES,
+        description="`logs`: the most bytes of text per page (a page never splits a character).",
     )
 
 
