@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 
 from workbench.cli.mcp.handlers import WORKSPACES, Answer
 from workbench.cli.mcp.tools import ListFilesArguments, ReadFileArguments, WriteFileArguments
 from workbench.client.aio import AsyncClient
+
+#: The most bytes one UTF-8 character takes.
+_LONGEST_CHARACTER = 4
 
 
 def _relative(session_id: str, path: str) -> str:
@@ -28,6 +32,15 @@ def _relative(session_id: str, path: str) -> str:
     raise ValueError(f"paths are relative to the session's workspace ({where}), not absolute: {path!r}")
 
 
+def _text(chunk: bytes, final: bool) -> str | None:
+    """`chunk` as text up to its last whole character (a character the page's edge cuts is left
+    for the next page), or None when it is not UTF-8."""
+    try:
+        return codecs.utf_8_decode(chunk, "strict", final)[0]
+    except UnicodeDecodeError:
+        return None
+
+
 async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
     _relative(args.session_id, args.path)
     files = client.files(args.session_id)
@@ -36,11 +49,16 @@ async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
         raise ValueError(f"{args.path!r} is a {found.type}, not a file: list it with list_files")
     entry = found.entries[0]
     chunk = await files.read(args.path, args.offset, args.offset + args.max_bytes)
-    end = args.offset + len(chunk)
-    try:
-        text, encoding = chunk.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
+    text = _text(chunk, args.offset + len(chunk) >= entry.size_bytes)
+    if text == "" and chunk:  # one character longer than maxBytes: that character, whole
+        chunk = await files.read(args.path, args.offset, args.offset + _LONGEST_CHARACTER)
+        first = (_text(chunk, args.offset + len(chunk) >= entry.size_bytes) or "")[:1]
+        text, chunk = (first, first.encode("utf-8")) if first else (None, chunk[: args.max_bytes])
+    if text is None:
         text, encoding = base64.b64encode(chunk).decode("ascii"), "base64"
+    else:
+        chunk, encoding = chunk[: len(text.encode("utf-8"))], "utf-8"
+    end = args.offset + len(chunk)
     done = end >= entry.size_bytes
     data = {
         "sessionId": args.session_id,
