@@ -5,6 +5,9 @@ model and the same as structured JSON. A refusal of the daemon is raised as its 
 from __future__ import annotations
 
 import builtins
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +25,13 @@ from workbench.client.aio import AsyncClient
 from workbench.wire.contexts import ContextRequest
 from workbench.wire.models import Execution, Exit
 
+log = logging.getLogger("workbench.mcp")
+#: A cancelled tool call looks for its run this many times, this often, among its session's
+#: newest runs, and gives up on cancelling it after STOP_S.
+STOP_LOOKS = 30
+STOP_LOOK_EVERY_S = 0.1
+STOP_LOOK_AT = 50
+STOP_S = 10.0
 #: How long a `cancel` waits for the tree to be dead before answering with the record as it is.
 CANCEL_WAIT_S = 30.0
 #: One lookup-or-create of a session's context at a time, so two calls at once make one context.
@@ -124,19 +134,24 @@ def _service_note(execution: Execution, waited: float | None) -> str:
 
 async def _service(client: AsyncClient, args: BashArguments) -> Answer:
     readiness = args.readiness
-    execution = await client.run_bash(
-        args.command,
-        background=args.background,
-        wait_timeout=None if args.background else args.wait_seconds,
-        timeout=args.timeout_seconds,
-        cwd=args.cwd,
-        session_id=args.session_id,
-        image=args.image,
-        preview_format="plain",
-        service=True,
-        ready_port=readiness.port if readiness is not None else None,
-        ready_log=readiness.log_pattern if readiness is not None else None,
-        ready_timeout=args.ready_timeout_seconds,
+    execution = await _started(
+        client,
+        args.session_id,
+        lambda key: client.run_bash(
+            args.command,
+            idempotency_key=key,
+            background=args.background,
+            wait_timeout=None if args.background else args.wait_seconds,
+            timeout=args.timeout_seconds,
+            cwd=args.cwd,
+            session_id=args.session_id,
+            image=args.image,
+            preview_format="plain",
+            service=True,
+            ready_port=readiness.port if readiness is not None else None,
+            ready_log=readiness.log_pattern if readiness is not None else None,
+            ready_timeout=args.ready_timeout_seconds,
+        ),
     )
     answer = outcome(execution, None if args.background else args.wait_seconds)
     if execution.terminal:
@@ -149,7 +164,11 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
         return await _service(client, args)
     if args.readiness is not None or args.ready_timeout_seconds is not None:
         raise ValueError("readiness and readyTimeoutSeconds need service: true")
-    execution = await client.run_bash(args.command, **_run_options(args))
+    execution = await _started(
+        client,
+        args.session_id,
+        lambda key: client.run_bash(args.command, idempotency_key=key, **_run_options(args)),
+    )
     _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
 
@@ -157,7 +176,12 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
 async def code(client: AsyncClient, args: CodeArguments) -> Answer:
     if args.stateful:
         return await _in_context(client, args)
-    execution = await client.run_code(args.language, args.code, **_run_options(args))
+    options = _run_options(args)
+    execution = await _started(
+        client,
+        args.session_id,
+        lambda key: client.run_code(args.language, args.code, idempotency_key=key, **options),
+    )
     _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
 
@@ -183,12 +207,44 @@ async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
     options = _run_options(args)
     for fixed in ("cwd", "session_id", "image", "open_stdin"):
         del options[fixed]
-    execution = await context.run(args.code, **options)
+    execution = await _started(
+        client, session_id, lambda key: context.run(args.code, idempotency_key=key, **options)
+    )
     answer = outcome(execution, None if args.background else args.wait_seconds)
     value = (execution.result or {}).get("text/plain")
     data = {**answer.data, "contextId": context.id, "result": value}
     text = answer.text if value is None else f"{answer.text}\n--- result ---\n{value}"
     return Answer(text, data)
+
+
+async def _started(
+    client: AsyncClient, session_id: str | None, start: Callable[[str], Awaitable[Execution]]
+) -> Execution:
+    """`start(idempotency_key)`: a run's start, with a key of its own. A tool call the client
+    cancels (its `notifications/cancelled`, sent when it gives up or its timeout passes) is
+    interrupted by the SDK: the run it started is then cancelled too, as the agent asked."""
+    key = f"mcp-{uuid.uuid4().hex}"
+    try:
+        return await start(key)
+    except trio.Cancelled:
+        with trio.CancelScope(shield=True), trio.move_on_after(STOP_S):
+            await _stop(client, session_id or "default", key)
+        raise
+
+
+async def _stop(client: AsyncClient, session_id: str, key: str) -> None:
+    """Cancel the run started with `key`, once the daemon has it (a start interrupted early may
+    not be there yet, or ever)."""
+    try:
+        for _ in range(STOP_LOOKS):
+            for found in await client.list(session_id=session_id, limit=STOP_LOOK_AT):
+                if found.idempotency_key == key:
+                    if not found.terminal:
+                        await client.cancel(found, "its MCP tool call was cancelled")
+                    return
+            await trio.sleep(STOP_LOOK_EVERY_S)
+    except Exception:
+        log.exception("the run of a cancelled tool call could not be cancelled")
 
 
 def _saw_workspace(args: BashArguments | CodeArguments, execution: Execution) -> None:
