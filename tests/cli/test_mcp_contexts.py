@@ -27,6 +27,12 @@ async def test_stateful_code_keeps_its_names_between_calls(wb: DaemonHandle, tmp
         assert data(value)["contextId"] == context_id and "42" in text(value)
         failed = await call(client, "code", language="python", code="x / 0", stateful=True, sessionId="nb")
         assert data(failed)["error"]["code"] == "exception" and "ZeroDivisionError" in text(failed)
+        traceback = data(failed)["error"]["traceback"]
+        assert "Traceback" in traceback and traceback.strip() in text(failed), text(failed)
+        wide = '1 / 0 if x else "' + "y" * 20_000 + '"'  # a traceback that quotes a long line
+        long = await call(client, "code", language="python", code=wide, stateful=True, sessionId="nb")
+        assert len(data(long)["error"]["traceback"]) > 8000, "a traceback longer than the text holds"
+        assert len(text(long)) < 6000 and "ZeroDivisionError" in text(long).rpartition("traceback")[2]
         # Another session has an interpreter of its own; a stateless call sees none of the names.
         other = await call(client, "code", language="python", code="x", stateful=True, sessionId="other")
         assert data(other)["contextId"] != context_id and data(other)["error"]["code"] == "exception"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -38,6 +39,25 @@ async def test_files_round_trip_through_the_tools(wb: DaemonHandle, tmp_path: Pa
         assert base64.b64decode(data(page)["content"]) == blob[:1000] and not data(page)["done"]
         rest = await call(client, "read_file", path="b.bin", offset=1000, sessionId="mcp")
         assert base64.b64decode(data(rest)["content"]) == blob[1000:] and data(rest)["done"]
+
+        # A page edge inside a character: the page ends before it, the next one starts with it.
+        await call(client, "write_file", path="h.txt", content="héllo", sessionId="mcp")
+        pages: list[dict[str, Any]] = []
+        offset = 0
+        while not pages or not pages[-1]["done"]:
+            page = await call(client, "read_file", path="h.txt", offset=offset, maxBytes=2, sessionId="mcp")
+            pages.append(data(page))
+            offset = data(page)["nextOffset"]
+        assert [p["content"] for p in pages] == ["h", "é", "ll", "o"], pages
+        assert {p["encoding"] for p in pages} == {"utf-8"}
+        one = await call(client, "read_file", path="h.txt", offset=1, maxBytes=1, sessionId="mcp")
+        assert (data(one)["content"], data(one)["nextOffset"]) == ("é", 3), "a page moves on by a character"
+        edge = "a" * 65535 + "é" + "b"
+        await call(client, "write_file", path="edge.txt", content=edge, sessionId="mcp")
+        head = await call(client, "read_file", path="edge.txt", sessionId="mcp")
+        assert (data(head)["encoding"], data(head)["nextOffset"]) == ("utf-8", 65535)
+        tail = await call(client, "read_file", path="edge.txt", offset=65535, sessionId="mcp")
+        assert data(head)["content"] + data(tail)["content"] == edge and data(tail)["done"]
 
         listed = await call(client, "list_files", depth=2, sessionId="mcp")
         paths = {e["path"]: e for e in data(listed)["entries"]}
@@ -74,6 +94,18 @@ async def test_a_service_through_the_bash_tool(wb: DaemonHandle, tmp_path: Path)
         assert "do not start it again" in answer["note"] and answer["readyAt"]
         async with httpx.AsyncClient() as http:
             assert (await http.get(f"http://127.0.0.1:{port}/")).status_code == 200
+        # `get` says whether it is ready, as the note promises, and reads well without a wait.
+        got = await call(client, "execution", action="get", executionId=answer["executionId"])
+        assert (data(got)["service"], data(got)["ready"], data(got)["readyAt"]) == (
+            True,
+            True,
+            answer["readyAt"],
+        )
+        assert "is ready" in data(got)["note"] and "after 0 s" not in text(got), text(got)
+        now = await call(client, "bash", command="sleep 30", waitSeconds=0)
+        assert data(now)["running"] is True and "after 0 s" not in text(now), text(now)
+        assert "service" not in data(now)
+        await call(client, "execution", action="cancel", executionId=data(now)["executionId"])
         stopped = await call(client, "execution", action="cancel", executionId=answer["executionId"])
         assert data(stopped)["status"] == "cancelled" and data(stopped)["cancelled"] is True
     with pytest.raises(httpx.ConnectError):

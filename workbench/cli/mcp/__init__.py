@@ -16,9 +16,10 @@ if TYPE_CHECKING:
 
 DESCRIPTION = """Serve the Model Context Protocol over stdin and stdout, for an agent: tools to run
 commands and code on a running Workbench daemon (bash, code), follow runs that outlive a wait
-(execution: get, wait, cancel, logs), list them (list), collect the outcomes of detached ones
-(exits), start services that stay up (bash with service), and read, write and list the files of a
-session's workspace (read_file, write_file, list_files). It talks to the daemon found by --url /
+(execution: get, wait, cancel, logs), type into ones started with openStdin (input), list them
+(list), collect the outcomes of detached ones (exits), start services that stay up (bash with
+service), and read, write and list the files of a session's workspace (read_file, write_file,
+list_files). It talks to the daemon found by --url /
 $WORKBENCH_URL with the token of --token / $WORKBENCH_TOKEN, else the data dir's token file;
 start the daemon first (`workbench serve`).
 Needs the optional dependency: pip install 'workbench[mcp]'."""

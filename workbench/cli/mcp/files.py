@@ -5,24 +5,60 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 
-from workbench.cli.mcp.handlers import Answer
+from workbench.cli.mcp.handlers import WORKSPACES, Answer
 from workbench.cli.mcp.tools import ListFilesArguments, ReadFileArguments, WriteFileArguments
 from workbench.client.aio import AsyncClient
 
+#: The most bytes one UTF-8 character takes.
+_LONGEST_CHARACTER = 4
+
+
+def _relative(session_id: str, path: str) -> str:
+    """`path`, which must be relative to the workspace: an absolute one is refused, saying so (and
+    with the path it means, when the workspace is known from a run of this server)."""
+    if not path.startswith("/"):
+        return path
+    workspace = WORKSPACES.get(session_id)
+    if workspace is None:
+        where = "the directory bash and code run in without cwd"
+    else:
+        where = workspace
+        inside = path.rstrip("/") + "/"
+        if inside.startswith(workspace.rstrip("/") + "/"):
+            rest = inside[len(workspace.rstrip("/")) + 1 :].rstrip("/")
+            where += f"; {path!r} is {rest!r}" if rest else f"; {path!r} is the workspace itself, ''"
+    raise ValueError(f"paths are relative to the session's workspace ({where}), not absolute: {path!r}")
+
+
+def _text(chunk: bytes, final: bool) -> str | None:
+    """`chunk` as text up to its last whole character (a character the page's edge cuts is left
+    for the next page), or None when it is not UTF-8."""
+    try:
+        return codecs.utf_8_decode(chunk, "strict", final)[0]
+    except UnicodeDecodeError:
+        return None
+
 
 async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
+    _relative(args.session_id, args.path)
     files = client.files(args.session_id)
     found = await files.list(args.path, depth=0)
     if found.type != "file" or not found.entries:
         raise ValueError(f"{args.path!r} is a {found.type}, not a file: list it with list_files")
     entry = found.entries[0]
     chunk = await files.read(args.path, args.offset, args.offset + args.max_bytes)
-    end = args.offset + len(chunk)
-    try:
-        text, encoding = chunk.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
+    text = _text(chunk, args.offset + len(chunk) >= entry.size_bytes)
+    if text == "" and chunk:  # one character longer than maxBytes: that character, whole
+        chunk = await files.read(args.path, args.offset, args.offset + _LONGEST_CHARACTER)
+        first = (_text(chunk, args.offset + len(chunk) >= entry.size_bytes) or "")[:1]
+        text, chunk = (first, first.encode("utf-8")) if first else (None, chunk[: args.max_bytes])
+    if text is None:
         text, encoding = base64.b64encode(chunk).decode("ascii"), "base64"
+    else:
+        chunk, encoding = chunk[: len(text.encode("utf-8"))], "utf-8"
+    end = args.offset + len(chunk)
     done = end >= entry.size_bytes
     data = {
         "sessionId": args.session_id,
@@ -41,8 +77,7 @@ async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
 
 
 async def write_file(client: AsyncClient, args: WriteFileArguments) -> Answer:
-    if not args.path:
-        raise ValueError("path must name a file of the workspace")
+    _relative(args.session_id, args.path)
     if args.encoding == "base64":
         try:
             content: bytes | str = base64.b64decode(args.content, validate=True)
@@ -61,6 +96,7 @@ async def write_file(client: AsyncClient, args: WriteFileArguments) -> Answer:
 
 
 async def list_files(client: AsyncClient, args: ListFilesArguments) -> Answer:
+    _relative(args.session_id, args.path)
     listing = await client.files(args.session_id).list(args.path, depth=args.depth)
     entries = [
         {"path": e.path, "type": e.type, "sizeBytes": e.size_bytes, "modifiedAt": e.modified_at}

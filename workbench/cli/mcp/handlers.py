@@ -5,6 +5,9 @@ model and the same as structured JSON. A refusal of the daemon is raised as its 
 from __future__ import annotations
 
 import builtins
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +25,22 @@ from workbench.client.aio import AsyncClient
 from workbench.wire.contexts import ContextRequest
 from workbench.wire.models import Execution, Exit
 
+log = logging.getLogger("workbench.mcp")
+#: A cancelled tool call looks for its run this many times, this often, among its session's
+#: newest runs, and gives up on cancelling it after STOP_S.
+STOP_LOOKS = 30
+STOP_LOOK_EVERY_S = 0.1
+STOP_LOOK_AT = 50
+STOP_S = 10.0
 #: How long a `cancel` waits for the tree to be dead before answering with the record as it is.
 CANCEL_WAIT_S = 30.0
 #: One lookup-or-create of a session's context at a time, so two calls at once make one context.
 _context_lock = trio.Lock()
 #: The most of each tail of an exit that goes into the text answer (the structured one has it all).
 EXIT_TAIL_CHARS = 4000
+#: Each session's workspace as a run of this server without cwd showed it (its cwd), so that the
+#: file tools can say where an absolute path they refuse would be.
+WORKSPACES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -39,17 +52,24 @@ class Answer:
 
 
 def _running_note(execution: Execution, waited: float | None) -> str:
-    how = "was started in the background" if waited is None else f"was still running after {waited:g} s"
+    if waited is None:
+        how = "was started in the background and goes on running"
+    elif waited:
+        how = f"was still running after {waited:g} s and goes on running"
+    else:  # no wait: a `get`, or a start with waitSeconds 0
+        how = "is running"
     handed = " Its outcome will also come from the exits tool once it ends." if execution.detached else ""
     return (
-        f"It {how} and goes on running: do not start it again. Use the execution tool with "
+        f"It {how}: do not start it again. Use the execution tool with "
         f'executionId "{execution.execution_id}": action "wait" to wait for its end, "logs" to '
         f'read its output, "cancel" to stop it.{handed}'
     )
 
 
 def outcome(execution: Execution, waited: float | None = None) -> Answer:
-    """The answer about one execution: its status and exit code, or that it runs on; its output."""
+    """The answer about one execution: its status and exit code, or that it runs on; its output.
+    `waited`: how long the call waited for its end (None: started in the background; 0: no wait).
+    A service's says whether it is ready (`ready`, `readyAt`)."""
     preview = execution.preview
     data: dict[str, Any] = {
         "executionId": execution.execution_id,
@@ -65,6 +85,8 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
         "stdoutElidedBytes": preview.stdout_elided_bytes if preview else 0,
         "stderrElidedBytes": preview.stderr_elided_bytes if preview else 0,
     }
+    if execution.service:
+        data.update(service=True, ready=execution.ready, readyAt=execution.ready_at)
     if execution.terminal:
         head = f"{execution.status.value}"
         if execution.exit_code is not None:
@@ -72,7 +94,8 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
         if execution.error is not None:
             head += f": {execution.error.message}"
     else:
-        data["note"] = note = _running_note(execution, waited)
+        note = _service_note(execution, waited) if execution.service else _running_note(execution, waited)
+        data["note"] = note
         head = f"{execution.status.value} ({execution.execution_id}). {note}"
     lines = [head]
     for stream in ("stdout", "stderr"):
@@ -81,6 +104,13 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
                 f"--- {stream}{' so far' if not execution.terminal else ''} ---",
                 data[stream].rstrip("\n"),
             ]
+    traceback = execution.error.traceback if execution.error is not None else None
+    if traceback:
+        cut = len(traceback) > EXIT_TAIL_CHARS
+        lines += [
+            "--- traceback" + (" (its end)" if cut else "") + " ---",
+            traceback[-EXIT_TAIL_CHARS:].rstrip("\n"),
+        ]
     if execution.output.truncated or data["stdoutElidedBytes"] or data["stderrElidedBytes"]:
         lines.append('(the middle is elided; the execution tool\'s "logs" has all of it)')
     return Answer("\n".join(lines), data)
@@ -91,8 +121,10 @@ def _service_note(execution: Execution, waited: float | None) -> str:
         state = "is ready and stays up"
     elif waited is None:
         state = "was started in the background and stays up"
-    else:
+    elif waited:
         state = f"was not ready yet after {waited:g} s; it goes on starting"
+    else:
+        state = "is not ready yet; it goes on starting"
     return (
         f"The service {state}: do not start it again. Use the execution tool with executionId "
         f'"{execution.execution_id}": action "get" to see whether it is ready, "logs" to read its '
@@ -102,29 +134,29 @@ def _service_note(execution: Execution, waited: float | None) -> str:
 
 async def _service(client: AsyncClient, args: BashArguments) -> Answer:
     readiness = args.readiness
-    execution = await client.run_bash(
-        args.command,
-        background=args.background,
-        wait_timeout=None if args.background else args.wait_seconds,
-        timeout=args.timeout_seconds,
-        cwd=args.cwd,
-        session_id=args.session_id,
-        image=args.image,
-        preview_format="plain",
-        service=True,
-        ready_port=readiness.port if readiness is not None else None,
-        ready_log=readiness.log_pattern if readiness is not None else None,
-        ready_timeout=args.ready_timeout_seconds,
+    execution = await _started(
+        client,
+        args.session_id,
+        lambda key: client.run_bash(
+            args.command,
+            idempotency_key=key,
+            background=args.background,
+            wait_timeout=None if args.background else args.wait_seconds,
+            timeout=args.timeout_seconds,
+            cwd=args.cwd,
+            session_id=args.session_id,
+            image=args.image,
+            preview_format="plain",
+            service=True,
+            ready_port=readiness.port if readiness is not None else None,
+            ready_log=readiness.log_pattern if readiness is not None else None,
+            ready_timeout=args.ready_timeout_seconds,
+        ),
     )
-    waited = None if args.background else args.wait_seconds
-    answer = outcome(execution, waited)
-    data = {**answer.data, "service": True, "ready": execution.ready, "readyAt": execution.ready_at}
+    answer = outcome(execution, None if args.background else args.wait_seconds)
     if execution.terminal:
-        return Answer(f"the service ended before it was ready: {answer.text}", data)
-    note = data["note"] = _service_note(execution, waited)
-    rest = answer.text.partition("\n")[2]  # the output so far, after the line about the run
-    head = f"{execution.status.value} ({execution.execution_id}). {note}"
-    return Answer("\n".join(filter(None, [head, rest])), data)
+        return Answer(f"the service ended before it was ready: {answer.text}", answer.data)
+    return answer
 
 
 async def bash(client: AsyncClient, args: BashArguments) -> Answer:
@@ -132,14 +164,25 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
         return await _service(client, args)
     if args.readiness is not None or args.ready_timeout_seconds is not None:
         raise ValueError("readiness and readyTimeoutSeconds need service: true")
-    execution = await client.run_bash(args.command, **_run_options(args))
+    execution = await _started(
+        client,
+        args.session_id,
+        lambda key: client.run_bash(args.command, idempotency_key=key, **_run_options(args)),
+    )
+    _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
 
 
 async def code(client: AsyncClient, args: CodeArguments) -> Answer:
     if args.stateful:
         return await _in_context(client, args)
-    execution = await client.run_code(args.language, args.code, **_run_options(args))
+    options = _run_options(args)
+    execution = await _started(
+        client,
+        args.session_id,
+        lambda key: client.run_code(args.language, args.code, idempotency_key=key, **options),
+    )
+    _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
 
 
@@ -164,12 +207,49 @@ async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
     options = _run_options(args)
     for fixed in ("cwd", "session_id", "image", "open_stdin"):
         del options[fixed]
-    execution = await context.run(args.code, **options)
+    execution = await _started(
+        client, session_id, lambda key: context.run(args.code, idempotency_key=key, **options)
+    )
     answer = outcome(execution, None if args.background else args.wait_seconds)
     value = (execution.result or {}).get("text/plain")
     data = {**answer.data, "contextId": context.id, "result": value}
     text = answer.text if value is None else f"{answer.text}\n--- result ---\n{value}"
     return Answer(text, data)
+
+
+async def _started(
+    client: AsyncClient, session_id: str | None, start: Callable[[str], Awaitable[Execution]]
+) -> Execution:
+    """`start(idempotency_key)`: a run's start, with a key of its own. A tool call the client
+    cancels (its `notifications/cancelled`, sent when it gives up or its timeout passes) is
+    interrupted by the SDK: the run it started is then cancelled too, as the agent asked."""
+    key = f"mcp-{uuid.uuid4().hex}"
+    try:
+        return await start(key)
+    except trio.Cancelled:
+        with trio.CancelScope(shield=True), trio.move_on_after(STOP_S):
+            await _stop(client, session_id or "default", key)
+        raise
+
+
+async def _stop(client: AsyncClient, session_id: str, key: str) -> None:
+    """Cancel the run started with `key`, once the daemon has it (a start interrupted early may
+    not be there yet, or ever)."""
+    try:
+        for _ in range(STOP_LOOKS):
+            for found in await client.list(session_id=session_id, limit=STOP_LOOK_AT):
+                if found.idempotency_key == key:
+                    if not found.terminal:
+                        await client.cancel(found, "its MCP tool call was cancelled")
+                    return
+            await trio.sleep(STOP_LOOK_EVERY_S)
+    except Exception:
+        log.exception("the run of a cancelled tool call could not be cancelled")
+
+
+def _saw_workspace(args: BashArguments | CodeArguments, execution: Execution) -> None:
+    if args.cwd is None and execution.cwd is not None:
+        WORKSPACES[execution.session_id] = execution.cwd
 
 
 def _run_options(args: BashArguments | CodeArguments) -> dict[str, Any]:
@@ -211,38 +291,75 @@ async def execution(client: AsyncClient, args: ExecutionArguments) -> Answer:
     return await _logs_after_sequence(client, args)
 
 
+def _utf8_prefix(data: bytes, limit: int) -> bytes:
+    """The longest start of `data` (valid UTF-8) of at most `limit` bytes that ends on a
+    character's boundary; at least its first character, so that a page always moves on."""
+    cut = max(limit, 1)
+    while 0 < cut < len(data) and data[cut] & 0xC0 == 0x80:  # a continuation byte
+        cut -= 1
+    if cut == 0:  # the first character alone is longer than the limit
+        cut = 1
+        while cut < len(data) and data[cut] & 0xC0 == 0x80:
+            cut += 1
+    return data[:cut]
+
+
 async def _logs_after_sequence(client: AsyncClient, args: ExecutionArguments) -> Answer:
-    """Output events after `afterSequence`, up to `maxBytes` of text (at least one event's)."""
-    after, size = args.after_sequence, 0
+    """Output events after `afterSequence` (less the `skipBytes` of the next one, a page that
+    ended inside it), up to `maxBytes` of text: a page may end inside an event, and the next
+    continues there."""
+    record = await client.get(args.execution_id)  # also: whether the events hold all of it
+    after, size, skip, next_skip = args.after_sequence, 0, args.skip_bytes, 0
     parts: builtins.list[str] = []
     streams = ("stdout", "stderr") if args.stream == "both" else (args.stream,)
-    truncated = full = terminal = False
+    full = terminal = False
     while not (full or terminal):
         page = await client.events_page(args.execution_id, after, 1000)
         for event in page.events:
             if event.event_type == "output" and event.stream in streams and event.output_delta:
-                length = len(event.output_delta.encode("utf-8"))
-                if parts and size + length > args.max_bytes:
-                    full = True  # this event starts the next page
-                    break
-                parts.append(event.output_delta)
-                size += length
-            truncated = truncated or event.event_type == "output_truncated"
+                delta = event.output_delta.encode("utf-8")
+                start = skip if event.sequence == args.after_sequence + 1 else 0
+                piece = delta[start:]
+                if size + len(piece) > args.max_bytes:
+                    piece = _utf8_prefix(piece, args.max_bytes - size) if size < args.max_bytes else b""
+                    if parts and size + len(piece) > args.max_bytes:
+                        piece = b""  # only a first piece may go over, by less than a character
+                    parts.append(piece.decode("utf-8", "replace"))
+                    size += len(piece)
+                    next_skip, full = start + len(piece), True
+                    break  # this event goes on in the next page
+                parts.append(piece.decode("utf-8", "replace"))
+                size += len(piece)
             after = event.sequence
         terminal = page.terminal and not full
         if not page.events:
             break
     text = "".join(parts)
-    data = {
+    truncated = record.output.truncated
+    data: dict[str, Any] = {
         "executionId": args.execution_id,
         "stream": args.stream,
         "text": text,
         "nextSequence": after,
+        "nextSkipBytes": next_skip,
         "done": terminal,
+        "truncated": truncated,
     }
-    notes = [f"nextSequence {after}; " + ("that is all of it." if terminal else "more may follow.")]
+    cursor = f"afterSequence {after}" + (f", skipBytes {next_skip}" if next_skip else "")
+    if terminal and not truncated:
+        notes = ["that is all of it."]
+    elif terminal:
+        notes = ["that is all the events hold, but not all of its output."]
+    else:
+        notes = [f"more may follow: continue with {cursor}."]
     if truncated:
-        notes.append("Output past the event budget is not in events: read it with a byte offset.")
+        data["stdoutBytes"], data["stderrBytes"] = record.output.stdout_bytes, record.output.stderr_bytes
+        notes.append(
+            "Its output went past the event budget: the events stop there, and the rest "
+            f"(stdout {record.output.stdout_bytes} bytes in all, stderr {record.output.stderr_bytes}) "
+            'is kept whole in its artifacts: read it with a byte offset (stream "stdout" or '
+            '"stderr", offset N).'
+        )
     return Answer(text + "\n--- " + " ".join(notes), data)
 
 

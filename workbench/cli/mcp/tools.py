@@ -7,11 +7,12 @@ descriptions are written for a model deciding what to call, not for a person rea
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from workbench.wire.fields import EXECUTION_ID, SESSION_ID
 from workbench.wire.models import MAX_WAIT_TIMEOUT_MS
 from workbench.wire.services import Readiness
 from workbench.wire.status import StatusName
@@ -28,10 +29,22 @@ MAX_READ_BYTES = 1_048_576
 DEFAULT_READ_BYTES = 65_536
 
 
-class Arguments(BaseModel):
-    """Arguments of a tool, camelCase as in the HTTP API; unknown ones are an error, as there."""
+def _session(value: str) -> str:
+    if value in {".", ".."}:
+        raise ValueError("sessionId must not be '.' or '..'")
+    return value
 
-    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel)
+
+#: The ids go into URLs: anything else is refused here, by the schema's pattern.
+ExecutionId = Annotated[str, Field(pattern=f"^{EXECUTION_ID.pattern}$")]
+SessionId = Annotated[str, Field(pattern=f"^{SESSION_ID.pattern}$"), AfterValidator(_session)]
+
+
+class Arguments(BaseModel):
+    """Arguments of a tool, camelCase as in the HTTP API; unknown ones are an error, as there.
+    Strict, as the schema says: `"yes"` or `1` is not a boolean, `"5"` is not a number."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, strict=True)
 
 
 class _Starting(Arguments):
@@ -52,9 +65,10 @@ class _Starting(Arguments):
     )
     background: bool = Field(
         default=False,
-        description="Answer at once with the executionId; its outcome comes from the exits tool later.",
+        description="Answer at once with the executionId; its outcome comes from the exits tool "
+        "later. Not with waitSeconds.",
     )
-    session_id: str | None = Field(
+    session_id: SessionId | None = Field(
         default=None, description="Session whose workspace is the default cwd (default: `default`)."
     )
     image: str | None = Field(
@@ -66,6 +80,12 @@ class _Starting(Arguments):
         "a prompt): answer it with the input tool. Use a small waitSeconds so the call returns while "
         "it waits for input.",
     )
+
+    @model_validator(mode="after")
+    def _no_wait_in_background(self) -> Any:
+        if self.background and "wait_seconds" in self.model_fields_set:
+            raise ValueError("waitSeconds cannot be given with background: true (it answers at once)")
+        return self
 
 
 class BashArguments(_Starting):
@@ -91,24 +111,26 @@ class BashArguments(_Starting):
 
 
 class _InSession(Arguments):
-    session_id: str = Field(
+    session_id: SessionId = Field(
         default="default", description="Whose workspace: the session of the bash and code tools."
     )
-    path: str = Field(
-        default="",
-        max_length=4096,
-        description="A path relative to the session's workspace (the default cwd of bash and code).",
-    )
 
 
-class ReadFileArguments(_InSession):
+_PATH = "A path relative to the session's workspace (the default cwd of bash and code), e.g. `src/app.py`."
+
+
+class _OneFile(_InSession):
+    path: str = Field(min_length=1, max_length=4096, description=_PATH)
+
+
+class ReadFileArguments(_OneFile):
     offset: int = Field(default=0, ge=0, description="Start at this byte (default 0).")
     max_bytes: int = Field(
         default=DEFAULT_READ_BYTES, ge=1, le=MAX_READ_BYTES, description="The most bytes to return."
     )
 
 
-class WriteFileArguments(_InSession):
+class WriteFileArguments(_OneFile):
     content: str = Field(description="What the file will hold: text, or base64 with encoding base64.")
     encoding: Literal["utf-8", "base64"] = Field(
         default="utf-8", description="`utf-8` (text, the default) or `base64` (binary)."
@@ -116,6 +138,7 @@ class WriteFileArguments(_InSession):
 
 
 class ListFilesArguments(_InSession):
+    path: str = Field(default="", max_length=4096, description=_PATH + " Default: the workspace itself.")
     depth: int = Field(default=1, ge=0, le=16, description="Levels to go down (default 1).")
 
 
@@ -136,7 +159,7 @@ class ExecutionArguments(Arguments):
         description="`get`: its status and output now. `wait`: wait up to waitSeconds for the end. "
         "`cancel`: kill its whole process tree. `logs`: its output, page by page."
     )
-    execution_id: str = Field(description="The id a bash or code call answered (`ex_...`).")
+    execution_id: ExecutionId = Field(description="The id a bash or code call answered (`ex_...`).")
     wait_seconds: float = Field(
         default=DEFAULT_WAIT_S, ge=0, le=MAX_WAIT_S, description="`wait`: how long at most (default 30)."
     )
@@ -151,6 +174,12 @@ class ExecutionArguments(Arguments):
         ge=0,
         description="`logs`: continue after this event sequence (the nextSequence of the previous page).",
     )
+    skip_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="`logs`: bytes of the event after afterSequence already read (the nextSkipBytes "
+        "of the previous page, which ended inside that event).",
+    )
     offset: int | None = Field(
         default=None,
         ge=0,
@@ -158,12 +187,15 @@ class ExecutionArguments(Arguments):
         "reaches output past the event budget too. Continue with nextOffset.",
     )
     max_bytes: int = Field(
-        default=DEFAULT_LOG_BYTES, ge=1, le=MAX_LOG_BYTES, description="`logs`: the most text per page."
+        default=DEFAULT_LOG_BYTES,
+        ge=1,
+        le=MAX_LOG_BYTES,
+        description="`logs`: the most bytes of text per page (a page never splits a character).",
     )
 
 
 class InputArguments(Arguments):
-    execution_id: str = Field(description="The id of a running execution started with openStdin.")
+    execution_id: ExecutionId = Field(description="The id of a running execution started with openStdin.")
     text: str = Field(default="", max_length=1_048_576, description="What to type, newlines included.")
     eof: bool = Field(default=False, description="Then close its stdin (end of input).")
     wait_seconds: float = Field(

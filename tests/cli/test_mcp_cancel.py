@@ -1,0 +1,58 @@
+"""`workbench mcp` when the client cancels a tool call (MCP `notifications/cancelled`, which the
+official client sends when its caller gives up and when its read timeout passes): the run the call
+started is cancelled too, its whole tree, and the server serves on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from tests import ceilings
+from tests.cli.test_mcp import PYTHON, call, data, session
+from tests.conftest import DaemonHandle
+
+pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
+
+from mcp.shared.exceptions import MCPError
+
+
+async def _the_run_of(wb: DaemonHandle, session_id: str) -> dict[str, Any]:
+    """The one execution of `session_id`, once it has ended."""
+    with ceilings.within(30, f"the run of session {session_id} to end"):
+        while True:
+            listed = (await wb.client.get("/v1/executions", params={"sessionId": session_id})).json()
+            runs = listed["executions"]
+            if runs and runs[0]["status"] not in ("queued", "running"):
+                assert len(runs) == 1, runs
+                record: dict[str, Any] = runs[0]
+                return record
+            await trio.sleep(0.1)
+
+
+@pytest.mark.timeout(180)
+async def test_a_cancelled_tool_call_cancels_its_run(wb: DaemonHandle, tmp_path: Path) -> None:
+    async with session(wb.url, tmp_path) as client:
+        # The client's read timeout: it gives up and says so (notifications/cancelled).
+        with pytest.raises(MCPError):
+            await client.call_tool("bash", {"command": "sleep 60", "sessionId": "t1"}, read_timeout_seconds=1)
+        timed_out = await _the_run_of(wb, "t1")
+        assert timed_out["status"] == "cancelled" and "cancelled" in timed_out["cancelReason"], timed_out
+        # The caller cancels the call (as an agent's user stopping it would).
+        program = "import time; time.sleep(60)"
+        with trio.move_on_after(1) as waited:
+            await client.call_tool("code", {"language": "python", "code": program, "sessionId": "t2"})
+        assert waited.cancelled_caught
+        assert (await _the_run_of(wb, "t2"))["status"] == "cancelled"
+        # A stateful cell: the cell is cancelled (the context itself lives on).
+        with trio.move_on_after(2):
+            await client.call_tool(
+                "code", {"language": "python", "code": program, "stateful": True, "sessionId": "t3"}
+            )
+        assert (await _the_run_of(wb, "t3"))["status"] == "cancelled"
+        ok = await call(client, "bash", command=f"{PYTHON} -c 'print(1)'")
+        assert data(ok)["stdout"] == "1\n"
+    for context in (await wb.client.get("/v1/contexts")).json()["contexts"]:
+        assert (await wb.client.delete(f"/v1/contexts/{context['contextId']}")).status_code == 204
