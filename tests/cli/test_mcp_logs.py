@@ -69,3 +69,38 @@ async def test_logs_say_when_output_went_past_the_event_budget(make_daemon: Any,
             offset=len(answer["text"]), maxBytes=1_000_000,
         )  # fmt: skip
         assert answer["text"] + data(rest)["text"] == expected and data(rest)["done"] is True
+
+
+@pytest.mark.timeout(180)
+async def test_logs_by_offset_never_cut_a_character(wb: DaemonHandle, tmp_path: Path) -> None:
+    """By byte offset, a page ends before a character its edge would cut (which starts the next
+    page); bytes that are not UTF-8 still come as U+FFFD."""
+    program = "import sys; sys.stdout.buffer.write(('é' * 3000 + 'ab€').encode() + b'\\xff!')"
+    expected = "é" * 3000 + "ab€" + "\ufffd!"
+    async with session(wb.url, tmp_path) as client:
+        ran = await call(client, "bash", command=f'{PYTHON} -c "{program}"', waitSeconds=60)
+        eid = data(ran)["executionId"]
+        for size in (1001, 64, 3):
+            pages: list[dict[str, Any]] = []
+            offset = 0
+            while not (pages and pages[-1]["done"]):
+                assert len(pages) < 5000, "the pages must come to an end"
+                page = await call(
+                    client,
+                    "execution",
+                    action="logs",
+                    executionId=eid,
+                    stream="stdout",
+                    offset=offset,
+                    maxBytes=size,
+                )
+                assert not page.is_error, text(page)
+                pages.append(data(page))
+                assert pages[-1]["nextOffset"] > offset, pages[-1]
+                offset = pages[-1]["nextOffset"]
+            assert "".join(p["text"] for p in pages) == expected, size
+        # A page smaller than a character gets that character, whole.
+        tiny = await call(
+            client, "execution", action="logs", executionId=eid, stream="stdout", offset=0, maxBytes=1
+        )
+        assert data(tiny)["text"] == "é" and data(tiny)["nextOffset"] == 2

@@ -5,6 +5,7 @@ model and the same as structured JSON. A refusal of the daemon is raised as its 
 from __future__ import annotations
 
 import builtins
+import codecs
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -363,19 +364,48 @@ async def _logs_after_sequence(client: AsyncClient, args: ExecutionArguments) ->
     return Answer(text + "\n--- " + " ".join(notes), data)
 
 
+#: The most bytes one character takes in UTF-8.
+_LONGEST_CHARACTER = 4
+
+
+def _whole_characters(chunk: bytes, *, final: bool) -> tuple[str, int]:
+    """`chunk` as text up to its last whole character, and how many of its bytes that is: a
+    character the page's edge cuts starts the next page. Bytes that are not UTF-8 are U+FFFD."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = decoder.decode(chunk, final)
+    return text, len(chunk) - len(decoder.getstate()[0])
+
+
+def _first_character(chunk: bytes, *, final: bool) -> tuple[str, int]:
+    """The first character of `chunk` (U+FFFD for a byte that starts none), and its bytes; none
+    yet when `chunk` holds only the start of one that is still being written (not `final`)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for i in range(len(chunk)):
+        text = decoder.decode(chunk[i : i + 1])
+        if text:
+            return text[:1], i + 1
+    return (decoder.decode(b"", True)[:1], len(chunk)) if final else ("", 0)
+
+
 async def _logs_at_offset(client: AsyncClient, args: ExecutionArguments, offset: int) -> Answer:
     """`maxBytes` of one stream from a byte offset: from its artifact where kept, else its events."""
     if args.stream == "both":
         raise ValueError('a byte offset reads one stream: give stream "stdout" or "stderr"')
     record = await client.get(args.execution_id)
     stream = args.stream
-    if any(a.name == stream for a in record.artifacts):
-        chunk = await client.artifact(record, stream, offset, offset + args.max_bytes)
-    else:
-        chunk = (await client.output(record, stream))[offset : offset + args.max_bytes]
     total = record.output.stdout_bytes if stream == "stdout" else record.output.stderr_bytes
-    text = chunk.decode("utf-8", "replace")
-    next_offset = offset + len(chunk)
+
+    async def read(size: int) -> bytes:
+        if any(a.name == stream for a in record.artifacts):
+            return await client.artifact(record, stream, offset, offset + size)
+        return (await client.output(record, stream))[offset : offset + size]
+
+    chunk = await read(args.max_bytes)
+    text, used = _whole_characters(chunk, final=record.terminal and offset + len(chunk) >= total)
+    if chunk and not used:  # one character longer than maxBytes: that character, whole
+        chunk = await read(_LONGEST_CHARACTER)
+        text, used = _first_character(chunk, final=record.terminal and offset + len(chunk) >= total)
+    next_offset = offset + used
     done = record.terminal and next_offset >= total
     data = {
         "executionId": args.execution_id,
