@@ -4,11 +4,18 @@ refuses ends the CLI with a line saying so instead of leaving every key unread."
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
+import struct
+import termios
 
 from tests.cli.conftest import Cli
 from tests.cli.test_signals import ENDED_S, ended, newest, read_to_exit, started
 from tests.conftest import DaemonHandle
+
+#: The ioctl that names a pty's other side (`/dev/pts/N`), from <asm-generic/ioctls.h>.
+TIOCGPTN = 0x80045430
 
 
 async def test_sigterm_cancels_run_i_and_exits_143(cli: Cli, wb: DaemonHandle) -> None:
@@ -83,3 +90,35 @@ async def test_a_refused_input_ends_run_i_with_a_line_and_cancels(cli: Cli, wb: 
         terminal.close()
     record = await ended(wb, execution_id)
     assert record["status"] == "cancelled", record
+
+
+def _local_modes(number: int) -> int:
+    """The local modes (`c_lflag`) of the terminal `/dev/pts/<number>` now."""
+    side = os.open(f"/dev/pts/{number}", os.O_RDWR | os.O_NOCTTY)
+    try:
+        modes: int = termios.tcgetattr(side)[3]
+        return modes
+    finally:
+        os.close(side)
+
+
+async def test_sigterm_ends_attach_and_gives_the_terminal_back(cli: Cli, wb: DaemonHandle) -> None:
+    """`attach` on a raw terminal, ended by SIGTERM or a hang-up: the terminal is as it found it
+    (not raw), the exit status says the signal, and the execution runs on."""
+    started_ = await wb.start("echo started; sleep 60", background=True, tty=True)
+    execution_id = started_["executionId"]
+    terminal = await cli.terminal("attach", execution_id)
+    try:
+        assert terminal.main is not None
+        number = struct.unpack("I", fcntl.ioctl(terminal.main, TIOCGPTN, b"\0\0\0\0"))[0]
+        await terminal.expect(b"started")
+        assert not _local_modes(number) & termios.ICANON, "attach puts its terminal in raw mode"
+        terminal.process.send_signal(signal.SIGTERM)
+        assert await terminal.finish(ENDED_S) == 128 + signal.SIGTERM, bytes(terminal.screen)
+        modes = _local_modes(number)
+        assert modes & termios.ICANON and modes & termios.ECHO, "the terminal was left raw"
+    finally:
+        terminal.close()
+    assert (await wb.client.get(f"/v1/executions/{execution_id}")).json()["status"] == "running"
+    await wb.client.post(f"/v1/executions/{execution_id}/cancel", json={})
+    await ended(wb, execution_id)

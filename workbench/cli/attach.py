@@ -93,7 +93,9 @@ def join(
     raw = tty and os.isatty(0)
     saved = None
     wake_r, wake_w = os.pipe()
-    own = Signals((INPUT_FAILED,)) if react is None else None
+    # `attach` ends on SIGTERM and SIGHUP as by their default action, but with our terminal
+    # given back first (not left raw).
+    own = Signals((INPUT_FAILED, signal.SIGTERM, signal.SIGHUP)) if react is None else None
     signals = react.signals if react is not None else own
     assert signals is not None
     if own is not None:
@@ -111,6 +113,13 @@ def join(
         return _follow(http, execution_id, feeder, signals, react, pending)
     except Stopped as stop:
         return stop.status
+    except Interrupted as sig:  # `attach` alone (`run` reacts in `_follow`): it runs on
+        if sig.signum == signal.SIGINT:
+            raise
+        _restore(saved)
+        name = signal.Signals(sig.signum).name
+        _say(f"workbench: {name}: left {execution_id} running (`workbench attach {execution_id}`)")
+        return died(sig)
     finally:
         _restore(saved)
         if own is not None:
