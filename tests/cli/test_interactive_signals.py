@@ -122,3 +122,12 @@ async def test_sigterm_ends_attach_and_gives_the_terminal_back(cli: Cli, wb: Dae
     assert (await wb.client.get(f"/v1/executions/{execution_id}")).json()["status"] == "running"
     await wb.client.post(f"/v1/executions/{execution_id}/cancel", json={})
     await ended(wb, execution_id)
+
+
+async def test_run_i_feeds_more_than_the_pending_input_limit_to_a_slow_reader(cli: Cli) -> None:
+    """A piped stdin larger than what the supervisor keeps unread (1 MiB) waits for the program to
+    read it (`429 input_backlog` is sent again later), rather than ending the command."""
+    data = bytes(range(256)) * (12 * 1024)  # 3 MiB
+    ran = await cli("run", "-i", "--", "sleep 1; wc -c", stdin=data)
+    assert ran.code == 0, ran
+    assert ran.out.strip() == str(len(data)).encode(), ran

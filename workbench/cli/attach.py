@@ -16,6 +16,7 @@ import select
 import signal
 import sys
 import threading
+import time
 
 from workbench.cli import exitcodes
 from workbench.cli.exitcodes import UsageError
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 #: Ctrl-P Ctrl-Q, as docker's: leave the execution running.
 DETACH_KEYS = b"\x10\x11"
 _CHUNK = 65536
+#: How long an input refused with `input_backlog` waits before it is sent again (doubling).
+_BACKLOG_PAUSE_S, _BACKLOG_PAUSE_MAX_S = 0.01, 0.25
 #: The input thread sends this to the main thread when an input failed (see `_Feeder`).
 INPUT_FAILED = signal.SIGUSR1
 #: The most rows or columns a terminal has on the wire.
@@ -285,9 +288,21 @@ class _Feeder:
         return True
 
     def _send(self, data: bytes, *, eof: bool = False) -> None:
-        if data or eof:
-            query = {"eof": "true" if eof else "false"}
-            self.http.request_bytes("POST", self.path + "/input", data, query=query, ok=(204,))
+        if not (data or eof):
+            return
+        query = {"eof": "true" if eof else "false"}
+        pause = _BACKLOG_PAUSE_S
+        while True:
+            try:
+                self.http.request_bytes("POST", self.path + "/input", data, query=query, ok=(204,))
+                return
+            except ApiError as exc:
+                if exc.code != "input_backlog":
+                    raise
+            # It has not read what we sent before, and none of this was taken: send it again once
+            # it reads (a slow reader of a large piped stdin).
+            time.sleep(pause)
+            pause = min(pause * 2, _BACKLOG_PAUSE_MAX_S)
 
     def _detach(self) -> None:
         _restore(self.saved)
