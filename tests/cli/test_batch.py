@@ -85,8 +85,13 @@ async def test_secret_env_is_passed_and_never_shown(cli: Cli, wb: DaemonHandle) 
 
 async def test_wait_on_a_batch_exits_like_batch_does(cli: Cli, wb: DaemonHandle) -> None:
     """A batch whose items did not all complete is 1 for `wait` as for `batch`, not the CLI's 125."""
-    for lines, status in ((b"true\nexit 3\n", "partial_failed"), (b"exit 3\n", "failed")):
-        started = await cli.ok("batch", "-b", "--bash", "-", stdin=lines)
+    cases = (
+        ((), b"true\nexit 3\n", "partial_failed"),
+        ((), b"exit 3\n", "failed"),
+        (("--fail-fast",), b"exit 3\nsleep 30\n", "failed"),  # error.code fail_fast
+    )
+    for flags, lines, status in cases:
+        started = await cli.ok("batch", "-b", *flags, "--bash", "-", stdin=lines)
         batch_id = started.text.strip()
         waited = await cli("wait", batch_id)
         assert waited.code == 1, waited

@@ -72,7 +72,7 @@ def of_record(record: dict[str, Any]) -> int:
     if code is not None and 0 < code < 256:
         return int(code)
     error = record.get("error") or {}
-    if status == "partial_failed" or error.get("code") == "items_failed":
+    if status == "partial_failed" or error.get("code") in ("items_failed", "fail_fast"):
         return ITEMS_FAILED
     return CANNOT_RUN if error.get("code") == "spawn_failed" else FAILED
 
