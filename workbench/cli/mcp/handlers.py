@@ -382,8 +382,10 @@ def _first_character(chunk: bytes, *, final: bool) -> tuple[str, int]:
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     for i in range(len(chunk)):
         text = decoder.decode(chunk[i : i + 1])
+        if len(text) > 1:  # a byte that starts nothing, then a character of this byte alone
+            return text[:1], i
         if text:
-            return text[:1], i + 1
+            return text, i + 1
     return (decoder.decode(b"", True)[:1], len(chunk)) if final else ("", 0)
 
 
