@@ -13,7 +13,6 @@ from workbench.cli.argtypes import (
     CWD_HELP,
     DEADLINE,
     DEFAULT_GRACE,
-    DURATION,
     POSITIVE,
     SESSION,
     VARIABLE,
@@ -292,7 +291,7 @@ def _add_batch(command: Adder) -> None:
     batch.add_argument("--concurrency", type=POSITIVE, metavar="N", help="at most N items run at once")
     batch.add_argument("--fail-fast", action="store_true", help="the first item that fails cancels the rest")
     batch.add_argument(
-        "--timeout", metavar="DURATION", type=DURATION, help="the batch's deadline; no item runs past it"
+        "--timeout", metavar="DURATION", type=DEADLINE, help="the batch's deadline; no item runs past it"
     )
     batch.add_argument(
         "--background", "-b", action="store_true", help="print the batch's id and return at once"
@@ -319,6 +318,6 @@ def _add_service_options(run: Any) -> None:
     service.add_argument(
         "--ready-timeout",
         metavar="DURATION",
-        type=DURATION,
+        type=DEADLINE,
         help="kill it if not ready within this long (default 60s)",
     )
