@@ -115,3 +115,23 @@ def test_a_ctrl_c_while_sigterm_follows_to_the_end_stops_with_143() -> None:
         _follow(http, (signal.SIGINT, signal.SIGTERM))
     assert stopped.value.status == 128 + signal.SIGTERM
     assert http.requests == ["cancel"]
+
+
+def test_the_input_threads_wake_up_is_no_stop_and_is_ignored_once_restored() -> None:
+    """SIGUSR1 (`run -i`'s input thread telling of a refused input) is no SIGTERM to `run`'s
+    reactions, and once the handlers are restored a late one is ignored, not the process's death."""
+    from workbench.cli.signals import Interrupted
+
+    transport = Transport("never")
+    reactions = RunReactions(transport, ID, Signals())  # type: ignore[arg-type]
+    reactions(Interrupted(signal.SIGUSR1), None)
+    assert reactions.stopping is None and transport.requests == []
+    signals = Signals((signal.SIGTERM, signal.SIGUSR1))
+    signals.install()
+    signals.restore()
+    try:
+        assert signal.getsignal(signal.SIGUSR1) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        signal.raise_signal(signal.SIGUSR1)  # ignored: this test goes on
+    finally:
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)

@@ -161,6 +161,8 @@ def _follow(
             if react is None:
                 raise
             react_all(react, sig, None)
+            if feeder.failure and react.stopping is None:  # its signal came during the reaction
+                return _input_failed(execution_id, feeder.failure, react)
             if react.stopping is None:
                 _raw(feeder.raw, feeder.saved)
     record = http.json("GET", f"/v1/executions/{execution_id}")

@@ -139,6 +139,8 @@ class RunReactions:
         self.stopping: int | None = None
 
     def __call__(self, sig: Interrupted, progress: Progress | None) -> None:
+        if sig.signum == signal.SIGUSR1:
+            return  # `run -i`'s input thread telling of a refused input: `attach` reads its news
         if self.stopping is not None:
             raise Stopped(self.stopping)  # its time to end passed (SIGALRM), or another signal
         if sig.signum != signal.SIGINT:

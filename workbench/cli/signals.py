@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: What a signal does once its `Signals` are restored, where not its default action: Ctrl-C is
+#: Python's KeyboardInterrupt, and SIGUSR1 (`run -i`'s input thread waking the main one, see
+#: `workbench.cli.attach`) is ignored, so that a late one cannot kill the process.
+_AFTER: dict[int, Any] = {signal.SIGINT: signal.default_int_handler, signal.SIGUSR1: signal.SIG_IGN}
+
+
 class Interrupted(BaseException):
     """A signal arrived (not an Exception: nothing that handles errors may swallow it)."""
 
@@ -53,7 +59,7 @@ class Signals:
         if signal.SIGALRM in self.signums:
             signal.setitimer(signal.ITIMER_REAL, 0)
         for signum in self.signums:
-            signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+            signal.signal(signum, _AFTER.get(signum, signal.SIG_DFL))
 
     def _handler(self, signum: int, frame: Any) -> None:
         if self._deferring:
