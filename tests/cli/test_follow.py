@@ -132,3 +132,56 @@ async def test_ls_watch_redraws_the_table_in_place(cli: Cli, wb: DaemonHandle) -
     # Every drawn line fits the width: moving up lands on the table's first line again.
     for line in re.split(rb"\n|\x1b\[2K", screen):
         assert len(re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\r", b"", line)) < 90
+
+
+async def test_run_i_goes_on_typing_across_a_daemon_restart(make_daemon: Any, tmp_path: Any) -> None:
+    """An input sent while the daemon restarts is sent again once it is back (as the output stream
+    reconnects), instead of ending `run -i` and leaving its execution behind."""
+    first = await keeping_daemon(make_daemon)
+    cli = Cli(first.url, tmp_path / "client-home")
+    script = 'read -r a; echo "got $a"; read -r b; echo "got $b"'
+    process = await trio.lowlevel.open_process(
+        cli.argv("run", "-i", "--", script),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli.env(),
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    out, err = bytearray(), bytearray()
+    port = int(first.url.rsplit(":", 1)[1])
+    answered = trio.Event()
+
+    async def read_all(stream: Any, into: bytearray) -> None:
+        while chunk := await stream.receive_some():
+            into += chunk
+            if b"got one\n" in out:
+                answered.set()
+
+    async def down() -> None:
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                return
+            await stream.aclose()
+            await trio.sleep(0.01)
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_all, process.stdout, out)
+            nursery.start_soon(read_all, process.stderr, err)
+            await process.stdin.send_all(b"one\n")
+            await answered.wait()
+            restarted: list[DaemonHandle] = []
+
+            async def restarting() -> None:
+                restarted.append(await restart(make_daemon, first))
+
+            nursery.start_soon(restarting)
+            await down()
+            await process.stdin.send_all(b"two\n")  # while no daemon listens
+            await process.stdin.aclose()
+            await process.wait()
+    assert process.returncode == 0, (bytes(out), bytes(err))
+    assert bytes(out) == b"got one\ngot two\n", bytes(err)

@@ -21,7 +21,7 @@ import time
 from workbench.cli import exitcodes
 from workbench.cli.exitcodes import UsageError
 from workbench.cli.follow import RunReactions, Stopped, react_all
-from workbench.cli.http import ApiError, Http
+from workbench.cli.http import RECONNECT_FOR_S, ApiError, Http
 from workbench.cli.ids import resolve
 from workbench.cli.signals import Interrupted, Signals, died
 
@@ -294,15 +294,21 @@ class _Feeder:
             return
         query = {"eof": "true" if eof else "false"}
         pause = _BACKLOG_PAUSE_S
+        unreachable_since: float | None = None
         while True:
             try:
                 self.http.request_bytes("POST", self.path + "/input", data, query=query, ok=(204,))
                 return
             except ApiError as exc:
-                if exc.code != "input_backlog":
+                # `input_backlog`: it has not read what we sent before, and none of this was
+                # taken: send it again once it reads (a slow reader of a large piped stdin).
+                # `unavailable`: the daemon restarts; the output stream waits for it as long.
+                if exc.code == "unavailable":
+                    unreachable_since = unreachable_since or time.monotonic()
+                    if time.monotonic() - unreachable_since > RECONNECT_FOR_S:
+                        raise
+                elif exc.code != "input_backlog":
                     raise
-            # It has not read what we sent before, and none of this was taken: send it again once
-            # it reads (a slow reader of a large piped stdin).
             time.sleep(pause)
             pause = min(pause * 2, _BACKLOG_PAUSE_MAX_S)
 
