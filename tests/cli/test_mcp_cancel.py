@@ -56,3 +56,64 @@ async def test_a_cancelled_tool_call_cancels_its_run(wb: DaemonHandle, tmp_path:
         assert data(ok)["stdout"] == "1\n"
     for context in (await wb.client.get("/v1/contexts")).json()["contexts"]:
         assert (await wb.client.delete(f"/v1/contexts/{context['contextId']}")).status_code == 204
+
+
+@pytest.mark.timeout(120)
+async def test_a_client_that_goes_away_mid_call_leaves_its_run_going(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """Promise 5 (connections are not runs): the client's end of stdin closing while a call runs,
+    with no `notifications/cancelled`, ends the server, not the run it started."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import TOKEN
+
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "sleep 60", "sessionId": "gone"}},
+        },
+    ]
+    server = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "workbench", "mcp", "--url", wb.url, "--token", TOKEN],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
+    )
+    assert server.stdin is not None
+    try:
+        await server.stdin.send_all("".join(json.dumps(m) + "\n" for m in messages).encode())
+        with ceilings.within(30, "the tool call's run to start"):
+            while True:
+                listed = (await wb.client.get("/v1/executions", params={"sessionId": "gone"})).json()
+                if listed["executions"]:
+                    break
+                await trio.sleep(0.05)
+        await server.stdin.aclose()  # the client is gone
+        with ceilings.within(30, "the server to end once its client is gone"):
+            await server.wait()
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    await trio.sleep(1)  # a cancel, had one been sent, would have been recorded by now
+    run = (await wb.client.get("/v1/executions", params={"sessionId": "gone"})).json()["executions"][0]
+    assert run["status"] == "running", run
+    await wb.client.post(f"/v1/executions/{run['executionId']}/cancel", json={})
+    await wb.wait(run["executionId"])

@@ -14,6 +14,7 @@ from typing import Any
 
 import trio
 
+from workbench.cli.mcp.stdio import CLIENT_GONE
 from workbench.cli.mcp.tools import (
     BashArguments,
     CodeArguments,
@@ -223,13 +224,16 @@ async def _started(
 ) -> Execution:
     """`start(idempotency_key)`: a run's start, with a key of its own. A tool call the client
     cancels (its `notifications/cancelled`, sent when it gives up or its timeout passes) is
-    interrupted by the SDK: the run it started is then cancelled too, as the agent asked."""
+    interrupted by the SDK: the run it started is then cancelled too, as the agent asked. A call
+    cut short because the client went away (stdin closed) leaves its run going: connections are
+    not runs."""
     key = f"mcp-{uuid.uuid4().hex}"
     try:
         return await start(key)
     except trio.Cancelled:
-        with trio.CancelScope(shield=True), trio.move_on_after(STOP_S):
-            await _stop(client, session_id or "default", key)
+        if not CLIENT_GONE.is_set():
+            with trio.CancelScope(shield=True), trio.move_on_after(STOP_S):
+                await _stop(client, session_id or "default", key)
         raise
 
 

@@ -17,6 +17,9 @@ from collections.abc import Iterator
 import trio
 
 _LINE_READ = 65536
+#: Set once the client's end of stdin has closed: the client is gone (it crashed, or quit), and
+#: tool calls cut short by the server's end are no requests of its to stop their runs.
+CLIENT_GONE = trio.Event()
 
 
 class Lines:
@@ -45,6 +48,7 @@ class Lines:
             chunk = await self._stream.receive_some(_LINE_READ)
             if not chunk:
                 self._eof = True
+                CLIENT_GONE.set()
             self._buffer += chunk
 
 
