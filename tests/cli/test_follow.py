@@ -11,7 +11,7 @@ from typing import Any
 import trio
 
 from tests.cli.conftest import Cli
-from tests.client.restart import keeping_daemon, restart
+from tests.client.restart import closed, keeping_daemon, restart
 from tests.conftest import DaemonHandle
 
 LINES = 30
@@ -158,15 +158,6 @@ async def test_run_i_goes_on_typing_across_a_daemon_restart(make_daemon: Any, tm
             if b"got one\n" in out:
                 answered.set()
 
-    async def down() -> None:
-        while True:
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                return
-            await stream.aclose()
-            await trio.sleep(0.01)
-
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(read_all, process.stdout, out)
@@ -179,7 +170,7 @@ async def test_run_i_goes_on_typing_across_a_daemon_restart(make_daemon: Any, tm
                 restarted.append(await restart(make_daemon, first))
 
             nursery.start_soon(restarting)
-            await down()
+            await closed(port)
             await process.stdin.send_all(b"two\n")  # while no daemon listens
             await process.stdin.aclose()
             await process.wait()

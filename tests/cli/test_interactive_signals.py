@@ -1,6 +1,6 @@
-"""`run -i`/`run -t` leave nothing running behind them, as plain `run` does (SIGTERM, SIGHUP, Ctrl-C
-without a raw terminal), on a terminal whose size reads 0x0 too; and an input that the daemon
-refuses ends the CLI with a line saying so instead of leaving every key unread."""
+"""`run -i`/`run -t` leave nothing running behind them, as plain `run` does (SIGTERM, SIGHUP; Ctrl-C
+without a raw terminal is in test_signals), on a terminal whose size reads 0x0 too; and an input
+that the daemon refuses ends the CLI with a line saying so instead of leaving every key unread."""
 
 from __future__ import annotations
 
@@ -45,23 +45,6 @@ async def test_sighup_and_sigterm_cancel_run_it_on_a_terminal(cli: Cli, wb: Daem
             terminal.close()
         record = await ended(wb, (await newest(wb))["executionId"])
         assert record["status"] == "cancelled", (how, record)
-
-
-async def test_ctrl_c_on_run_i_is_sent_on_then_cancels(cli: Cli, wb: DaemonHandle) -> None:
-    """Without a raw terminal, Ctrl-C is ours: the first goes to the program, the second cancels."""
-    script = "trap '' INT; trap 'echo got TERM; exit 3' TERM; echo started; while :; do sleep 0.1; done"
-    terminal = await cli.terminal("run", "-i", "--", script)
-    try:
-        await terminal.expect(b"started")
-        terminal.type(b"\x03")
-        await terminal.expect(b"sent SIGINT")
-        terminal.type(b"\x03")
-        await terminal.expect(b"got TERM")
-        assert await terminal.finish() == 130, bytes(terminal.screen)
-    finally:
-        terminal.close()
-    record = await ended(wb, (await newest(wb))["executionId"])
-    assert record["status"] == "cancelled" and record["cancelReason"] == "interrupted (Ctrl-C)"
 
 
 async def test_a_terminal_of_no_size_still_takes_keys(cli: Cli, wb: DaemonHandle) -> None:

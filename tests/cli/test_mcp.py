@@ -213,14 +213,19 @@ async def test_a_daemon_that_is_not_there_is_a_tool_error(tmp_path: Path) -> Non
         assert {t.name for t in (await client.list_tools()).tools} == TOOLS
 
 
-def test_help_shows_a_ready_configuration_snippet() -> None:
-    out = subprocess.run(
+def _help() -> str:
+    """What `workbench mcp --help` prints."""
+    return subprocess.run(
         [sys.executable, "-m", "workbench", "mcp", "--help"],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     ).stdout
+
+
+def test_help_shows_a_ready_configuration_snippet() -> None:
+    out = _help()
     found = re.search(r"^\{\n.*?^\}$", out, re.MULTILINE | re.DOTALL)
     assert found is not None, out
     config = json.loads(found.group())
@@ -230,13 +235,7 @@ def test_help_shows_a_ready_configuration_snippet() -> None:
 
 
 def test_help_and_the_readme_name_every_tool() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "workbench", "mcp", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    out = _help()
     description = " ".join(out.partition("an agent's MCP configuration")[0].split())
     for tool in TOOLS:
         assert re.search(rf"\b{tool}\b", description), (tool, description)

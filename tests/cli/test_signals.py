@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+import pytest
 import trio
 
 from tests import ceilings
@@ -157,10 +158,14 @@ async def test_ctrl_c_reaches_the_program_first(cli: Cli, wb: DaemonHandle) -> N
     assert [e["signal"] for e in events if e["eventType"] == "signal"] == ["SIGINT"]
 
 
-async def test_a_second_ctrl_c_cancels_and_a_third_stops_waiting(cli: Cli, wb: DaemonHandle) -> None:
-    """The program ignores SIGINT: the second Ctrl-C cancels it (SIGTERM first: its trap runs)."""
+@pytest.mark.parametrize("flags", [(), ("-i",)], ids=["run", "run -i"])
+async def test_a_second_ctrl_c_cancels_and_a_third_stops_waiting(
+    cli: Cli, wb: DaemonHandle, flags: tuple[str, ...]
+) -> None:
+    """The program ignores SIGINT: the second Ctrl-C cancels it (SIGTERM first: its trap runs).
+    `run -i` too: without a raw terminal, Ctrl-C is ours, not a key sent on."""
     script = "trap '' INT; trap 'echo got TERM; exit 3' TERM; echo started; while :; do sleep 0.1; done"
-    terminal = await cli.terminal("run", "--", script)
+    terminal = await cli.terminal("run", *flags, "--", script)
     try:
         await terminal.expect(b"started")
         terminal.type(b"\x03")

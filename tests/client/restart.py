@@ -18,6 +18,17 @@ async def keeping_daemon(make_daemon: Any) -> DaemonHandle:
     return handle
 
 
+async def closed(port: int) -> None:
+    """Once nothing listens on `port` of 127.0.0.1 any more (a daemon stopped)."""
+    while True:
+        try:
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+        except OSError:
+            return
+        await stream.aclose()
+        await trio.sleep(0.02)
+
+
 async def restart(make_daemon: Any, first: DaemonHandle) -> DaemonHandle:
     """Stop `first` (streams end, connections drop), then start another on its port and data dir."""
     from workbench.wire.errors import ConfigError
@@ -25,13 +36,7 @@ async def restart(make_daemon: Any, first: DaemonHandle) -> DaemonHandle:
     port = int(first.url.rsplit(":", 1)[1])
     first.shutdown.set()
     with trio.fail_after(20):
-        while True:
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                break
-            await stream.aclose()
-            await trio.sleep(0.02)
+        await closed(port)
         while True:
             try:
                 handle: DaemonHandle = await make_daemon(first.data_dir, bind=f"127.0.0.1:{port}")
