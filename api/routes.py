@@ -37,12 +37,12 @@ from workbench.core.ready import wait_ready
 from workbench.core.records import format_time
 from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound, PayloadTooLarge
+from workbench.wire.fields import check_session
 from workbench.wire.interactive import MAX_INPUT_BYTES
 from workbench.wire.models import (
     EVENT_TYPES,
     EXECUTION_ID,
     EXECUTION_KINDS,
-    SESSION_ID,
     CancelRequest,
     InputRequest,
     ResizeRequest,
@@ -402,11 +402,12 @@ def _interactive(app: QuartTrio, daemon: Daemon) -> None:
 
 
 def _check_session_query(session_id: str | None) -> None:
-    """400 for a `?sessionId=` that no session can have (as a start would refuse it)."""
-    if session_id is not None and (not SESSION_ID.fullmatch(session_id) or session_id in (".", "..")):
-        raise BadRequest(
-            "query parameter sessionId must be 1 to 64 letters, digits, '-', '_' or '.', not . or .."
-        )
+    """400 for a `?sessionId=` that no session can have (by the rule a start applies)."""
+    if session_id is not None:
+        try:
+            check_session(session_id)
+        except ValueError as exc:
+            raise BadRequest(f"query parameter {exc}") from None
 
 
 def etag_matches(header: str | None, etag: str) -> bool:

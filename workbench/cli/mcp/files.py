@@ -7,12 +7,9 @@ import base64
 import binascii
 import codecs
 
-from workbench.cli.mcp.handlers import WORKSPACES, Answer
+from workbench.cli.mcp.handlers import LONGEST_CHARACTER, WORKSPACES, Answer
 from workbench.cli.mcp.tools import ListFilesArguments, ReadFileArguments, WriteFileArguments
 from workbench.client.aio import AsyncClient
-
-#: The most bytes one UTF-8 character takes.
-_LONGEST_CHARACTER = 4
 
 
 def _relative(session_id: str, path: str) -> str:
@@ -51,7 +48,7 @@ async def read_file(client: AsyncClient, args: ReadFileArguments) -> Answer:
     chunk = await files.read(args.path, args.offset, args.offset + args.max_bytes)
     text = _text(chunk, args.offset + len(chunk) >= entry.size_bytes)
     if text == "" and chunk:  # one character longer than maxBytes: that character, whole
-        chunk = await files.read(args.path, args.offset, args.offset + _LONGEST_CHARACTER)
+        chunk = await files.read(args.path, args.offset, args.offset + LONGEST_CHARACTER)
         first = (_text(chunk, args.offset + len(chunk) >= entry.size_bytes) or "")[:1]
         text, chunk = (first, first.encode("utf-8")) if first else (None, chunk[: args.max_bytes])
     if text is None:

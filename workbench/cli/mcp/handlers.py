@@ -369,7 +369,7 @@ async def _logs_after_sequence(client: AsyncClient, args: ExecutionArguments) ->
 
 
 #: The most bytes one character takes in UTF-8.
-_LONGEST_CHARACTER = 4
+LONGEST_CHARACTER = 4
 
 
 def _whole_characters(chunk: bytes, *, final: bool) -> tuple[str, int]:
@@ -409,7 +409,7 @@ async def _logs_at_offset(client: AsyncClient, args: ExecutionArguments, offset:
     chunk = await read(args.max_bytes)
     text, used = _whole_characters(chunk, final=record.terminal and offset + len(chunk) >= total)
     if chunk and not used:  # one character longer than maxBytes: that character, whole
-        chunk = await read(_LONGEST_CHARACTER)
+        chunk = await read(LONGEST_CHARACTER)
         text, used = _first_character(chunk, final=record.terminal and offset + len(chunk) >= total)
     next_offset = offset + used
     done = record.terminal and next_offset >= total
