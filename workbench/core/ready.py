@@ -12,6 +12,7 @@ import trio
 
 from workbench.core.records import execution_from
 from workbench.core.service import Principal, Service
+from workbench.core.store.rows import Found
 from workbench.core.waiting import first_of
 from workbench.wire.models import Execution
 
@@ -21,16 +22,20 @@ async def wait_ready(
 ) -> tuple[Execution, bool]:
     """Wait up to `wait_ms` until the execution is ready or terminal: (record, wait timed out)."""
     execution = await service.get(principal, execution_id, kind)  # existence and visibility first
+    last: Found | None = None
     with trio.move_on_after(wait_ms / 1000), service.journal.watch(execution_id) as watch:
         while not (execution.ready or execution.terminal) and not service.stopping.is_set():
             seen = watch.version
-            found = await service.store.get_execution(execution_id)
-            if found is None:
+            last = await service.store.get_execution(execution_id)
+            if last is None:
                 break
-            execution = execution_from(found)  # without its preview, to check it
+            execution = execution_from(last)  # without its preview, to check it
             if execution.ready or execution.terminal:
                 break
             await first_of(partial(watch.wait_changed, seen), service.stopping.wait)
-    # The answer is a record like any other: with its preview, made once.
-    execution = await service.get(principal, execution_id, kind)
+    # The answer is a record like any other, with its preview.
+    if not (execution.ready or execution.terminal):  # the wait passed: the record as it is now
+        execution = await service.get(principal, execution_id, kind)
+    elif last is not None:  # read above without its preview
+        execution = await service.record(last)
     return execution, not (execution.ready or execution.terminal)
