@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 from workbench.cli import exitcodes
 from workbench.cli.exitcodes import UsageError
@@ -59,9 +60,12 @@ def run_interactive(http: Http, body: dict[str, Any], key: str | None) -> int:
     signals = Signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP, INPUT_FAILED))
     signals.install()
     record: dict[str, Any] | None = None
+    joined: _Joined | None = None
     pending: Interrupted | None = None
     try:
         try:
+            # Held back until the follow has begun: a signal before it (even between the start's
+            # answer and the input thread's start) then cancels the run as any other does.
             with signals.deferred():
                 record = http.json(
                     "POST",
@@ -70,39 +74,56 @@ def run_interactive(http: Http, body: dict[str, Any], key: str | None) -> int:
                     headers=headers,
                     ok=(200, 202),
                 )
+                react = RunReactions(http, record["executionId"], signals)
+                joined = _open(http, record["executionId"], bool(body.get("tty")), signals, react)
         except Interrupted as sig:
-            if record is None:  # the start itself failed: there is nothing to cancel
+            if joined is None:  # the start itself failed: there is nothing to cancel
                 return died(sig)
             pending = sig
-        react = RunReactions(http, record["executionId"], signals)
-        return join(http, record["executionId"], tty=bool(body.get("tty")), react=react, pending=pending)
+        return _run(http, joined, pending)
     finally:
         signals.restore()
 
 
-def join(
-    http: Http,
-    execution_id: str,
-    *,
-    tty: bool,
-    react: RunReactions | None = None,
-    pending: Interrupted | None = None,
-) -> int:
-    """Follow the execution's output to its end while our stdin goes to it; its exit status.
+def join(http: Http, execution_id: str, *, tty: bool) -> int:
+    """`attach`: follow the execution's output to its end while our stdin goes to it; its exit
+    status. Ctrl-C, SIGTERM and SIGHUP end the command and leave the execution running."""
+    # It ends on SIGTERM and SIGHUP as by their default action, but with our terminal given back
+    # first (not left raw): one that comes while the terminal is made raw is held until then.
+    own = Signals((INPUT_FAILED, signal.SIGTERM, signal.SIGHUP))
+    own.install()
+    joined: _Joined | None = None
+    pending: Interrupted | None = None
+    try:
+        try:
+            with own.deferred():
+                joined = _open(http, execution_id, tty, own, None)
+        except Interrupted as sig:
+            if joined is None:
+                return died(sig)
+            pending = sig
+        return _run(http, joined, pending)
+    finally:
+        own.restore()
 
-    With `react` (`run`), Ctrl-C (without a raw terminal), SIGTERM and SIGHUP do what they do to
-    plain `run`; without (`attach`), they end the command and leave the execution running.
-    """
+
+@dataclass
+class _Joined:
+    """A joined execution: its input thread started, our terminal raw (`saved`: as it was)."""
+
+    execution_id: str
+    feeder: _Feeder
+    signals: Signals
+    react: RunReactions | None
+    saved: Any
+
+
+def _open(http: Http, execution_id: str, tty: bool, signals: Signals, react: RunReactions | None) -> _Joined:
+    """Make our terminal raw (with `tty`, on one) and start the input thread; with signals held
+    back (the caller's `deferred`), so that none ends us with the terminal raw."""
     raw = tty and os.isatty(0)
     saved = None
     wake_r, wake_w = os.pipe()
-    # `attach` ends on SIGTERM and SIGHUP as by their default action, but with our terminal
-    # given back first (not left raw).
-    own = Signals((INPUT_FAILED, signal.SIGTERM, signal.SIGHUP)) if react is None else None
-    signals = react.signals if react is not None else own
-    assert signals is not None
-    if own is not None:
-        own.install()
     if raw:
         import termios
 
@@ -112,8 +133,15 @@ def join(
         os.write(wake_w, b"w")  # send our size once at the start
     feeder = _Feeder(Http(http.target), execution_id, raw, wake_r, saved)
     threading.Thread(target=feeder.run, name="input", daemon=True).start()
+    return _Joined(execution_id, feeder, signals, react, saved)
+
+
+def _run(http: Http, joined: _Joined, pending: Interrupted | None) -> int:
+    """Follow a joined execution to its end (`pending`: a signal that came before); with `react`
+    (`run`), a signal does what it does to plain `run`, else it ends the command."""
+    execution_id, saved = joined.execution_id, joined.saved
     try:
-        return _follow(http, execution_id, feeder, signals, react, pending)
+        return _follow(http, execution_id, joined.feeder, joined.signals, joined.react, pending)
     except Stopped as stop:
         return stop.status
     except Interrupted as sig:  # `attach` alone (`run` reacts in `_follow`): it runs on
@@ -125,8 +153,6 @@ def join(
         return died(sig)
     finally:
         _restore(saved)
-        if own is not None:
-            own.restore()
 
 
 def _follow(

@@ -1,0 +1,47 @@
+"""A signal in the few instructions between `run -i`'s start and its follow (the terminal made
+raw, the input thread started) is held back and acted on once the follow begins: the execution is
+cancelled as for any SIGTERM, and the command exits 143, instead of ending with a traceback, the
+execution left running and the terminal raw.
+
+The CLI runs in a process of its own, as `python -m workbench` would, with the signal raised
+where its input thread is made (a real one lands there by luck alone)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import trio
+
+from tests import ceilings
+from tests.cli.conftest import Cli
+from tests.cli.test_signals import ENDED_S, ended, newest
+from tests.conftest import DaemonHandle
+
+#: `workbench run -i`, whose input thread's maker gets a SIGTERM while it is made.
+_SIGNALLED = """
+import signal, sys
+from workbench.cli import attach
+from workbench.cli.main import main
+
+class Feeder(attach._Feeder):
+    def __init__(self, *args):
+        signal.raise_signal(signal.SIGTERM)
+        super().__init__(*args)
+
+attach._Feeder = Feeder
+main(sys.argv[1:])
+"""
+
+
+async def test_a_sigterm_while_run_i_sets_up_cancels_it(cli: Cli, wb: DaemonHandle) -> None:
+    argv = [sys.executable, "-c", _SIGNALLED, "run", "-i", "--", "trap 'exit 3' TERM; sleep 60 & wait"]
+    with ceilings.within(ENDED_S, "`workbench run -i` to exit after SIGTERM"):
+        ran = await trio.run_process(
+            argv, stdin=b"", capture_stdout=True, capture_stderr=True, check=False, env=cli.env()
+        )
+    err = ran.stderr.decode()
+    assert ran.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    record = await ended(wb, (await newest(wb))["executionId"])
+    assert record["status"] == "cancelled" and record["cancelReason"] == "workbench run got SIGTERM"
