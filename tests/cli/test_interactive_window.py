@@ -45,3 +45,12 @@ async def test_a_sigterm_while_run_i_sets_up_cancels_it(cli: Cli, wb: DaemonHand
     assert "Traceback" not in err, err
     record = await ended(wb, (await newest(wb))["executionId"])
     assert record["status"] == "cancelled" and record["cancelReason"] == "workbench run got SIGTERM"
+
+
+async def test_run_i_without_a_terminal_keeps_stderr_apart(cli: Cli) -> None:
+    """Without `-t` the program's stdout and stderr are two streams, and stay two: `2>/dev/null`
+    hides its errors alone, as with plain `run` and `docker run -i`."""
+    ran = await cli("run", "-i", "--", "cat; echo err >&2", stdin=b"typed\n")
+    assert ran.code == 0, ran.err
+    assert ran.out == b"typed\n"
+    assert b"err\n" in ran.err

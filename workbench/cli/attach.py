@@ -176,7 +176,8 @@ def _follow(
                         if event["eventType"] == "status" and event["status"] != "queued":
                             feeder.running.set()  # input before it runs would be refused
                     if kind in ("event", "live") and event.get("eventType") == "output":
-                        _write(event.get("outputDelta"), react)
+                        fd = 2 if event.get("stream") == "stderr" else 1  # one stream on a terminal
+                        _write(event.get("outputDelta"), react, fd)
             break
         except Interrupted as sig:
             _restore(feeder.saved)  # our lines readable, and the terminal ours again if we end
@@ -199,11 +200,11 @@ def _follow(
     return exitcodes.of_record(record)
 
 
-def _write(text: str | None, react: RunReactions | None) -> None:
+def _write(text: str | None, react: RunReactions | None, fd: int) -> None:
     if not text:
         return
     try:
-        os.write(1, text.encode("utf-8"))
+        os.write(fd, text.encode("utf-8"))
     except OSError:
         if react is None or react.stopping is None:
             raise
