@@ -15,6 +15,9 @@ And it writes the pieces of a response straight to the socket when it can (`_sen
 `write_chunk`), without the turns of the event loop and the layers of Python that each piece
 otherwise goes through.
 
+A request h11 cannot parse (a `Content-Length` or chunk size that is no number, a head too long)
+gets the JSON error of API.md too (`_send_framing_error`), not hypercorn's empty `400` or `431`.
+
 The listening sockets are made (and their backlog set) by the caller, before the daemon starts.
 """
 
@@ -25,6 +28,7 @@ import logging
 import math
 import os
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -41,10 +45,15 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
 from hypercorn.utils import repr_socket_addr
 
+from api.errors import STATUS
+
 log = logging.getLogger("workbench.serve")
 
 #: How long a refused connection gets to send its request and read the 503 before it is closed.
 _REFUSE_S = 1.0
+#: How much of h11's reason for refusing a request its error message quotes (h11 quotes the
+#: line it could not parse, which can be as long as a head may be).
+_REASON_CHARS = 200
 
 
 class _KeepAlive:
@@ -179,7 +188,40 @@ class _Connection(TCPServer):
         await self.protocol_send(RawData(data=frame))
         return True
 
+    async def _send_framing_error(self, protocol: H11Protocol, status_code: int) -> None:
+        """`protocol`'s `_send_error_response`, which hypercorn calls where h11 raised
+        `RemoteProtocolError` on a request it cannot parse, to answer `status_code` (h11's hint:
+        400, 431 for a head too long) with an empty body and close: the same answer, but with the
+        JSON error of API.md, which says what h11 found wrong. hypercorn calls it inside its
+        `except` of that error, so the error is the one being handled (`sys.exception()`)."""
+        error = sys.exception()
+        if status_code == 431:  # h11's reason, "Receive buffer too long", says little
+            limit = self.config.h11_max_incomplete_size
+            reason = f"its head (or a chunk's size line) runs past {limit} bytes"
+        elif isinstance(error, h11.RemoteProtocolError):
+            reason = str(error)[:_REASON_CHARS]
+        else:
+            reason = "it cannot be parsed"
+        message = f"the request is not valid HTTP/1.1: {reason}"
+        # The code of the status where there is one (413: payload_too_large), else bad_request.
+        code = next((code for code, status in STATUS.items() if status == status_code), "bad_request")
+        body = json.dumps({"error": {"code": code, "message": message}}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", b"%d" % len(body)),
+            (b"connection", b"close"),
+            *self.config.response_headers("h11"),
+        ]
+        await protocol._send_h11_event(h11.Response(status_code=status_code, headers=headers))
+        await protocol._send_h11_event(h11.Data(data=body))
+        await protocol._send_h11_event(h11.EndOfMessage())
+
     async def _read_data(self) -> None:
+        # hypercorn made the protocol (`run`) just before it reads: a request it cannot parse is
+        # answered by this connection's `_send_framing_error` (this instance's, nothing global).
+        protocol = self.protocol.protocol
+        if isinstance(protocol, H11Protocol):
+            protocol._send_error_response = partial(self._send_framing_error, protocol)  # type: ignore[method-assign]
         await super()._read_data()
         # EOF or a broken read: no request can come any more, so the keep-alive timer (all that
         # would keep this task, and its socket, alive) has nothing left to wait for.
