@@ -110,6 +110,8 @@ def create_app(daemon: Daemon) -> QuartTrio:
                 f"no route {request.method} {request.path}" + (f" (it takes {allowed})" if allowed else ""),
             )
         if code == 413:
+            if files_routes.file_body(request.method, request.path):  # its limit is the file's
+                return from_exception(files_routes.too_large(request.path, daemon.settings.max_file_bytes))
             return from_exception(too_large(daemon.settings.max_body_bytes))
         if code >= 500:
             return error_response("internal", exc.description or str(exc))

@@ -47,6 +47,12 @@ def file_body(method: str, path: str) -> bool:
     return method in ("PUT", "POST") and _FILE_BODY.fullmatch(path) is not None
 
 
+def too_large(path: str, limit: int) -> PayloadTooLarge:
+    """The 413 of a file body (`file_body`) over `limit` (`WORKBENCH_MAX_FILE_BYTES`)."""
+    what = "archive" if path.endswith(":upload") else "file"
+    return PayloadTooLarge(f"the {what} is larger than {limit} bytes")
+
+
 def request_class(max_file_bytes: int) -> type[TrioRequest]:
     """The app's request class: a file body may be up to `max_file_bytes`, others as configured."""
 
@@ -73,7 +79,7 @@ async def _body(limit: int) -> AsyncIterator[bytes]:
         async for chunk in request.body:
             yield chunk
     except RequestEntityTooLarge:
-        raise PayloadTooLarge(f"the body is larger than {limit} bytes") from None
+        raise too_large(request.path, limit) from None
     g.file_body_read = True
 
 

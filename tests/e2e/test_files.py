@@ -353,11 +353,19 @@ async def test_file_size_cap_and_quota(make_daemon: Any) -> None:
         for _ in range(10):
             yield b"y" * 1000
 
+    huge = await wb.client.post(
+        f"{FILES}:upload", content=tar_of({"e": os.urandom(3000), "f": os.urandom(3000)})
+    )
+    assert huge.status_code == 413
+    assert huge.json()["error"]["message"] == "the archive is larger than 4000 bytes"
     streamed = await wb.client.put(f"{FILES}/c", content=chunks())  # no Content-Length: counted
     assert streamed.status_code == 413
+    # The message names the file limit, not the limit of a JSON body.
+    assert streamed.json()["error"]["message"] == "the file is larger than 4000 bytes"
     assert (await put(wb, "a", b"x" * 4000)).status_code == 201
     too_big = await put(wb, "b", b"x" * 4001)
     assert too_big.status_code == 413 and too_big.json()["error"]["code"] == "payload_too_large"
+    assert too_big.json()["error"]["message"] == "the file is larger than 4000 bytes"
     over = await put(wb, "d", b"z" * 2500)
     assert over.status_code == 507 and over.json()["error"]["code"] == "quota_exceeded"
     assert sorted(p.name for p in workspace(wb).iterdir()) == ["a"]
