@@ -43,7 +43,7 @@ DAEMON_VARIABLES = {
     "WORKBENCH_SANDBOX_UID": "UID[:GID] the sandbox image runs as under a root daemon; 0: root (65534)",
     "WORKBENCH_SHUTDOWN_MODE": "kill or keep running executions at a stop (kill)",
     "WORKBENCH_WORKSPACES_DIR": "where sessions' workspaces are (<data dir>/workspaces)",
-    "WORKBENCH_MAX_CONNECTIONS": "HTTP connections at once; more wait to be accepted (4096)",
+    "WORKBENCH_MAX_CONNECTIONS": "HTTP connections open at once; one more is answered 503 (4096)",
     "WORKBENCH_MIN_FREE_BYTES": "free disk below which new work is refused, 507 (16777216)",
     "WORKBENCH_MAX_FILE_BYTES": "the largest file the file routes write (104857600)",
     "WORKBENCH_WORKSPACE_QUOTA_BYTES": "bytes a session's workspace may hold for API writes (10737418240)",

@@ -258,7 +258,7 @@ class Capture:
             "output_truncated",
             message=(
                 f"the output passed the event budget of {budget} bytes; every byte is kept in the "
-                "artifacts stdout and stderr"
+                "artifacts stdout and stderr (of each stream that wrote any)"
             ),
         )
 
