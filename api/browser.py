@@ -4,7 +4,7 @@ stream, the dashboard's files, and CORS for the origins configured (none by defa
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from importlib import resources
 
@@ -13,9 +13,17 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from api.errors import error_response, json_response
-from api.requests import EVENTS_AFTER, authenticate, check_query, one_header, parse_body, parse_sequence
+from api.requests import (
+    EVENTS_AFTER,
+    authenticate,
+    check_query,
+    one_header,
+    parse_body,
+    parse_sequence,
+    session_alive,
+)
 from workbench.core.auth import READ
-from workbench.core.browser import CSRF_HEADER, SESSION_COOKIE, Session
+from workbench.core.browser import CSRF_HEADER, Session
 from workbench.core.daemon import Daemon
 from workbench.core.records import format_time
 from workbench.core.service import Change, Principal
@@ -70,8 +78,11 @@ def _change_frame(change: Change) -> str:
     return f"id: {change.change_id}\nevent: {change.change}\ndata: {data}\n\n"
 
 
-async def changes_stream(daemon: Daemon, principal: Principal, after: int | None) -> Response:
-    """`GET /v1/events/stream`: a `ready` event with the cursor, then every change after it."""
+async def changes_stream(
+    daemon: Daemon, principal: Principal, after: int | None, alive: Callable[[], bool]
+) -> Response:
+    """`GET /v1/events/stream`: a `ready` event with the cursor, then every change after it,
+    while `alive()` (the session that opened it holds)."""
     store, svc = daemon.service.store, daemon.service
     head = await store.change_head()
     cursor = head if after is None else min(after, head)
@@ -80,8 +91,9 @@ async def changes_stream(daemon: Daemon, principal: Principal, after: int | None
         nonlocal cursor
         ready = json.dumps({"changeId": cursor})
         yield f"retry: 1000\nid: {cursor}\nevent: ready\ndata: {ready}\n\n".encode()
-        watch = store.watches.changes
-        while not daemon.stopping.is_set():
+        watches = store.watches
+        watch = watches.changes
+        while not daemon.stopping.is_set() and alive():
             seen = watch.version
             page = await svc.changes(principal, cursor, PAGE_CHANGES)
             if page:
@@ -89,9 +101,13 @@ async def changes_stream(daemon: Daemon, principal: Principal, after: int | None
                 yield "".join(_change_frame(c) for c in page).encode("utf-8")
                 if len(page) == PAGE_CHANGES:
                     continue
-            with trio.move_on_after(KEEPALIVE_S) as quiet:
-                await first_of(partial(watch.wait_changed, seen), daemon.stopping.wait)
-            if quiet.cancelled_caught:
+            # A change, the daemon's stop, or a tick (every few seconds, and at a logout), after
+            # which the loop sees whether it may go on; a keep-alive after a quiet spell.
+            quiet_until = trio.current_time() + KEEPALIVE_S
+            with trio.move_on_at(quiet_until):
+                while watch.version == seen and alive() and not daemon.stopping.is_set():
+                    await first_of(partial(watches.wait, watch, seen, watches.ticks), daemon.stopping.wait)
+            if watch.version == seen and trio.current_time() >= quiet_until:
                 yield b": keepalive\n\n"
 
     response = Response(
@@ -104,9 +120,9 @@ async def changes_stream(daemon: Daemon, principal: Principal, after: int | None
     return response
 
 
-def _cookie(response: Response, value: str, max_age: int) -> None:
+def _cookie(response: Response, name: str, value: str, max_age: int) -> None:
     response.set_cookie(
-        SESSION_COOKIE,
+        name,
         value,
         max_age=max_age,
         path="/",
@@ -132,13 +148,13 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         else:
             session, cookie = browser.login_with_code(body.code or "")
         response = json_response(_login_json(session))
-        _cookie(response, cookie, daemon.settings.session_ttl_ms // 1000)
+        _cookie(response, browser.cookie_name, cookie, daemon.settings.session_ttl_ms // 1000)
         return response
 
     @app.post("/v1/logout")
     async def logout() -> Response:
         check_query()
-        cookie = request.cookies.get(SESSION_COOKIE)
+        cookie = request.cookies.get(browser.cookie_name)
         response = Response("", status=204)
         if cookie is not None:
             try:
@@ -148,7 +164,9 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
             if session is not None:
                 browser.check_csrf(session, request.headers.get(CSRF_HEADER))
                 browser.logout(session)
-        _cookie(response, "", 0)
+                # The streams it opened look at once (`session_alive`), and end.
+                daemon.service.store.watches.tick()
+        _cookie(response, browser.cookie_name, "", 0)
         return response
 
     @app.post("/v1/login/links")
@@ -172,7 +190,7 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
         last_event_id = one_header("Last-Event-ID")
         if last_event_id is not None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
-        return await changes_stream(daemon, principal, after)
+        return await changes_stream(daemon, principal, after, session_alive(daemon))
 
     @app.get("/")
     async def dashboard() -> Response:

@@ -45,7 +45,12 @@ def browser_operations() -> list[Op]:
             "login",
             "Trade a token (or a one-time code) for a session cookie",
             LoginRequest,
-            ok={200: (Login, "logged in: `Set-Cookie: workbench_session=...; HttpOnly; SameSite=Strict`")},
+            ok={
+                200: (
+                    Login,
+                    "logged in: `Set-Cookie: workbench_session_<daemon>=...; HttpOnly; SameSite=Strict`",
+                )
+            },
             errors=(*ANY, *WITH_BODY, "unauthorized"),
             public=True,
         ),

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import pydantic
@@ -18,7 +19,7 @@ from quart import g, request
 from werkzeug.exceptions import HTTPException
 
 from workbench.core.auth import require
-from workbench.core.browser import CSRF_HEADER, SESSION_COOKIE
+from workbench.core.browser import CSRF_HEADER, Session
 from workbench.core.daemon import Daemon
 from workbench.core.service import Principal
 from workbench.wire.errors import BadRequest, InvalidRequest, PayloadTooLarge
@@ -66,8 +67,9 @@ def authenticate(daemon: Daemon, scope: str, *, stream_of: str | None = None) ->
     any request that may change something (403 without it).
     """
     header = request.headers.get("Authorization")
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(daemon.browser.cookie_name)
     token = request.args.get("streamToken") if stream_of is not None else None
+    g.session = None
     if header is None and token is not None:
         principal = daemon.browser.stream_principal(token, stream_of or "")
     elif header is None and cookie is not None:
@@ -75,11 +77,25 @@ def authenticate(daemon: Daemon, scope: str, *, stream_of: str | None = None) ->
         if request.method not in ("GET", "HEAD"):
             daemon.browser.check_csrf(session, request.headers.get(CSRF_HEADER))
         principal = session.principal
+        g.session = session
     else:
         principal = daemon.authenticator.principal(header)
     g.principal = principal
     require(principal, scope)
     return principal
+
+
+def session_alive(daemon: Daemon) -> Callable[[], bool]:
+    """For a stream of the request (after `authenticate`): whether it may go on. One opened with a
+    session cookie ends with its session (a logout, its expiry); any other goes on."""
+    session: Session | None = getattr(g, "session", None)
+    if session is None:
+        return _always
+    return partial(daemon.browser.alive, session)
+
+
+def _always() -> bool:
+    return True
 
 
 async def parse_body(model: type[M], *, allow_empty: bool = False) -> M:

@@ -29,6 +29,7 @@ from api.requests import (
     parse_body,
     parse_flag,
     parse_sequence,
+    session_alive,
 )
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
@@ -251,7 +252,9 @@ def _reads(app: QuartTrio, daemon: Daemon) -> None:
             after = parse_sequence("Last-Event-ID", last_event_id)  # wins over ?after=
         session_id = request.args.get("sessionId")
         _check_session_query(session_id)
-        options = sse.Options(session_id=session_id, types=parse_types(request.args.get("types")))
+        options = sse.Options(
+            session_id=session_id, types=parse_types(request.args.get("types")), alive=session_alive(daemon)
+        )
         return await sse.stream(daemon, principal, execution_id, kind, after, options)
 
     @on("/artifacts", ["GET"], "artifacts")

@@ -82,6 +82,9 @@ class Options:
     session_id: str | None = None
     #: Only events of these types (None: all); their sequences stay the journal's.
     types: frozenset[str] | None = None
+    #: Whether it may go on: one opened with a session cookie ends with the session (looked at
+    #: after each wake-up; a logout wakes every stream, `Watches.tick`).
+    alive: Callable[[], bool] = lambda: True
 
 
 async def stream(
@@ -103,7 +106,7 @@ async def stream(
         # to stop reconnecting (an empty 200 would have it reconnect every few seconds forever).
         return Response("", status=204)
     response = Response(
-        _events(daemon, execution_id, execution.last_sequence, after, options.types),
+        _events(daemon, execution_id, execution.last_sequence, after, options),
         status=200,
         content_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
@@ -113,11 +116,12 @@ async def stream(
 
 
 async def _events(
-    daemon: Daemon, execution_id: str, last_sequence: int, after: int, types: frozenset[str] | None
+    daemon: Daemon, execution_id: str, last_sequence: int, after: int, options: Options
 ) -> AsyncIterator[bytes]:
     """The frames of one execution's stream: its journal from `after`, live, and display output
     past the budget; keep-alive comments while nothing happens."""
     svc = daemon.service
+    types, alive = options.types, options.alive
     delta_max = daemon.settings.execution_event_delta_max_bytes
     display_wanted = types is None or "output" in types
     # An id beyond the last event: nothing to replay; follow live from here.
@@ -130,7 +134,7 @@ async def _events(
         daemon.pages.follow(execution_id),
     ):
         ready: Ready | None = None  # the next page, when it came with the wake-up (`next_page`)
-        while not daemon.stopping.is_set():
+        while not daemon.stopping.is_set() and alive():
             display_seen = display.version
             if ready is not None:
                 seen, (page, encoded) = ready
@@ -172,6 +176,8 @@ async def _events(
                 )
                 if moved:
                     break
+                if not alive():
+                    return
                 if trio.current_time() - sent >= KEEPALIVE_S - TICK_S:
                     yield b": keepalive\n\n"
                     sent = trio.current_time()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,16 @@ async def login(wb: DaemonHandle) -> tuple[httpx.AsyncClient, dict[str, Any]]:
     response = await browser.post("/v1/login", json={"token": TOKEN})
     assert response.status_code == 200, response.text
     cookie = response.headers["set-cookie"]
-    assert "workbench_session=" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert re.match(r"workbench_session_[0-9a-f]{12}=", cookie), cookie  # the daemon's own name
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     return browser, response.json()
+
+
+def session_cookie(browser: httpx.AsyncClient) -> tuple[str, str]:
+    """The name and value of the session cookie `browser` holds."""
+    found = [(c.name, c.value or "") for c in browser.cookies.jar if c.name.startswith("workbench_session_")]
+    assert len(found) == 1, found
+    return found[0]
 
 
 def error_code(response: httpx.Response, status: int) -> str:
@@ -63,24 +72,25 @@ async def test_a_session_reads_and_changes_only_with_its_csrf_header(
 async def test_logout_ends_the_session_for_good(make_daemon: Any, tmp_path: Path) -> None:
     wb: DaemonHandle = await make_daemon(tmp_path / "data")
     browser, session = await login(wb)
-    cookie = browser.cookies["workbench_session"]
+    name, cookie = session_cookie(browser)
     async with contextlib.aclosing(browser):
         assert error_code(await browser.post("/v1/logout"), 403) == "forbidden"  # CSRF here too
         response = await browser.post("/v1/logout", headers={CSRF: session["csrfToken"]})
         assert response.status_code == 204
         assert "Max-Age=0" in response.headers["set-cookie"]
     # The old cookie, sent again, is refused: now and after a restart of the daemon.
-    async with httpx.AsyncClient(base_url=wb.url, cookies={"workbench_session": cookie}) as c:
+    async with httpx.AsyncClient(base_url=wb.url, cookies={name: cookie}) as c:
         assert error_code(await c.get("/v1/executions"), 401) == "unauthorized"
     again = await restart(make_daemon, wb, tmp_path)
-    async with httpx.AsyncClient(base_url=again.url, cookies={"workbench_session": cookie}) as c:
+    async with httpx.AsyncClient(base_url=again.url, cookies={name: cookie}) as c:
         assert error_code(await c.get("/v1/executions"), 401) == "unauthorized"
     # A session that was not ended outlives the restart (its key is in the data dir).
     fresh, _ = await login(again)
-    kept = fresh.cookies["workbench_session"]
+    assert session_cookie(fresh)[0] == name  # the name lasts as the data dir's key does
+    kept = session_cookie(fresh)[1]
     await fresh.aclose()
     again = await restart(make_daemon, again, tmp_path)
-    async with httpx.AsyncClient(base_url=again.url, cookies={"workbench_session": kept}) as c:
+    async with httpx.AsyncClient(base_url=again.url, cookies={name: kept}) as c:
         assert (await c.get("/v1/executions")).status_code == 200
 
 
@@ -115,8 +125,11 @@ async def test_bad_logins_get_the_json_errors_of_the_contract(wb: DaemonHandle) 
         assert error_code(form, 400) == "bad_request"
         assert error_code(await anonymous.post("/v1/login", content=b"{"), 400) == "bad_request"
         assert error_code(await anonymous.post("/v1/login/links"), 401) == "unauthorized"
+    browser, _ = await login(wb)
+    name, _cookie = session_cookie(browser)
+    await browser.aclose()
     for forged in ("a.1.b.c", "nonsense", TOKEN):
-        async with httpx.AsyncClient(base_url=wb.url, cookies={"workbench_session": forged}) as c:
+        async with httpx.AsyncClient(base_url=wb.url, cookies={name: forged}) as c:
             assert error_code(await c.get("/v1/executions"), 401) == "unauthorized", forged
 
 
@@ -290,10 +303,10 @@ async def test_a_session_expires(make_daemon: Any) -> None:
     browser, _session = await login(wb)
     async with contextlib.aclosing(browser):
         assert "Max-Age=2" in (await browser.post("/v1/login", json={"token": TOKEN})).headers["set-cookie"]
-        cookie = browser.cookies["workbench_session"]
+        name, cookie = session_cookie(browser)
         assert (await browser.get("/v1/executions")).status_code == 200
     await trio.sleep(2.7)
-    async with httpx.AsyncClient(base_url=wb.url, cookies={"workbench_session": cookie}) as late:
+    async with httpx.AsyncClient(base_url=wb.url, cookies={name: cookie}) as late:
         response = await late.get("/v1/executions")
         assert error_code(response, 401) == "unauthorized"
         assert "ended" in response.json()["error"]["message"]

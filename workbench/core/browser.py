@@ -24,6 +24,7 @@ from workbench.core.auth import Authenticator
 from workbench.core.service import Principal
 from workbench.wire.errors import Forbidden, Unauthorized
 
+#: The session cookie's name begins so; the rest is the daemon's own (`BrowserAuth.cookie_name`).
 SESSION_COOKIE = "workbench_session"
 CSRF_HEADER = "X-Workbench-CSRF"
 STREAM_TOKEN_MS = 10 * 60 * 1000
@@ -81,6 +82,10 @@ class BrowserAuth:
         #: Login code → (binding, expiry): kept in memory only; a restart ends them.
         self._codes: dict[str, tuple[str, int]] = {}
         self._bindings = {self._binding(digest): principal for digest, principal in authenticator.digests()}
+        #: A browser keeps cookies by host, whatever the port: two daemons on one host must not
+        #: replace each other's. The name is this daemon's own, and lasts as its key does.
+        digest = hmac.new(self._key, b"cookie-name", hashlib.sha256).hexdigest()
+        self.cookie_name = f"{SESSION_COOKIE}_{digest[:12]}"
 
     def _sign(self, purpose: bytes, payload: str) -> str:
         return _b64(hmac.new(self._key, purpose + payload.encode("ascii"), hashlib.sha256).digest())
@@ -133,6 +138,11 @@ class BrowserAuth:
         if binding not in self._bindings:
             raise Unauthorized("the token of this session is no longer accepted: log in again")
         return self._session(session_id, binding, int(expires))
+
+    def alive(self, session: Session) -> bool:
+        """Whether `session` still holds: not ended by a logout, not expired (a stream it opened
+        ends once it does not)."""
+        return session.session_id not in self._revoked and session.expires_at > _now_ms()
 
     @staticmethod
     def check_csrf(session: Session, header: str | None) -> None:

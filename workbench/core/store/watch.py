@@ -86,9 +86,14 @@ class Watches:
         """Move `ticks` every `TICK_S`, waking every watch's waiters (`wait_changed` sleeps on)."""
         while True:
             await trio.sleep(TICK_S)
-            self.ticks += 1
-            for watch in self._by_id.values():
-                watch._lot.unpark_all()
+            self.tick()
+
+    def tick(self) -> None:
+        """Move `ticks` now: every wait (`wait`) wakes with nothing new, and its stream looks at
+        what else may have changed (a logout ends the streams of its session)."""
+        self.ticks += 1
+        for watch in (*self._by_id.values(), self.changes):
+            watch._lot.unpark_all()
 
     def notify(self, execution_id: str, final: Found | None = None) -> None:
         """Wake the watchers of an execution (after a commit that touched it)."""

@@ -4635,7 +4635,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description logged in: `Set-Cookie: workbench_session=...; HttpOnly; SameSite=Strict` */
+            /** @description logged in: `Set-Cookie: workbench_session_<daemon>=...; HttpOnly; SameSite=Strict` */
             200: {
                 headers: {
                     [name: string]: unknown;
