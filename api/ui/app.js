@@ -4,10 +4,10 @@
 (() => {
 "use strict";
 
-const { LogModel, LogView, ResumingStream } = window.WorkbenchLog;
+const {
+  LogModel, LogView, ResumingStream, TERMINAL, $, text, progressText, renderRecord, renderProgress, traceRow,
+} = window.WorkbenchLog;
 const PAGE_SIZE = 50;
-const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
-const $ = (id) => document.getElementById(id);
 
 const state = {
   csrf: localStorage.getItem("workbench.csrf"),
@@ -16,13 +16,6 @@ const state = {
   changeCursor: null,
   listeners: new Set(), // functions called with each change
 };
-
-function text(tag, value, className) {
-  const el = document.createElement(tag);
-  el.textContent = value === null || value === undefined ? "" : String(value);
-  if (className) el.className = className;
-  return el;
-}
 
 function notice(message) {
   const el = $("notice");
@@ -144,12 +137,6 @@ function stopStreams() {
 }
 
 // -- the list -------------------------------------------------------------------------------------
-
-function progressText(progress) {
-  if (!progress || progress.progress === null || progress.progress === undefined) return "";
-  if (progress.total) return Math.round((100 * progress.progress) / progress.total) + "%";
-  return String(progress.progress);
-}
 
 function matches(record, filters) {
   if (filters.status && record.status !== filters.status) return false;
@@ -308,73 +295,6 @@ async function setUpStartForm() {
 }
 
 // -- an execution ---------------------------------------------------------------------------------
-
-const RECORD_FIELDS = [
-  ["Kind", (r) => r.executionKind], ["Session", (r) => r.sessionId], ["Image", (r) => r.image],
-  ["Working directory", (r) => r.cwd], ["Command", (r) => r.command], ["Language", (r) => r.language],
-  ["Code", (r) => r.code], ["Metadata", (r) => (r.metadata === null ? null : JSON.stringify(r.metadata, null, 2))],
-  ["Created", (r) => r.createdAt], ["Started", (r) => r.startedAt], ["Finished", (r) => r.finishedAt],
-  ["Deadline", (r) => r.deadlineAt], ["Exit code", (r) => r.exitCode], ["Signal", (r) => r.signal],
-  ["Error", (r) => (r.error ? r.error.code + ": " + r.error.message : null)],
-  ["Cancel reason", (r) => r.cancelReason], ["Detached", (r) => (r.detached ? "yes" : null)],
-  ["Containment", (r) => r.containment],
-  ["Output", (r) => `${r.output.stdoutBytes} bytes stdout, ${r.output.stderrBytes} bytes stderr` +
-    (r.output.truncated ? " (events truncated: see the artifacts)" : "")],
-];
-
-function renderRecord(record) {
-  if (!$("x-id") || ($("x-id").textContent && $("x-id").textContent !== record.executionId)) return;
-  $("x-id").textContent = record.executionId;
-  const status = $("x-status");
-  status.textContent = record.status;
-  status.className = "status " + record.status;
-  const items = [];
-  for (const [label, get] of RECORD_FIELDS) {
-    const value = get(record);
-    if (value === null || value === undefined) continue;
-    items.push(text("dt", label));
-    const dd = document.createElement("dd");
-    dd.appendChild(text(String(value).includes("\n") ? "pre" : "span", value));
-    items.push(dd);
-  }
-  $("x-record").replaceChildren(...items);
-  const artifacts = record.artifacts.map((a) => {
-    const li = document.createElement("li");
-    const link = text("a", a.name);
-    link.href = `/v1/executions/${record.executionId}/artifacts/${encodeURIComponent(a.name)}`;
-    link.setAttribute("download", a.name);
-    li.append(link, text("span", ` ${a.sizeBytes} bytes, sha256 ${a.sha256}`));
-    return li;
-  });
-  $("x-artifacts").replaceChildren(...(artifacts.length ? artifacts : [text("li", "none")]));
-  const ended = TERMINAL.has(record.status);
-  $("cancel").disabled = ended;
-  $("detach").disabled = ended || record.detached;
-}
-
-function renderProgress(progress) {
-  const bar = $("x-progress");
-  if (!bar || !progress || progress.progress === null) return;
-  bar.hidden = false;
-  if (progress.total) {
-    bar.max = progress.total;
-    bar.value = progress.progress;
-  } else bar.removeAttribute("value");
-  $("x-progress-text").textContent = progressText(progress) + (progress.message ? " " + progress.message : "");
-}
-
-function traceRow(event) {
-  const tr = document.createElement("tr");
-  let detail = "";
-  if (event.eventType === "status") {
-    detail = event.status + (event.exitCode !== null ? " exit " + event.exitCode : "") +
-      (event.signal ? " " + event.signal : "") + (event.error ? " " + event.error.code : "");
-  } else if (event.eventType === "progress") {
-    detail = progressText(event) + (event.message ? " " + event.message : "");
-  } else detail = event.message || event.stream || "";
-  tr.append(text("td", event.sequence), text("td", event.eventType), text("td", event.timestamp), text("td", detail));
-  return tr;
-}
 
 async function showExecution(id) {
   $("main").replaceChildren($("execution-page").content.cloneNode(true));
