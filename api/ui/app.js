@@ -9,13 +9,18 @@ const {
 } = window.WorkbenchLog;
 const PAGE_SIZE = 50;
 
+const UNREACHABLE = "cannot reach the daemon";
+
 const state = {
-  csrf: localStorage.getItem("workbench.csrf"),
-  principal: localStorage.getItem("workbench.principal"),
   changes: null, // the changes stream
   changeCursor: null,
   listeners: new Set(), // functions called with each change
+  unreachable: false, // a request or stream found no daemon: the next stream that opens clears it
+  routeFailed: false, // the page on screen could not be read: read it again once the daemon is back
+  routes: 0, // pages shown so far: a late error of one since left is not shown
 };
+// Read when needed, not kept: another tab may have logged out and in again (new CSRF value).
+const csrf = () => localStorage.getItem("workbench.csrf");
 
 function notice(message) {
   const el = $("notice");
@@ -31,14 +36,47 @@ class ApiError extends Error {
   }
 }
 
+// An error as a line for the page: the API's code and message, or that the daemon is not there.
+function describe(error) {
+  if (!(error instanceof ApiError)) return "error: " + error.message;
+  return error.status === 0 ? error.message : error.code + ": " + error.message;
+}
+
+// fetch, with a network failure as an ApiError of status 0.
+async function reach(path, options) {
+  try {
+    return await fetch(path, { credentials: "same-origin", ...options });
+  } catch (error) {
+    daemonUnreachable();
+    throw new ApiError(0, "unreachable", UNREACHABLE);
+  }
+}
+
+function daemonUnreachable() {
+  state.unreachable = true;
+  notice(UNREACHABLE + " (trying again)");
+}
+
+function daemonReached() {
+  if (!state.unreachable) return;
+  state.unreachable = false;
+  if ($("notice").textContent.startsWith(UNREACHABLE)) notice("");
+  if (state.routeFailed) route();
+}
+
+ResumingStream.on = {
+  reached: daemonReached,
+  unreachable: daemonUnreachable,
+  unauthorized: () => showLogin("The session has ended: log in again."),
+};
+
 async function api(method, path, body) {
   const headers = {};
-  if (method !== "GET") headers["X-Workbench-CSRF"] = state.csrf || "";
+  if (method !== "GET") headers["X-Workbench-CSRF"] = csrf() || "";
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, {
+  const response = await reach(path, {
     method,
     headers,
-    credentials: "same-origin",
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (response.status === 204) return null;
@@ -54,15 +92,12 @@ async function api(method, path, body) {
 // -- login ----------------------------------------------------------------------------------------
 
 function loggedIn(session) {
-  state.csrf = session.csrfToken;
-  state.principal = session.principal;
   localStorage.setItem("workbench.csrf", session.csrfToken);
   localStorage.setItem("workbench.principal", session.principal);
 }
 
 function showLogin(message) {
   stopStreams();
-  state.csrf = null;
   localStorage.removeItem("workbench.csrf");
   $("who").textContent = "";
   $("logout").hidden = true;
@@ -81,10 +116,9 @@ function showLogin(message) {
 }
 
 async function login(body) {
-  const response = await fetch("/v1/login", {
+  const response = await reach("/v1/login", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    credentials: "same-origin",
     body: JSON.stringify(body),
   });
   const data = await response.json();
@@ -121,6 +155,7 @@ function startChanges() {
       created: deliver, status: deliver, progress: deliver, terminal: deliver,
     },
     () => state.changeCursor,
+    { failed: (status, message) => notice(message) },
   );
   return state.changesReady;
 }
@@ -219,6 +254,7 @@ async function showList(params) {
     } finally {
       loading -= 1;
     }
+    if (!tbody.isConnected) return; // the page was left meanwhile
     rows.clear();
     const trs = page.executions.map((record) => {
       const tr = document.createElement("tr");
@@ -289,7 +325,7 @@ async function setUpStartForm() {
       const record = await api("POST", "/v1/executions/workbench_bash", body);
       location.hash = "#/x/" + record.executionId;
     } catch (error) {
-      $("start-error").textContent = error.code + ": " + error.message;
+      $("start-error").textContent = describe(error);
     }
   });
 }
@@ -366,7 +402,7 @@ async function showExecution(id) {
         : (result.detached ? "detached" : "already ended");
       if (result.execution) renderRecord(result.execution);
     } catch (error) {
-      $("action-result").textContent = error.code + ": " + error.message;
+      $("action-result").textContent = describe(error);
     }
   }
   window.workbench.execution = { model, view, id, lastSequence: () => lastSequence, outputEvents: () => outputEvents };
@@ -386,22 +422,26 @@ async function route() {
       return;
     }
   }
-  if (!state.csrf) {
+  if (!csrf()) {
     showLogin("");
     return;
   }
   notice("");
-  $("who").textContent = state.principal || "";
+  $("who").textContent = localStorage.getItem("workbench.principal") || "";
   $("logout").hidden = false;
   if (executionStream) executionStream.close();
   executionStream = null;
   state.listeners.clear();
   const [path, query] = (location.hash.slice(1) || "/").split("?");
+  state.routeFailed = false;
+  const routed = ++state.routes;
   try {
     if (path.startsWith("/x/")) await showExecution(path.slice(3));
     else await showList(new URLSearchParams(query || ""));
   } catch (error) {
-    if (error.status !== 401) notice(error.code + ": " + error.message);
+    if (routed !== state.routes) return; // a page since left
+    state.routeFailed = true;
+    if (error.status !== 401) notice(describe(error));
   }
 }
 

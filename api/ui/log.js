@@ -188,11 +188,17 @@ class LogView {
   }
 }
 
+// An EventSource that resumes after `cursor()` once it breaks. An error tells neither what the
+// daemon answered nor whether it answered: a stream that failed before it opened is asked again
+// with fetch. A 204 (nothing more will come) calls `hooks.ended`; a 401 `ResumingStream.on.
+// unauthorized`; another refusal `hooks.failed(status, message)`; these end the stream. No answer
+// at all calls `ResumingStream.on.unreachable` and tries again, `on.reached` once one opens.
 class ResumingStream {
-  constructor(url, handlers, cursor) {
+  constructor(url, handlers, cursor, hooks) {
     this.url = url;
     this.handlers = handlers;
     this.cursor = cursor;
+    this.hooks = hooks || {};
     this.closed = false;
     this.delay = 100;
     ResumingStream.open.add(this);
@@ -206,6 +212,11 @@ class ResumingStream {
     const url = after === null ? this.url : this.url + sep + "after=" + encodeURIComponent(after);
     const source = new EventSource(url);
     this.source = source;
+    let opened = false;
+    source.onopen = () => {
+      opened = true;
+      ResumingStream.on.reached();
+    };
     for (const [type, fn] of Object.entries(this.handlers)) {
       source.addEventListener(type, (event) => {
         this.delay = 100;
@@ -216,10 +227,43 @@ class ResumingStream {
       source.close();
       if (this.source !== source || this.closed) return;
       this.source = null;
-      if (this.handlers.broken) this.handlers.broken();
-      setTimeout(() => this.connect(), this.delay);
-      this.delay = Math.min(this.delay * 2, 2000);
+      if (opened) this.retry();
+      else this.ask(url);
     };
+  }
+
+  retry() {
+    setTimeout(() => this.connect(), this.delay);
+    this.delay = Math.min(this.delay * 2, 2000);
+  }
+
+  // What the daemon answers the stream's request, read as far as its status (and error body).
+  async ask(url) {
+    let status = 0;
+    let message = "";
+    const abort = new AbortController();
+    try {
+      const response = await fetch(url, { credentials: "same-origin", signal: abort.signal });
+      status = response.status;
+      if (status !== 200 && status !== 204) {
+        const data = await response.json().catch(() => null);
+        message = data && data.error ? data.error.code + ": " + data.error.message : response.statusText;
+      }
+    } catch (error) {
+      status = 0;
+    }
+    abort.abort();
+    if (this.closed) return;
+    if (status === 0) ResumingStream.on.unreachable();
+    else ResumingStream.on.reached();
+    if (status === 204 || status === 401 || (status >= 400 && status < 500 && status !== 429)) {
+      this.close();
+      if (status === 204) { if (this.hooks.ended) this.hooks.ended(); }
+      else if (status === 401) ResumingStream.on.unauthorized();
+      else if (this.hooks.failed) this.hooks.failed(status, message);
+      return;
+    }
+    this.retry();
   }
 
   close() {
@@ -230,6 +274,7 @@ class ResumingStream {
   }
 }
 ResumingStream.open = new Set();
+ResumingStream.on = { reached: () => {}, unreachable: () => {}, unauthorized: () => {} };
 
 // -- an execution's record ------------------------------------------------------------------------
 
