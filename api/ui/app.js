@@ -15,6 +15,7 @@ const state = {
   changes: null, // the changes stream
   changeCursor: null,
   listeners: new Set(), // functions called with each change
+  progress: new Map(), // the latest progress the changes gave of each execution
   unreachable: false, // a request or stream found no daemon: the next stream that opens clears it
   routeFailed: false, // the page on screen could not be read: read it again once the daemon is back
   routes: 0, // pages shown so far: a late error of one since left is not shown
@@ -143,6 +144,7 @@ function startChanges() {
   if (state.changes) return state.changesReady;
   const deliver = (change) => {
     state.changeCursor = change.changeId;
+    if (change.progress) state.progress.set(change.execution.executionId, change.progress);
     for (const fn of state.listeners) fn(change);
   };
   let isReady;
@@ -166,6 +168,7 @@ function stopStreams() {
   if (state.changes) state.changes.close();
   state.changes = null;
   state.changeCursor = null;
+  state.progress.clear();
   if (executionStream) executionStream.close();
   executionStream = null;
   state.listeners.clear();
@@ -177,6 +180,7 @@ function matches(record, filters) {
   if (filters.status && record.status !== filters.status) return false;
   if (filters.kind && record.executionKind !== filters.kind) return false;
   if (filters.sessionId && record.sessionId !== filters.sessionId) return false;
+  if (filters.batchId && record.batchId !== filters.batchId) return false;
   if (filters.q) {
     const hay = [record.executionId, record.command || "", record.code || "",
       record.metadata === null ? "" : JSON.stringify(record.metadata)].join(" ").toLowerCase();
@@ -199,7 +203,9 @@ function renderRow(tr, record, progress) {
     bar.appendChild(p);
   }
   bar.appendChild(text("span", progressText(progress)));
-  const summary = record.command !== null ? record.command : record.language + ": " + (record.code || "");
+  let summary = record.command;
+  if (record.items) summary = `batch of ${record.items.length} item${record.items.length === 1 ? "" : "s"}`;
+  else if (summary === null) summary = record.language + ": " + (record.code || "");
   tr.replaceChildren(
     idCell,
     text("td", record.status, "status " + record.status),
@@ -216,7 +222,7 @@ async function showList(params) {
   $("main").replaceChildren($("list-page").content.cloneNode(true));
   const filters = {
     status: params.get("status") || "", kind: params.get("kind") || "",
-    sessionId: params.get("session") || "", q: params.get("q") || "",
+    sessionId: params.get("session") || "", q: params.get("q") || "", batchId: params.get("batch") || "",
   };
   const form = $("filters");
   form.elements.status.value = filters.status;
@@ -225,7 +231,7 @@ async function showList(params) {
   form.elements.q.value = filters.q;
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const query = new URLSearchParams();
+    const query = new URLSearchParams(filters.batchId ? { batch: filters.batchId } : {});
     for (const name of ["status", "kind", "session", "q"]) {
       const value = form.elements[name].value.trim();
       if (value) query.set(name, value);
@@ -258,14 +264,15 @@ async function showList(params) {
     rows.clear();
     const trs = page.executions.map((record) => {
       const tr = document.createElement("tr");
-      renderRow(tr, record, null);
+      renderRow(tr, record, state.progress.get(record.executionId) || null);
       rows.set(record.executionId, tr);
       return tr;
     });
     tbody.replaceChildren(...trs);
     $("next").disabled = page.nextCursor === null;
     $("prev").disabled = cursors.length === 0;
-    $("page-info").textContent = "page " + (cursors.length + 1);
+    $("page-info").textContent = "page " + (cursors.length + 1) +
+      (filters.batchId ? ", the items of batch " + filters.batchId : "");
     $("next").onclick = () => { cursors.push(cursor); cursor = page.nextCursor; load(); };
     if (!loading) for (const change of early.splice(0)) apply(change);
   };
@@ -275,6 +282,11 @@ async function showList(params) {
   const apply = (change) => {
     const record = change.execution;
     let tr = rows.get(record.executionId);
+    if (tr && !matches(record, filters)) { // it left the filters (a `running` one that ended)
+      rows.delete(record.executionId);
+      tr.remove();
+      return;
+    }
     if (!tr) {
       // One not shown goes on the first page only, when the filters let it and it is newer than
       // the page's oldest row (or the page is not full), in its place: newest first. Not only at
@@ -294,7 +306,7 @@ async function showList(params) {
         gone.remove();
       }
     }
-    renderRow(tr, record, change.progress);
+    renderRow(tr, record, change.progress || state.progress.get(record.executionId) || null);
   };
   state.listeners.add((change) => (loading ? early.push(change) : apply(change)));
   // The page is not held up more than 2 s for a stream that is slow to come: it is read then, and
@@ -334,8 +346,22 @@ async function setUpStartForm() {
 
 async function showExecution(id) {
   $("main").replaceChildren($("execution-page").content.cloneNode(true));
-  let record = await api("GET", "/v1/executions/" + encodeURIComponent(id));
-  renderRecord(record);
+  // Changes are taken from before the record is read: one that comes meanwhile is not lost. The
+  // record shown is the newest of those (by rowVersion); the execution's own `status` events,
+  // newer than it (by lastSequence), move its status on too.
+  let record = null;
+  const show = (r) => {
+    if (record && r.rowVersion < record.rowVersion) return;
+    record = r;
+    renderRecord(r);
+  };
+  state.listeners.add((change) => {
+    if (change.execution.executionId !== id) return;
+    show(change.execution);
+    if (change.progress) renderProgress(change.progress);
+  });
+  startChanges();
+  show(await api("GET", "/v1/executions/" + encodeURIComponent(id)));
   const model = new LogModel();
   const view = new LogView($("log"), model);
   let lastSequence = 0;
@@ -344,6 +370,7 @@ async function showExecution(id) {
   const info = () => {
     if ($("log-info")) $("log-info").textContent = `${model.lines.length} lines`;
   };
+  const reread = () => api("GET", "/v1/executions/" + encodeURIComponent(id)).then(show, () => {});
   const onEvent = (event) => {
     if (event.sequence !== null) {
       if (event.sequence <= lastSequence) return; // already shown: never a line twice
@@ -359,30 +386,29 @@ async function showExecution(id) {
     if (event.eventType === "progress") renderProgress(event);
     trace.appendChild(traceRow(event));
     if (trace.children.length > 1000) trace.firstElementChild.remove();
+    if (event.eventType === "status" && event.sequence > record.lastSequence) {
+      renderRecord({ ...record, status: event.status });
+    }
     if (event.eventType === "status" && TERMINAL.has(event.status)) {
       stream.close();
       if (executionStream === stream) executionStream = null;
-      api("GET", "/v1/executions/" + encodeURIComponent(id)).then((r) => { record = r; renderRecord(r); }, () => {});
+      reread();
     }
   };
   const handlers = {};
-  for (const type of ["status", "output", "output_truncated", "progress", "artifact"]) handlers[type] = onEvent;
+  for (const type of ["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready",
+    "input", "resize"]) handlers[type] = onEvent;
   handlers.gap = (data) => trace.appendChild(traceRow({ sequence: "", eventType: "gap", timestamp: "",
     message: `the display missed ${data.missedBytes} bytes (see the artifacts)` }));
   if (executionStream) executionStream.close();
   const stream = new ResumingStream(
-    "/v1/executions/" + encodeURIComponent(id) + "/events/stream", handlers, () => lastSequence);
+    "/v1/executions/" + encodeURIComponent(id) + "/events/stream", handlers, () => lastSequence,
+    { ended: reread, failed: (status, message) => notice(message) });
   executionStream = stream;
-  state.listeners.add((change) => {
-    if (change.execution.executionId !== id) return;
-    record = change.execution;
-    renderRecord(record);
-    if (change.progress) renderProgress(change.progress);
-  });
-  startChanges();
   $("show-stdout").onchange = (e) => view.setShown("stdout", e.target.checked);
   $("show-stderr").onchange = (e) => view.setShown("stderr", e.target.checked);
-  $("follow").onchange = (e) => { view.follow = e.target.checked; view.render(); };
+  $("follow").onchange = (e) => view.setFollow(e.target.checked);
+  view.onFollow = (on) => { if ($("follow")) $("follow").checked = on; };
   $("cancel").onclick = () => act("cancel", { reason: $("cancel-reason").value || undefined });
   $("detach").onclick = () => act("detach");
   $("rerun").onclick = async () => {
@@ -390,7 +416,7 @@ async function showExecution(id) {
       const again = await api("POST", `/v1/executions/${encodeURIComponent(id)}/rerun`, { background: true });
       location.hash = "#/x/" + again.executionId;
     } catch (error) {
-      $("action-result").textContent = error.code + ": " + error.message;
+      $("action-result").textContent = describe(error);
     }
   };
 
@@ -400,7 +426,7 @@ async function showExecution(id) {
       $("action-result").textContent = what === "cancel"
         ? (result.cancelled ? "cancelled" : "already ended: " + result.execution.status)
         : (result.detached ? "detached" : "already ended");
-      if (result.execution) renderRecord(result.execution);
+      if (result.execution) show(result.execution);
     } catch (error) {
       $("action-result").textContent = describe(error);
     }
@@ -413,9 +439,14 @@ async function showExecution(id) {
 async function route() {
   const hash = location.hash || "#/";
   if (hash.startsWith("#login=")) {
-    const code = decodeURIComponent(hash.slice(7));
     history.replaceState(null, "", location.pathname + "#/"); // the code is spent: out of history
     try {
+      let code;
+      try {
+        code = decodeURIComponent(hash.slice(7));
+      } catch (error) {
+        throw new Error("This login link is malformed: open the one `workbench ui` printed.");
+      }
       loggedIn(await login({ code }));
     } catch (error) {
       showLogin(error.message);

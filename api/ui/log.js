@@ -1,6 +1,6 @@
 // The log of an execution: its lines (stdout and stderr apart), a virtualised view that keeps
 // only the visible lines in the document, ANSI colours, and streams that resume where they broke;
-// and the rest of an execution's page (its record, progress, events).
+// and the rest of an execution's page (its record, progress, items, events).
 // Output is only ever put into the page as text (textContent), never as markup.
 (() => {
 "use strict";
@@ -16,6 +16,7 @@ class LogModel {
   constructor() {
     this.lines = []; // {s: "stdout" | "stderr", t: text}
     this.open = { stdout: -1, stderr: -1 }; // the unfinished last line of each stream
+    this.latest = { stdout: -1, stderr: -1 }; // the last line of each stream
     this.chunks = { stdout: [], stderr: [] };
   }
 
@@ -36,8 +37,11 @@ class LogModel {
         this.open[s] = -1;
         break;
       }
-      this.lines.push({ s, t: part });
-      this.open[s] = last ? this.lines.length - 1 : -1;
+      // A line starts in the colours the stream's previous line ended in.
+      const before = this.lines[this.latest[s]];
+      this.lines.push({ s, t: part, st: before ? sgrEnd(before) : null });
+      this.latest[s] = this.lines.length - 1;
+      this.open[s] = last ? this.latest[s] : -1;
     }
   }
 
@@ -72,37 +76,74 @@ function sgrClasses(state, codes) {
   }
 }
 
-// One line as a <div> of text spans.
+function plainState(state) {
+  return state.fg === null && state.bg === null && !state.bold && !state.underline;
+}
+
+// The SGR state a line ends in (null: none), from the one it starts in.
+function sgrEnd(line) {
+  if (line.t.indexOf("\x1b[") < 0) return line.st;
+  const state = Object.assign({ fg: null, bg: null, bold: false, underline: false }, line.st);
+  SGR.lastIndex = 0;
+  let match;
+  while ((match = SGR.exec(line.t)) !== null) sgrClasses(state, match[1]);
+  return plainState(state) ? null : state;
+}
+
+function classesOf(state) {
+  const classes = [];
+  if (state.fg !== null) classes.push("fg" + state.fg);
+  if (state.bg !== null) classes.push("bg" + state.bg);
+  if (state.bold) classes.push("bold");
+  if (state.underline) classes.push("underline");
+  return classes.join(" ");
+}
+
+// One line as a <div> of text spans, drawn as a terminal would: a carriage return goes back to
+// column 0, and what follows it overwrites the line from there.
 function renderLine(line) {
   const div = document.createElement("div");
   div.className = "line " + line.s;
-  const text = line.t.replace(OTHER_ESCAPES, "").replace(/\r/g, "");
-  if (text.indexOf("\x1b[") < 0) {
+  const text = line.t.replace(OTHER_ESCAPES, "");
+  if (!line.st && text.indexOf("\x1b[") < 0 && text.indexOf("\r") < 0) {
     div.textContent = text;
     return div;
   }
-  const state = { fg: null, bg: null, bold: false, underline: false };
-  let at = 0;
-  const emit = (piece) => {
-    if (!piece) return;
-    const span = document.createElement("span");
-    const classes = [];
-    if (state.fg !== null) classes.push("fg" + state.fg);
-    if (state.bg !== null) classes.push("bg" + state.bg);
-    if (state.bold) classes.push("bold");
-    if (state.underline) classes.push("underline");
-    span.className = classes.join(" ");
-    span.textContent = piece;
-    div.appendChild(span);
+  const state = Object.assign({ fg: null, bg: null, bold: false, underline: false }, line.st);
+  const cells = []; // [character, classes] per column
+  let column = 0;
+  let classes = classesOf(state);
+  const put = (piece) => {
+    for (const ch of piece) {
+      if (ch === "\r") column = 0;
+      else cells[column++] = [ch, classes];
+    }
   };
   SGR.lastIndex = 0;
+  let at = 0;
   let match;
   while ((match = SGR.exec(text)) !== null) {
-    emit(text.slice(at, match.index));
+    put(text.slice(at, match.index));
     sgrClasses(state, match[1]);
+    classes = classesOf(state);
     at = SGR.lastIndex;
   }
-  emit(text.slice(at));
+  put(text.slice(at));
+  let run = "";
+  let runClasses = null;
+  const emit = () => {
+    if (!run) return;
+    const span = document.createElement("span");
+    span.className = runClasses;
+    span.textContent = run;
+    div.appendChild(span);
+    run = "";
+  };
+  for (const [ch, c] of cells) {
+    if (c !== runClasses) { emit(); runClasses = c; }
+    run += ch;
+  }
+  emit();
   return div;
 }
 
@@ -111,7 +152,9 @@ class LogView {
     this.container = container;
     this.model = model;
     this.show = { stdout: true, stderr: true };
-    this.follow = true;
+    this.follow = true; // the view keeps to the end as lines come
+    this.held = false; // following was turned off (not by scrolling): scrolling does not resume it
+    this.onFollow = null; // called with `follow` when scrolling changes it
     this.spacer = document.createElement("div");
     this.spacer.className = "spacer";
     this.window = document.createElement("div");
@@ -121,10 +164,19 @@ class LogView {
     this.filtered = null; // indexes of shown lines when a stream is hidden
     container.addEventListener("scroll", () => {
       const bottom = container.scrollTop + container.clientHeight >= container.scrollHeight - LINE_HEIGHT;
-      if (!this.programmatic) this.follow = bottom;
+      if (!this.programmatic && this.follow !== (bottom && !this.held)) {
+        this.follow = bottom && !this.held;
+        if (this.onFollow) this.onFollow(this.follow);
+      }
       this.programmatic = false;
       this.render();
     });
+  }
+
+  setFollow(on) {
+    this.follow = on;
+    this.held = !on;
+    this.render();
   }
 
   setShown(stream, on) {
@@ -278,7 +330,7 @@ ResumingStream.on = { reached: () => {}, unreachable: () => {}, unauthorized: ()
 
 // -- an execution's record ------------------------------------------------------------------------
 
-const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
+const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out", "partial_failed"]);
 const $ = (id) => document.getElementById(id);
 
 function text(tag, value, className) {
@@ -294,10 +346,15 @@ function progressText(progress) {
   return String(progress.progress);
 }
 
+const itemText = (item) => item.executionId + " " + item.status +
+  (item.exitCode !== null && item.exitCode !== undefined ? " exit " + item.exitCode : "");
+
 const RECORD_FIELDS = [
   ["Kind", (r) => r.executionKind], ["Session", (r) => r.sessionId], ["Image", (r) => r.image],
   ["Working directory", (r) => r.cwd], ["Command", (r) => r.command], ["Language", (r) => r.language],
   ["Code", (r) => r.code], ["Metadata", (r) => (r.metadata === null ? null : JSON.stringify(r.metadata, null, 2))],
+  ["Batch", (r) => r.batchId], ["Concurrency", (r) => r.concurrency],
+  ["Fail fast", (r) => (r.failFast ? "yes" : null)],
   ["Created", (r) => r.createdAt], ["Started", (r) => r.startedAt], ["Finished", (r) => r.finishedAt],
   ["Deadline", (r) => r.deadlineAt], ["Exit code", (r) => r.exitCode], ["Signal", (r) => r.signal],
   ["Error", (r) => (r.error ? r.error.code + ": " + r.error.message : null)],
@@ -332,9 +389,25 @@ function renderRecord(record) {
     return li;
   });
   $("x-artifacts").replaceChildren(...(artifacts.length ? artifacts : [text("li", "none")]));
+  renderItems(record);
   const ended = TERMINAL.has(record.status);
   $("cancel").disabled = ended;
   $("detach").disabled = ended || record.detached;
+}
+
+// A batch's items, each a link to its page; and a link to the list of them (`?batchId=`).
+function renderItems(record) {
+  $("x-batch").hidden = !record.items;
+  if (!record.items) return;
+  $("x-items").replaceChildren(...record.items.map((item) => {
+    const li = document.createElement("li");
+    const link = text("a", item.executionId);
+    link.href = "#/x/" + item.executionId;
+    li.append(link, text("span", " " + itemText(item).slice(item.executionId.length + 1),
+      "status " + item.status));
+    return li;
+  }));
+  $("x-items-list").href = "#/?batch=" + encodeURIComponent(record.executionId);
 }
 
 function renderProgress(progress) {
@@ -352,11 +425,12 @@ function traceRow(event) {
   const tr = document.createElement("tr");
   let detail = "";
   if (event.eventType === "status") {
-    detail = event.status + (event.exitCode !== null ? " exit " + event.exitCode : "") +
+    detail = event.status + (event.exitCode !== null && event.exitCode !== undefined ? " exit " + event.exitCode : "") +
       (event.signal ? " " + event.signal : "") + (event.error ? " " + event.error.code : "");
   } else if (event.eventType === "progress") {
     detail = progressText(event) + (event.message ? " " + event.message : "");
-  } else detail = event.message || event.stream || "";
+  } else if (event.eventType === "item" && event.item) detail = itemText(event.item);
+  else detail = event.message || event.stream || event.signal || "";
   tr.append(text("td", event.sequence), text("td", event.eventType), text("td", event.timestamp), text("td", detail));
   return tr;
 }
