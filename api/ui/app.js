@@ -4,25 +4,24 @@
 (() => {
 "use strict";
 
-const { LogModel, LogView, ResumingStream } = window.WorkbenchLog;
+const {
+  LogModel, LogView, ResumingStream, TERMINAL, $, text, progressText, renderRecord, renderProgress, traceRow,
+} = window.WorkbenchLog;
 const PAGE_SIZE = 50;
-const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
-const $ = (id) => document.getElementById(id);
+
+const UNREACHABLE = "cannot reach the daemon";
 
 const state = {
-  csrf: localStorage.getItem("workbench.csrf"),
-  principal: localStorage.getItem("workbench.principal"),
   changes: null, // the changes stream
   changeCursor: null,
   listeners: new Set(), // functions called with each change
+  progress: new Map(), // the latest progress the changes gave of each execution
+  unreachable: false, // a request or stream found no daemon: the next stream that opens clears it
+  routeFailed: false, // the page on screen could not be read: read it again once the daemon is back
+  routes: 0, // pages shown so far: a late error of one since left is not shown
 };
-
-function text(tag, value, className) {
-  const el = document.createElement(tag);
-  el.textContent = value === null || value === undefined ? "" : String(value);
-  if (className) el.className = className;
-  return el;
-}
+// Read when needed, not kept: another tab may have logged out and in again (new CSRF value).
+const csrf = () => localStorage.getItem("workbench.csrf");
 
 function notice(message) {
   const el = $("notice");
@@ -38,14 +37,47 @@ class ApiError extends Error {
   }
 }
 
+// An error as a line for the page: the API's code and message, or that the daemon is not there.
+function describe(error) {
+  if (!(error instanceof ApiError)) return "error: " + error.message;
+  return error.status === 0 ? error.message : error.code + ": " + error.message;
+}
+
+// fetch, with a network failure as an ApiError of status 0.
+async function reach(path, options) {
+  try {
+    return await fetch(path, { credentials: "same-origin", ...options });
+  } catch (error) {
+    daemonUnreachable();
+    throw new ApiError(0, "unreachable", UNREACHABLE);
+  }
+}
+
+function daemonUnreachable() {
+  state.unreachable = true;
+  notice(UNREACHABLE + " (trying again)");
+}
+
+function daemonReached() {
+  if (!state.unreachable) return;
+  state.unreachable = false;
+  if ($("notice").textContent.startsWith(UNREACHABLE)) notice("");
+  if (state.routeFailed) route();
+}
+
+ResumingStream.on = {
+  reached: daemonReached,
+  unreachable: daemonUnreachable,
+  unauthorized: () => showLogin("The session has ended: log in again."),
+};
+
 async function api(method, path, body) {
   const headers = {};
-  if (method !== "GET") headers["X-Workbench-CSRF"] = state.csrf || "";
+  if (method !== "GET") headers["X-Workbench-CSRF"] = csrf() || "";
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, {
+  const response = await reach(path, {
     method,
     headers,
-    credentials: "same-origin",
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (response.status === 204) return null;
@@ -61,15 +93,12 @@ async function api(method, path, body) {
 // -- login ----------------------------------------------------------------------------------------
 
 function loggedIn(session) {
-  state.csrf = session.csrfToken;
-  state.principal = session.principal;
   localStorage.setItem("workbench.csrf", session.csrfToken);
   localStorage.setItem("workbench.principal", session.principal);
 }
 
 function showLogin(message) {
   stopStreams();
-  state.csrf = null;
   localStorage.removeItem("workbench.csrf");
   $("who").textContent = "";
   $("logout").hidden = true;
@@ -88,10 +117,9 @@ function showLogin(message) {
 }
 
 async function login(body) {
-  const response = await fetch("/v1/login", {
+  const response = await reach("/v1/login", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    credentials: "same-origin",
     body: JSON.stringify(body),
   });
   const data = await response.json();
@@ -116,6 +144,7 @@ function startChanges() {
   if (state.changes) return state.changesReady;
   const deliver = (change) => {
     state.changeCursor = change.changeId;
+    if (change.progress) state.progress.set(change.execution.executionId, change.progress);
     for (const fn of state.listeners) fn(change);
   };
   let isReady;
@@ -128,6 +157,7 @@ function startChanges() {
       created: deliver, status: deliver, progress: deliver, terminal: deliver,
     },
     () => state.changeCursor,
+    { failed: (status, message) => notice(message) },
   );
   return state.changesReady;
 }
@@ -138,6 +168,7 @@ function stopStreams() {
   if (state.changes) state.changes.close();
   state.changes = null;
   state.changeCursor = null;
+  state.progress.clear();
   if (executionStream) executionStream.close();
   executionStream = null;
   state.listeners.clear();
@@ -145,16 +176,11 @@ function stopStreams() {
 
 // -- the list -------------------------------------------------------------------------------------
 
-function progressText(progress) {
-  if (!progress || progress.progress === null || progress.progress === undefined) return "";
-  if (progress.total) return Math.round((100 * progress.progress) / progress.total) + "%";
-  return String(progress.progress);
-}
-
 function matches(record, filters) {
   if (filters.status && record.status !== filters.status) return false;
   if (filters.kind && record.executionKind !== filters.kind) return false;
   if (filters.sessionId && record.sessionId !== filters.sessionId) return false;
+  if (filters.batchId && record.batchId !== filters.batchId) return false;
   if (filters.q) {
     const hay = [record.executionId, record.command || "", record.code || "",
       record.metadata === null ? "" : JSON.stringify(record.metadata)].join(" ").toLowerCase();
@@ -177,7 +203,9 @@ function renderRow(tr, record, progress) {
     bar.appendChild(p);
   }
   bar.appendChild(text("span", progressText(progress)));
-  const summary = record.command !== null ? record.command : record.language + ": " + (record.code || "");
+  let summary = record.command;
+  if (record.items) summary = `batch of ${record.items.length} item${record.items.length === 1 ? "" : "s"}`;
+  else if (summary === null) summary = record.language + ": " + (record.code || "");
   tr.replaceChildren(
     idCell,
     text("td", record.status, "status " + record.status),
@@ -194,7 +222,7 @@ async function showList(params) {
   $("main").replaceChildren($("list-page").content.cloneNode(true));
   const filters = {
     status: params.get("status") || "", kind: params.get("kind") || "",
-    sessionId: params.get("session") || "", q: params.get("q") || "",
+    sessionId: params.get("session") || "", q: params.get("q") || "", batchId: params.get("batch") || "",
   };
   const form = $("filters");
   form.elements.status.value = filters.status;
@@ -203,7 +231,7 @@ async function showList(params) {
   form.elements.q.value = filters.q;
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const query = new URLSearchParams();
+    const query = new URLSearchParams(filters.batchId ? { batch: filters.batchId } : {});
     for (const name of ["status", "kind", "session", "q"]) {
       const value = form.elements[name].value.trim();
       if (value) query.set(name, value);
@@ -232,17 +260,19 @@ async function showList(params) {
     } finally {
       loading -= 1;
     }
+    if (!tbody.isConnected) return; // the page was left meanwhile
     rows.clear();
     const trs = page.executions.map((record) => {
       const tr = document.createElement("tr");
-      renderRow(tr, record, null);
+      renderRow(tr, record, state.progress.get(record.executionId) || null);
       rows.set(record.executionId, tr);
       return tr;
     });
     tbody.replaceChildren(...trs);
     $("next").disabled = page.nextCursor === null;
     $("prev").disabled = cursors.length === 0;
-    $("page-info").textContent = "page " + (cursors.length + 1);
+    $("page-info").textContent = "page " + (cursors.length + 1) +
+      (filters.batchId ? ", the items of batch " + filters.batchId : "");
     $("next").onclick = () => { cursors.push(cursor); cursor = page.nextCursor; load(); };
     if (!loading) for (const change of early.splice(0)) apply(change);
   };
@@ -252,6 +282,11 @@ async function showList(params) {
   const apply = (change) => {
     const record = change.execution;
     let tr = rows.get(record.executionId);
+    if (tr && !matches(record, filters)) { // it left the filters (a `running` one that ended)
+      rows.delete(record.executionId);
+      tr.remove();
+      return;
+    }
     if (!tr) {
       // One not shown goes on the first page only, when the filters let it and it is newer than
       // the page's oldest row (or the page is not full), in its place: newest first. Not only at
@@ -271,7 +306,7 @@ async function showList(params) {
         gone.remove();
       }
     }
-    renderRow(tr, record, change.progress);
+    renderRow(tr, record, change.progress || state.progress.get(record.executionId) || null);
   };
   state.listeners.add((change) => (loading ? early.push(change) : apply(change)));
   // The page is not held up more than 2 s for a stream that is slow to come: it is read then, and
@@ -302,84 +337,31 @@ async function setUpStartForm() {
       const record = await api("POST", "/v1/executions/workbench_bash", body);
       location.hash = "#/x/" + record.executionId;
     } catch (error) {
-      $("start-error").textContent = error.code + ": " + error.message;
+      $("start-error").textContent = describe(error);
     }
   });
 }
 
 // -- an execution ---------------------------------------------------------------------------------
 
-const RECORD_FIELDS = [
-  ["Kind", (r) => r.executionKind], ["Session", (r) => r.sessionId], ["Image", (r) => r.image],
-  ["Working directory", (r) => r.cwd], ["Command", (r) => r.command], ["Language", (r) => r.language],
-  ["Code", (r) => r.code], ["Metadata", (r) => (r.metadata === null ? null : JSON.stringify(r.metadata, null, 2))],
-  ["Created", (r) => r.createdAt], ["Started", (r) => r.startedAt], ["Finished", (r) => r.finishedAt],
-  ["Deadline", (r) => r.deadlineAt], ["Exit code", (r) => r.exitCode], ["Signal", (r) => r.signal],
-  ["Error", (r) => (r.error ? r.error.code + ": " + r.error.message : null)],
-  ["Cancel reason", (r) => r.cancelReason], ["Detached", (r) => (r.detached ? "yes" : null)],
-  ["Containment", (r) => r.containment],
-  ["Output", (r) => `${r.output.stdoutBytes} bytes stdout, ${r.output.stderrBytes} bytes stderr` +
-    (r.output.truncated ? " (events truncated: see the artifacts)" : "")],
-];
-
-function renderRecord(record) {
-  if (!$("x-id") || ($("x-id").textContent && $("x-id").textContent !== record.executionId)) return;
-  $("x-id").textContent = record.executionId;
-  const status = $("x-status");
-  status.textContent = record.status;
-  status.className = "status " + record.status;
-  const items = [];
-  for (const [label, get] of RECORD_FIELDS) {
-    const value = get(record);
-    if (value === null || value === undefined) continue;
-    items.push(text("dt", label));
-    const dd = document.createElement("dd");
-    dd.appendChild(text(String(value).includes("\n") ? "pre" : "span", value));
-    items.push(dd);
-  }
-  $("x-record").replaceChildren(...items);
-  const artifacts = record.artifacts.map((a) => {
-    const li = document.createElement("li");
-    const link = text("a", a.name);
-    link.href = `/v1/executions/${record.executionId}/artifacts/${encodeURIComponent(a.name)}`;
-    link.setAttribute("download", a.name);
-    li.append(link, text("span", ` ${a.sizeBytes} bytes, sha256 ${a.sha256}`));
-    return li;
-  });
-  $("x-artifacts").replaceChildren(...(artifacts.length ? artifacts : [text("li", "none")]));
-  const ended = TERMINAL.has(record.status);
-  $("cancel").disabled = ended;
-  $("detach").disabled = ended || record.detached;
-}
-
-function renderProgress(progress) {
-  const bar = $("x-progress");
-  if (!bar || !progress || progress.progress === null) return;
-  bar.hidden = false;
-  if (progress.total) {
-    bar.max = progress.total;
-    bar.value = progress.progress;
-  } else bar.removeAttribute("value");
-  $("x-progress-text").textContent = progressText(progress) + (progress.message ? " " + progress.message : "");
-}
-
-function traceRow(event) {
-  const tr = document.createElement("tr");
-  let detail = "";
-  if (event.eventType === "status") {
-    detail = event.status + (event.exitCode !== null ? " exit " + event.exitCode : "") +
-      (event.signal ? " " + event.signal : "") + (event.error ? " " + event.error.code : "");
-  } else if (event.eventType === "progress") {
-    detail = progressText(event) + (event.message ? " " + event.message : "");
-  } else detail = event.message || event.stream || "";
-  tr.append(text("td", event.sequence), text("td", event.eventType), text("td", event.timestamp), text("td", detail));
-  return tr;
-}
-
 async function showExecution(id) {
   $("main").replaceChildren($("execution-page").content.cloneNode(true));
-  let record = await api("GET", "/v1/executions/" + encodeURIComponent(id));
-  renderRecord(record);
+  // Changes are taken from before the record is read: one that comes meanwhile is not lost. The
+  // record shown is the newest of those (by rowVersion); the execution's own `status` events,
+  // newer than it (by lastSequence), move its status on too.
+  let record = null;
+  const show = (r) => {
+    if (record && r.rowVersion < record.rowVersion) return;
+    record = r;
+    renderRecord(r);
+  };
+  state.listeners.add((change) => {
+    if (change.execution.executionId !== id) return;
+    show(change.execution);
+    if (change.progress) renderProgress(change.progress);
+  });
+  startChanges();
+  show(await api("GET", "/v1/executions/" + encodeURIComponent(id)));
   const model = new LogModel();
   const view = new LogView($("log"), model);
   let lastSequence = 0;
@@ -388,6 +370,7 @@ async function showExecution(id) {
   const info = () => {
     if ($("log-info")) $("log-info").textContent = `${model.lines.length} lines`;
   };
+  const reread = () => api("GET", "/v1/executions/" + encodeURIComponent(id)).then(show, () => {});
   const onEvent = (event) => {
     if (event.sequence !== null) {
       if (event.sequence <= lastSequence) return; // already shown: never a line twice
@@ -403,30 +386,29 @@ async function showExecution(id) {
     if (event.eventType === "progress") renderProgress(event);
     trace.appendChild(traceRow(event));
     if (trace.children.length > 1000) trace.firstElementChild.remove();
+    if (event.eventType === "status" && event.sequence > record.lastSequence) {
+      renderRecord({ ...record, status: event.status });
+    }
     if (event.eventType === "status" && TERMINAL.has(event.status)) {
       stream.close();
       if (executionStream === stream) executionStream = null;
-      api("GET", "/v1/executions/" + encodeURIComponent(id)).then((r) => { record = r; renderRecord(r); }, () => {});
+      reread();
     }
   };
   const handlers = {};
-  for (const type of ["status", "output", "output_truncated", "progress", "artifact"]) handlers[type] = onEvent;
+  for (const type of ["status", "output", "output_truncated", "progress", "artifact", "signal", "item", "ready",
+    "input", "resize"]) handlers[type] = onEvent;
   handlers.gap = (data) => trace.appendChild(traceRow({ sequence: "", eventType: "gap", timestamp: "",
     message: `the display missed ${data.missedBytes} bytes (see the artifacts)` }));
   if (executionStream) executionStream.close();
   const stream = new ResumingStream(
-    "/v1/executions/" + encodeURIComponent(id) + "/events/stream", handlers, () => lastSequence);
+    "/v1/executions/" + encodeURIComponent(id) + "/events/stream", handlers, () => lastSequence,
+    { ended: reread, failed: (status, message) => notice(message) });
   executionStream = stream;
-  state.listeners.add((change) => {
-    if (change.execution.executionId !== id) return;
-    record = change.execution;
-    renderRecord(record);
-    if (change.progress) renderProgress(change.progress);
-  });
-  startChanges();
   $("show-stdout").onchange = (e) => view.setShown("stdout", e.target.checked);
   $("show-stderr").onchange = (e) => view.setShown("stderr", e.target.checked);
-  $("follow").onchange = (e) => { view.follow = e.target.checked; view.render(); };
+  $("follow").onchange = (e) => view.setFollow(e.target.checked);
+  view.onFollow = (on) => { if ($("follow")) $("follow").checked = on; };
   $("cancel").onclick = () => act("cancel", { reason: $("cancel-reason").value || undefined });
   $("detach").onclick = () => act("detach");
   $("rerun").onclick = async () => {
@@ -434,7 +416,7 @@ async function showExecution(id) {
       const again = await api("POST", `/v1/executions/${encodeURIComponent(id)}/rerun`, { background: true });
       location.hash = "#/x/" + again.executionId;
     } catch (error) {
-      $("action-result").textContent = error.code + ": " + error.message;
+      $("action-result").textContent = describe(error);
     }
   };
 
@@ -444,9 +426,9 @@ async function showExecution(id) {
       $("action-result").textContent = what === "cancel"
         ? (result.cancelled ? "cancelled" : "already ended: " + result.execution.status)
         : (result.detached ? "detached" : "already ended");
-      if (result.execution) renderRecord(result.execution);
+      if (result.execution) show(result.execution);
     } catch (error) {
-      $("action-result").textContent = error.code + ": " + error.message;
+      $("action-result").textContent = describe(error);
     }
   }
   window.workbench.execution = { model, view, id, lastSequence: () => lastSequence, outputEvents: () => outputEvents };
@@ -457,31 +439,40 @@ async function showExecution(id) {
 async function route() {
   const hash = location.hash || "#/";
   if (hash.startsWith("#login=")) {
-    const code = decodeURIComponent(hash.slice(7));
     history.replaceState(null, "", location.pathname + "#/"); // the code is spent: out of history
     try {
+      let code;
+      try {
+        code = decodeURIComponent(hash.slice(7));
+      } catch (error) {
+        throw new Error("This login link is malformed: open the one `workbench ui` printed.");
+      }
       loggedIn(await login({ code }));
     } catch (error) {
       showLogin(error.message);
       return;
     }
   }
-  if (!state.csrf) {
+  if (!csrf()) {
     showLogin("");
     return;
   }
   notice("");
-  $("who").textContent = state.principal || "";
+  $("who").textContent = localStorage.getItem("workbench.principal") || "";
   $("logout").hidden = false;
   if (executionStream) executionStream.close();
   executionStream = null;
   state.listeners.clear();
   const [path, query] = (location.hash.slice(1) || "/").split("?");
+  state.routeFailed = false;
+  const routed = ++state.routes;
   try {
     if (path.startsWith("/x/")) await showExecution(path.slice(3));
     else await showList(new URLSearchParams(query || ""));
   } catch (error) {
-    if (error.status !== 401) notice(error.code + ": " + error.message);
+    if (routed !== state.routes) return; // a page since left
+    state.routeFailed = true;
+    if (error.status !== 401) notice(describe(error));
   }
 }
 

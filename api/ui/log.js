@@ -1,5 +1,6 @@
 // The log of an execution: its lines (stdout and stderr apart), a virtualised view that keeps
-// only the visible lines in the document, ANSI colours, and streams that resume where they broke.
+// only the visible lines in the document, ANSI colours, and streams that resume where they broke;
+// and the rest of an execution's page (its record, progress, items, events).
 // Output is only ever put into the page as text (textContent), never as markup.
 (() => {
 "use strict";
@@ -15,6 +16,7 @@ class LogModel {
   constructor() {
     this.lines = []; // {s: "stdout" | "stderr", t: text}
     this.open = { stdout: -1, stderr: -1 }; // the unfinished last line of each stream
+    this.latest = { stdout: -1, stderr: -1 }; // the last line of each stream
     this.chunks = { stdout: [], stderr: [] };
   }
 
@@ -35,8 +37,11 @@ class LogModel {
         this.open[s] = -1;
         break;
       }
-      this.lines.push({ s, t: part });
-      this.open[s] = last ? this.lines.length - 1 : -1;
+      // A line starts in the colours the stream's previous line ended in.
+      const before = this.lines[this.latest[s]];
+      this.lines.push({ s, t: part, st: before ? sgrEnd(before) : null });
+      this.latest[s] = this.lines.length - 1;
+      this.open[s] = last ? this.latest[s] : -1;
     }
   }
 
@@ -71,37 +76,74 @@ function sgrClasses(state, codes) {
   }
 }
 
-// One line as a <div> of text spans.
+function plainState(state) {
+  return state.fg === null && state.bg === null && !state.bold && !state.underline;
+}
+
+// The SGR state a line ends in (null: none), from the one it starts in.
+function sgrEnd(line) {
+  if (line.t.indexOf("\x1b[") < 0) return line.st;
+  const state = Object.assign({ fg: null, bg: null, bold: false, underline: false }, line.st);
+  SGR.lastIndex = 0;
+  let match;
+  while ((match = SGR.exec(line.t)) !== null) sgrClasses(state, match[1]);
+  return plainState(state) ? null : state;
+}
+
+function classesOf(state) {
+  const classes = [];
+  if (state.fg !== null) classes.push("fg" + state.fg);
+  if (state.bg !== null) classes.push("bg" + state.bg);
+  if (state.bold) classes.push("bold");
+  if (state.underline) classes.push("underline");
+  return classes.join(" ");
+}
+
+// One line as a <div> of text spans, drawn as a terminal would: a carriage return goes back to
+// column 0, and what follows it overwrites the line from there.
 function renderLine(line) {
   const div = document.createElement("div");
   div.className = "line " + line.s;
-  const text = line.t.replace(OTHER_ESCAPES, "").replace(/\r/g, "");
-  if (text.indexOf("\x1b[") < 0) {
+  const text = line.t.replace(OTHER_ESCAPES, "");
+  if (!line.st && text.indexOf("\x1b[") < 0 && text.indexOf("\r") < 0) {
     div.textContent = text;
     return div;
   }
-  const state = { fg: null, bg: null, bold: false, underline: false };
-  let at = 0;
-  const emit = (piece) => {
-    if (!piece) return;
-    const span = document.createElement("span");
-    const classes = [];
-    if (state.fg !== null) classes.push("fg" + state.fg);
-    if (state.bg !== null) classes.push("bg" + state.bg);
-    if (state.bold) classes.push("bold");
-    if (state.underline) classes.push("underline");
-    span.className = classes.join(" ");
-    span.textContent = piece;
-    div.appendChild(span);
+  const state = Object.assign({ fg: null, bg: null, bold: false, underline: false }, line.st);
+  const cells = []; // [character, classes] per column
+  let column = 0;
+  let classes = classesOf(state);
+  const put = (piece) => {
+    for (const ch of piece) {
+      if (ch === "\r") column = 0;
+      else cells[column++] = [ch, classes];
+    }
   };
   SGR.lastIndex = 0;
+  let at = 0;
   let match;
   while ((match = SGR.exec(text)) !== null) {
-    emit(text.slice(at, match.index));
+    put(text.slice(at, match.index));
     sgrClasses(state, match[1]);
+    classes = classesOf(state);
     at = SGR.lastIndex;
   }
-  emit(text.slice(at));
+  put(text.slice(at));
+  let run = "";
+  let runClasses = null;
+  const emit = () => {
+    if (!run) return;
+    const span = document.createElement("span");
+    span.className = runClasses;
+    span.textContent = run;
+    div.appendChild(span);
+    run = "";
+  };
+  for (const [ch, c] of cells) {
+    if (c !== runClasses) { emit(); runClasses = c; }
+    run += ch;
+  }
+  emit();
   return div;
 }
 
@@ -110,7 +152,9 @@ class LogView {
     this.container = container;
     this.model = model;
     this.show = { stdout: true, stderr: true };
-    this.follow = true;
+    this.follow = true; // the view keeps to the end as lines come
+    this.held = false; // following was turned off (not by scrolling): scrolling does not resume it
+    this.onFollow = null; // called with `follow` when scrolling changes it
     this.spacer = document.createElement("div");
     this.spacer.className = "spacer";
     this.window = document.createElement("div");
@@ -120,10 +164,19 @@ class LogView {
     this.filtered = null; // indexes of shown lines when a stream is hidden
     container.addEventListener("scroll", () => {
       const bottom = container.scrollTop + container.clientHeight >= container.scrollHeight - LINE_HEIGHT;
-      if (!this.programmatic) this.follow = bottom;
+      if (!this.programmatic && this.follow !== (bottom && !this.held)) {
+        this.follow = bottom && !this.held;
+        if (this.onFollow) this.onFollow(this.follow);
+      }
       this.programmatic = false;
       this.render();
     });
+  }
+
+  setFollow(on) {
+    this.follow = on;
+    this.held = !on;
+    this.render();
   }
 
   setShown(stream, on) {
@@ -187,11 +240,17 @@ class LogView {
   }
 }
 
+// An EventSource that resumes after `cursor()` once it breaks. An error tells neither what the
+// daemon answered nor whether it answered: a stream that failed before it opened is asked again
+// with fetch. A 204 (nothing more will come) calls `hooks.ended`; a 401 `ResumingStream.on.
+// unauthorized`; another refusal `hooks.failed(status, message)`; these end the stream. No answer
+// at all calls `ResumingStream.on.unreachable` and tries again, `on.reached` once one opens.
 class ResumingStream {
-  constructor(url, handlers, cursor) {
+  constructor(url, handlers, cursor, hooks) {
     this.url = url;
     this.handlers = handlers;
     this.cursor = cursor;
+    this.hooks = hooks || {};
     this.closed = false;
     this.delay = 100;
     ResumingStream.open.add(this);
@@ -205,6 +264,11 @@ class ResumingStream {
     const url = after === null ? this.url : this.url + sep + "after=" + encodeURIComponent(after);
     const source = new EventSource(url);
     this.source = source;
+    let opened = false;
+    source.onopen = () => {
+      opened = true;
+      ResumingStream.on.reached();
+    };
     for (const [type, fn] of Object.entries(this.handlers)) {
       source.addEventListener(type, (event) => {
         this.delay = 100;
@@ -215,10 +279,43 @@ class ResumingStream {
       source.close();
       if (this.source !== source || this.closed) return;
       this.source = null;
-      if (this.handlers.broken) this.handlers.broken();
-      setTimeout(() => this.connect(), this.delay);
-      this.delay = Math.min(this.delay * 2, 2000);
+      if (opened) this.retry();
+      else this.ask(url);
     };
+  }
+
+  retry() {
+    setTimeout(() => this.connect(), this.delay);
+    this.delay = Math.min(this.delay * 2, 2000);
+  }
+
+  // What the daemon answers the stream's request, read as far as its status (and error body).
+  async ask(url) {
+    let status = 0;
+    let message = "";
+    const abort = new AbortController();
+    try {
+      const response = await fetch(url, { credentials: "same-origin", signal: abort.signal });
+      status = response.status;
+      if (status !== 200 && status !== 204) {
+        const data = await response.json().catch(() => null);
+        message = data && data.error ? data.error.code + ": " + data.error.message : response.statusText;
+      }
+    } catch (error) {
+      status = 0;
+    }
+    abort.abort();
+    if (this.closed) return;
+    if (status === 0) ResumingStream.on.unreachable();
+    else ResumingStream.on.reached();
+    if (status === 204 || status === 401 || (status >= 400 && status < 500 && status !== 429)) {
+      this.close();
+      if (status === 204) { if (this.hooks.ended) this.hooks.ended(); }
+      else if (status === 401) ResumingStream.on.unauthorized();
+      else if (this.hooks.failed) this.hooks.failed(status, message);
+      return;
+    }
+    this.retry();
   }
 
   close() {
@@ -229,6 +326,117 @@ class ResumingStream {
   }
 }
 ResumingStream.open = new Set();
+ResumingStream.on = { reached: () => {}, unreachable: () => {}, unauthorized: () => {} };
 
-window.WorkbenchLog = { LogModel, LogView, ResumingStream, renderLine };
+// -- an execution's record ------------------------------------------------------------------------
+
+const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out", "partial_failed"]);
+const $ = (id) => document.getElementById(id);
+
+function text(tag, value, className) {
+  const el = document.createElement(tag);
+  el.textContent = value === null || value === undefined ? "" : String(value);
+  if (className) el.className = className;
+  return el;
+}
+
+function progressText(progress) {
+  if (!progress || progress.progress === null || progress.progress === undefined) return "";
+  if (progress.total) return Math.round((100 * progress.progress) / progress.total) + "%";
+  return String(progress.progress);
+}
+
+const itemText = (item) => item.executionId + " " + item.status +
+  (item.exitCode !== null && item.exitCode !== undefined ? " exit " + item.exitCode : "");
+
+const RECORD_FIELDS = [
+  ["Kind", (r) => r.executionKind], ["Session", (r) => r.sessionId], ["Image", (r) => r.image],
+  ["Working directory", (r) => r.cwd], ["Command", (r) => r.command], ["Language", (r) => r.language],
+  ["Code", (r) => r.code], ["Metadata", (r) => (r.metadata === null ? null : JSON.stringify(r.metadata, null, 2))],
+  ["Batch", (r) => r.batchId], ["Concurrency", (r) => r.concurrency],
+  ["Fail fast", (r) => (r.failFast ? "yes" : null)],
+  ["Created", (r) => r.createdAt], ["Started", (r) => r.startedAt], ["Finished", (r) => r.finishedAt],
+  ["Deadline", (r) => r.deadlineAt], ["Exit code", (r) => r.exitCode], ["Signal", (r) => r.signal],
+  ["Error", (r) => (r.error ? r.error.code + ": " + r.error.message : null)],
+  ["Cancel reason", (r) => r.cancelReason], ["Detached", (r) => (r.detached ? "yes" : null)],
+  ["Containment", (r) => r.containment],
+  ["Output", (r) => `${r.output.stdoutBytes} bytes stdout, ${r.output.stderrBytes} bytes stderr` +
+    (r.output.truncated ? " (events truncated: see the artifacts)" : "")],
+];
+
+function renderRecord(record) {
+  if (!$("x-id") || ($("x-id").textContent && $("x-id").textContent !== record.executionId)) return;
+  $("x-id").textContent = record.executionId;
+  const status = $("x-status");
+  status.textContent = record.status;
+  status.className = "status " + record.status;
+  const items = [];
+  for (const [label, get] of RECORD_FIELDS) {
+    const value = get(record);
+    if (value === null || value === undefined) continue;
+    items.push(text("dt", label));
+    const dd = document.createElement("dd");
+    dd.appendChild(text(String(value).includes("\n") ? "pre" : "span", value));
+    items.push(dd);
+  }
+  $("x-record").replaceChildren(...items);
+  const artifacts = record.artifacts.map((a) => {
+    const li = document.createElement("li");
+    const link = text("a", a.name);
+    link.href = `/v1/executions/${record.executionId}/artifacts/${encodeURIComponent(a.name)}`;
+    link.setAttribute("download", a.name);
+    li.append(link, text("span", ` ${a.sizeBytes} bytes, sha256 ${a.sha256}`));
+    return li;
+  });
+  $("x-artifacts").replaceChildren(...(artifacts.length ? artifacts : [text("li", "none")]));
+  renderItems(record);
+  const ended = TERMINAL.has(record.status);
+  $("cancel").disabled = ended;
+  $("detach").disabled = ended || record.detached;
+}
+
+// A batch's items, each a link to its page; and a link to the list of them (`?batchId=`).
+function renderItems(record) {
+  $("x-batch").hidden = !record.items;
+  if (!record.items) return;
+  $("x-items").replaceChildren(...record.items.map((item) => {
+    const li = document.createElement("li");
+    const link = text("a", item.executionId);
+    link.href = "#/x/" + item.executionId;
+    li.append(link, text("span", " " + itemText(item).slice(item.executionId.length + 1),
+      "status " + item.status));
+    return li;
+  }));
+  $("x-items-list").href = "#/?batch=" + encodeURIComponent(record.executionId);
+}
+
+function renderProgress(progress) {
+  const bar = $("x-progress");
+  if (!bar || !progress || progress.progress === null) return;
+  bar.hidden = false;
+  if (progress.total) {
+    bar.max = progress.total;
+    bar.value = progress.progress;
+  } else bar.removeAttribute("value");
+  $("x-progress-text").textContent = progressText(progress) + (progress.message ? " " + progress.message : "");
+}
+
+function traceRow(event) {
+  const tr = document.createElement("tr");
+  let detail = "";
+  if (event.eventType === "status") {
+    detail = event.status + (event.exitCode !== null && event.exitCode !== undefined ? " exit " + event.exitCode : "") +
+      (event.signal ? " " + event.signal : "") + (event.error ? " " + event.error.code : "");
+  } else if (event.eventType === "progress") {
+    detail = progressText(event) + (event.message ? " " + event.message : "");
+  } else if (event.eventType === "item" && event.item) detail = itemText(event.item);
+  else detail = event.message || event.stream || event.signal || "";
+  tr.append(text("td", event.sequence), text("td", event.eventType), text("td", event.timestamp), text("td", detail));
+  return tr;
+}
+
+window.WorkbenchLog = {
+  LogModel, LogView, ResumingStream, renderLine,
+  TERMINAL, $, text, progressText, renderRecord, renderProgress, traceRow,
+};
 })();
