@@ -481,6 +481,13 @@ window.workbench = {
   execution: null,
 };
 window.addEventListener("hashchange", route);
+// Tabs share the session: a logout in another one shows the login form here too (the daemon
+// ends this tab's streams as well), and a login there brings this one back to its page.
+window.addEventListener("storage", (event) => {
+  if (event.key !== "workbench.csrf") return;
+  if (!event.newValue && !$("login-form")) showLogin("Logged out (in another tab).");
+  else if (event.newValue && $("login-form")) route();
+});
 $("logout").addEventListener("click", logout);
 route();
 })();

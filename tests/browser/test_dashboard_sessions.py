@@ -71,9 +71,10 @@ def test_a_stopped_daemon_is_shown_and_the_page_recovers_when_it_is_back(
 def test_a_second_tab_follows_logout_and_login_and_an_ended_session_shows_the_login_form(
     daemon: DaemonProcess, chromium: Any, tmp_path: Path
 ) -> None:
-    """Tabs share the session: one logs out and in again, the other's changes carry the new CSRF
-    value. A session that ended (a 401 on a stream) shows the login form, and the page stops. A
-    page left before it was read leaves no notice."""
+    """Tabs share the session: one logs out, and the other shows the login form too; it logs in
+    again, and the other is back on its page, its changes carrying the new CSRF value. A session
+    that ended (a 401 on a stream) shows the login form, and the page stops. A page left before
+    it was read leaves no notice."""
     page = logged_in(chromium, daemon)
     started = daemon.start_bash("echo ready; while [ ! -e release ]; do sleep 0.05; done", cwd=str(tmp_path))
 
@@ -94,9 +95,11 @@ def test_a_second_tab_follows_logout_and_login_and_an_ended_session_shows_the_lo
     other.wait_for_selector("#rows", state="attached")
     other.click("#logout")
     other.wait_for_selector("#login-form")
+    page.wait_for_selector("#login-form", timeout=10_000)
     other.fill("input[name=token]", TOKEN)
     other.click("#login-form button[type=submit]")
     other.wait_for_selector("#rows", state="attached")
+    wait_js(page, "() => document.getElementById('log').textContent.includes('ready')")
     page.click("#detach")
     wait_js(page, "() => document.getElementById('action-result').textContent === 'detached'")
     assert daemon.get(started["executionId"])["detached"] is True
