@@ -13,6 +13,7 @@ import httpx
 
 from workbench.client import interactive, methods, reading, retention
 from workbench.client.base import Base
+from workbench.client.calls import ClientClosed
 from workbench.client.contexts import AsyncCodeContext, create_plan, list_plan
 from workbench.client.files_handles import AsyncFiles
 from workbench.client.plan import (
@@ -160,6 +161,7 @@ class AsyncClient(Base):
     # -- performing a plan's steps --------------------------------------------------------------
 
     async def _run(self, plan: Plan[T]) -> T:
+        self._check_open()
         with closing(plan):
             async with _Streams(self) as streams:
                 reply: Any = None
@@ -179,6 +181,7 @@ class AsyncClient(Base):
                         broke = exc
 
     async def _iterate(self, plan: Stream[T]) -> AsyncGenerator[T, None]:
+        self._check_open()
         with closing(plan):
             async with _Streams(self) as streams:
                 reply: Any = None
@@ -196,6 +199,10 @@ class AsyncClient(Base):
                         reply = await streams.perform(step)
                     except httpx.TransportError as exc:
                         broke = exc
+
+    def _check_open(self) -> None:
+        if self._http.is_closed:
+            raise ClientClosed("this AsyncClient is closed: its connections are gone; make another")
 
     async def _perform(self, step: Step) -> Any:
         match step:

@@ -13,6 +13,7 @@ from workbench.client import calls
 from workbench.client.calls import Call
 from workbench.client.config import Target, resolve
 from workbench.client.sse import Frame
+from workbench.wire.errors import WorkbenchError
 from workbench.wire.models import Event, LiveEvent
 
 BACKOFF_FIRST_S = 0.05
@@ -97,7 +98,10 @@ class Follow:
 
     def take(self, frame: Frame) -> Event | LiveEvent | None:
         """The event of `frame` to hand out, or None (a duplicate, or live output not wanted)."""
-        event = calls.stream_event(frame)
+        try:
+            event = calls.stream_event(frame)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # ValidationError too
+            raise WorkbenchError(f"an event of the stream is not what this client expects: {exc}") from exc
         if isinstance(event, Event):
             if event.sequence <= self.last:
                 return None

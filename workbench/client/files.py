@@ -24,6 +24,7 @@ from workbench.client.calls import Call, _expect, error_from
 from workbench.client.config import seconds_to_ms
 from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item, Open, Plan, Stream, send
 from workbench.client.sse import FrameReader
+from workbench.wire.errors import WorkbenchError
 from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult
 
 #: Filled by the decorators below: every method of `Files` and `AsyncFiles`.
@@ -208,9 +209,16 @@ def watch(files: FilesBase, path: str = "", *, timeout: float | None = None) -> 
         while (line := (yield NEXT_LINE)) is not None:
             frame = reader.line(line)
             if frame is not None and frame.id is None and frame.data:
-                yield Item(FileEvent.model_validate_json(frame.data))
+                yield Item(_file_event(frame.data))
     except BROKEN as exc:
         raise calls.unreachable(files.client.url, exc) from exc
+
+
+def _file_event(data: str) -> FileEvent:
+    try:
+        return FileEvent.model_validate_json(data)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise WorkbenchError(f"a change of the watch is not what this client expects: {exc}") from exc
 
 
 def check(cls: type, described: builtins.dict[str, Described]) -> None:

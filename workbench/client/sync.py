@@ -31,7 +31,7 @@ import httpx
 from workbench.client import interactive, methods, reading, retention
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
-from workbench.client.calls import ExecutionRef
+from workbench.client.calls import ClientClosed, ExecutionRef
 from workbench.client.contexts import CodeContext, create_plan, list_plan
 from workbench.client.files_handles import Files
 from workbench.client.plan import (
@@ -173,6 +173,7 @@ class Client(Base):
     # -- performing a plan's steps --------------------------------------------------------------
 
     def _run(self, plan: Plan[T]) -> T:
+        self._check_open()
         with closing(plan), _Streams(self) as streams:
             reply: Any = None
             broke: httpx.TransportError | None = None
@@ -191,6 +192,7 @@ class Client(Base):
                     broke = exc
 
     def _iterate(self, plan: Stream[T]) -> Iterator[T]:
+        self._check_open()
         with closing(plan), _Streams(self) as streams:
             reply: Any = None
             broke: httpx.TransportError | None = None
@@ -207,6 +209,10 @@ class Client(Base):
                     reply = streams.perform(step)
                 except httpx.TransportError as exc:
                     broke = exc
+
+    def _check_open(self) -> None:
+        if self._http.is_closed:
+            raise ClientClosed("this Client is closed: its connections are gone; make another")
 
     def _perform(self, step: Step) -> Any:
         match step:
