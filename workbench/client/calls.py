@@ -63,6 +63,9 @@ class Call(Generic[T]):
     headers: Mapping[str, str] = field(default_factory=dict)
     #: True when sending it twice cannot do anything twice (reads, or a start with an idempotency key).
     retry: bool = True
+    #: A delete: resent after a broken connection too, and a `NotFound` to a resend means that the
+    #: first try did it (its answer was lost), so it is done.
+    deletes: bool = False
     #: Read timeout for this request in seconds (long-polls), or None for the client's default.
     timeout: float | None = None
 
@@ -478,7 +481,7 @@ def delete(ref: ExecutionRef) -> Call[None]:
     def parse(response: httpx.Response) -> None:
         return None
 
-    return Call("DELETE", f"/v1/executions/{execution_id(ref)}", parse)
+    return Call("DELETE", f"/v1/executions/{execution_id(ref)}", parse, deletes=True)
 
 
 def ack_exit(delivery_id: str) -> Call[None]:

@@ -14,7 +14,8 @@ Results are the pydantic models of `workbench.wire.models` (snake_case attribute
 `Unauthorized`, ...); a daemon that cannot be reached is `Unavailable`. Times are in seconds.
 A broken keep-alive connection is reopened and a request that is safe to resend is resent: reads
 always, and starts because the client gives each start an `Idempotency-Key` (a fresh one when
-the caller passes none), so a resent start never runs the command twice.
+the caller passes none), so a resent start never runs the command twice; deletes too, a resend
+that finds the thing gone counting as done. `create_context` (which takes no key) is not resent.
 """
 
 from __future__ import annotations
