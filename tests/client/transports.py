@@ -3,9 +3,11 @@ connection fails: each sends the requests on to the daemon and spoils what a tes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
+import trio
 
 
 class DropAnswers(httpx.AsyncBaseTransport):
@@ -28,6 +30,44 @@ class DropAnswers(httpx.AsyncBaseTransport):
             raise httpx.RemoteProtocolError(
                 "Server disconnected without sending a response.", request=request
             )
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _EndsEarly(httpx.AsyncByteStream):
+    def __init__(self, inner: httpx.AsyncByteStream, seconds: float) -> None:
+        self.inner, self.end_at = inner, trio.current_time() + seconds
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks = self.inner.__aiter__()
+        while True:
+            chunk: bytes | None = None
+            with trio.move_on_after(self.end_at - trio.current_time()):
+                chunk = await anext(chunks, b"")
+            if not chunk:
+                return  # the end, as a proxy ends it: cleanly
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class EndStreams(httpx.AsyncBaseTransport):
+    """Ends every event stream `seconds` after it opened, as a proxy with a short timeout does."""
+
+    def __init__(self, seconds: float) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.seconds = seconds
+        self.streams = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.url.path.endswith("/events/stream") and response.status_code == 200:
+            self.streams += 1
+            stream: Any = response.stream
+            response.stream = _EndsEarly(stream, self.seconds)
         return response
 
     async def aclose(self) -> None:
