@@ -1,9 +1,12 @@
 """What the client checks and how it fails: ids before they go into a URL, answers that are not
-what it expects, a closed client, errors that pickle."""
+what it expects, a closed client, errors that pickle, streams closed when read."""
 
 from __future__ import annotations
 
+import gc
 import pickle
+import warnings
+from contextlib import aclosing
 
 import httpx
 import pytest
@@ -98,3 +101,32 @@ async def test_errors_pickle_with_their_code_message_and_details(wb: DaemonHandl
         assert type(again) is type(error) and isinstance(again, WorkbenchError)
         assert (again.code, again.message, again.details) == (error.code, error.message, error.details)
     assert (newer.code, newer.details) == ("teapot", [1]) and refused.value.details
+
+
+async def test_streams_read_to_their_end_leave_nothing_to_the_collector(wb: DaemonHandle) -> None:
+    """On trio, an async generator left unfinished warns when collected (ResourceWarning): httpx's
+    readers of a stream, too, whether it was read to its end or left before."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with AsyncClient(wb.url, TOKEN) as client:
+            with trio.fail_after(60):
+                seen: list[str] = []
+                run = await client.run_bash("echo a; sleep 0.2; echo b", on_stdout=seen.append)
+                assert "".join(seen) == "a\nb\n"
+                assert [e async for e in client.events(run)][-1].status == "completed"
+                # Left before their end: by the caller, by a wait that passed.
+                slow = await client.run_bash("echo a; sleep 30", background=True)
+                async with aclosing(client.events(slow)) as events:
+                    async for _ in events:
+                        break
+                cut = await client.run_bash("echo a; sleep 30", wait_timeout=0.5, on_stdout=seen.append)
+                assert not cut.terminal
+                await client.cancel(slow)
+                await client.cancel(cut)
+                files = client.files("quiet")
+                await files.write("f.txt", "f")
+                async for _ in files.watch(timeout=0.3):
+                    pass
+        gc.collect()
+    leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert leaked == []

@@ -47,8 +47,8 @@ def _returning(
 
 def _iterating(
     plan: Callable[Concatenate[Base, P], Stream[T]],
-) -> Callable[Concatenate[AsyncClient, P], AsyncIterator[T]]:
-    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+) -> Callable[Concatenate[AsyncClient, P], AsyncGenerator[T, None]]:
+    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[T, None]:
         # There is no async `yield from`: closing this generator must close the one it follows.
         async with aclosing(self._iterate(plan(self, *args, **kwargs))) as items:
             async for item in items:
@@ -240,6 +240,7 @@ class _Streams:
                         http.stream(call.method, call.path, **self._client._request_args(call))
                     )
                     self._lines = self._response.aiter_lines()
+                    self._held.push_async_callback(_finish, self._response, self._lines)
                     return self._response
                 case NextLine():
                     assert self._lines is not None, "a plan reads only the stream it opened"
@@ -252,3 +253,16 @@ class _Streams:
         except httpx.TransportError:
             await self._held.aclose()
             raise
+
+
+async def _finish(response: httpx.Response, lines: AsyncIterator[str]) -> None:
+    """End the line reader of `response` and the readers under it (httpx's are async generators,
+    one inside the other): left unfinished to the garbage collector, each warns on trio
+    (ResourceWarning). Closing the outer one would leave the inner ones so; reading on once the
+    response is closed ends them all, with the closed stream's error or at once."""
+    await response.aclose()
+    try:
+        async for _ in lines:
+            pass
+    except Exception:  # what reading a closed stream raises, or the error that broke it
+        pass

@@ -251,6 +251,9 @@ class _Streams:
                         http.stream(call.method, call.path, **self._client._request_args(call))
                     )
                     self._lines = self._response.iter_lines()
+                    close = getattr(self._lines, "close", None)
+                    if close is not None:
+                        self._held.callback(close)
                     return self._response
                 case NextLine():
                     assert self._lines is not None, "a plan reads only the stream it opened"
