@@ -1,10 +1,12 @@
 """What the client checks and how it fails: ids before they go into a URL, answers that are not
-what it expects, a closed client, errors that pickle, streams closed when read."""
+what it expects, a closed client, errors that pickle, streams closed when read; the status
+names a type checker knows."""
 
 from __future__ import annotations
 
 import gc
 import pickle
+import typing
 import warnings
 from contextlib import aclosing
 
@@ -18,8 +20,10 @@ from tests.conftest import TOKEN, DaemonHandle
 from workbench import (
     AsyncClient,
     Client,
+    ExecutionStatus,
     InvalidRequest,
     NotFound,
+    StatusName,
     WorkbenchError,
 )
 from workbench.client.calls import error_from
@@ -130,3 +134,7 @@ async def test_streams_read_to_their_end_leave_nothing_to_the_collector(wb: Daem
         gc.collect()
     leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert leaked == []
+
+
+def test_the_status_names_are_every_status() -> None:
+    assert set(typing.get_args(StatusName)) == {status.value for status in ExecutionStatus}
