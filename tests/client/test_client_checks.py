@@ -1,14 +1,17 @@
 """What the client checks and how it fails: ids before they go into a URL, answers that are not
-what it expects, a closed client, errors that pickle, streams closed when read; the status
-names a type checker knows."""
+what it expects, a closed client, errors that pickle, streams closed when read; and the types a
+user's type checker sees."""
 
 from __future__ import annotations
 
+import builtins
 import gc
 import pickle
 import typing
 import warnings
 from contextlib import aclosing
+from pathlib import Path
+from typing import assert_type
 
 import httpx
 import pytest
@@ -20,6 +23,7 @@ from tests.conftest import TOKEN, DaemonHandle
 from workbench import (
     AsyncClient,
     Client,
+    Execution,
     ExecutionStatus,
     InvalidRequest,
     NotFound,
@@ -27,6 +31,7 @@ from workbench import (
     WorkbenchError,
 )
 from workbench.client.calls import error_from
+from workbench.wire.files import FileEntry, FileEvent, FileList
 
 MISSING = "ex_01JD0000000000000000000000"
 
@@ -138,3 +143,23 @@ async def test_streams_read_to_their_end_leave_nothing_to_the_collector(wb: Daem
 
 def test_the_status_names_are_every_status() -> None:
     assert set(typing.get_args(StatusName)) == {status.value for status in ExecutionStatus}
+
+
+def typed(url: str, local: Path) -> None:
+    """What a user's type checker sees (mypy --strict checks these `assert_type`s), run too."""
+    with Client(url, TOKEN) as wb:
+        files = wb.files("typed")
+        assert_type(files.write("a.txt", "a"), FileEntry)
+        assert_type(files.read("a.txt"), bytes)
+        assert_type(files.list(), FileList)
+        assert_type(files.delete("a.txt"), None)
+        assert_type(files.download(to=local), bytes | None)
+        for change in files.watch(timeout=0.2):
+            assert_type(change, FileEvent)
+        assert_type(wb.list(status="partial_failed"), builtins.list[Execution])
+        assert_type(wb.prune(status=["partial_failed"]), int)
+
+
+async def test_the_types_a_user_sees(wb: DaemonHandle, tmp_path: Path) -> None:
+    with ceilings.within(60, "the typed calls"):
+        await trio.to_thread.run_sync(typed, wb.url, tmp_path)

@@ -13,7 +13,7 @@ import os
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -26,6 +26,8 @@ from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item,
 from workbench.client.sse import FrameReader
 from workbench.wire.errors import WorkbenchError
 from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Filled by the decorators below: every method of `Files` and `AsyncFiles`.
 FILE_METHODS: dict[str, Described] = {}
@@ -56,18 +58,18 @@ class FilesBase:
         return f"/v1/sessions/{quote(self.session_id, safe='')}/files:{name}"
 
 
-def _describe(plan: Callable[..., Any], iterates: bool) -> Callable[..., Any]:
+def _describe(plan: F, iterates: bool) -> F:
     FILE_METHODS[plan.__name__] = Described(plan.__name__, plan, iterates)
     return plan
 
 
-def file_method(plan: Callable[..., Any]) -> Callable[..., Any]:
-    """A method of both handles returning the result of `plan`."""
+def file_method(plan: F) -> F:
+    """A method of both handles returning the result of `plan` (its signature kept for type checkers)."""
     return _describe(plan, iterates=False)
 
 
-def file_iterator(plan: Callable[..., Any]) -> Callable[..., Any]:
-    """A method of both handles iterating the items of `plan`."""
+def file_iterator(plan: F) -> F:
+    """A method of both handles iterating the items of `plan` (its signature kept for type checkers)."""
     return _describe(plan, iterates=True)
 
 
