@@ -13,6 +13,7 @@ import httpx
 
 from workbench.client import interactive, methods, reading, retention
 from workbench.client.base import Base
+from workbench.client.calls import ClientClosed
 from workbench.client.contexts import AsyncCodeContext, create_plan, list_plan
 from workbench.client.files_handles import AsyncFiles
 from workbench.client.plan import (
@@ -46,8 +47,8 @@ def _returning(
 
 def _iterating(
     plan: Callable[Concatenate[Base, P], Stream[T]],
-) -> Callable[Concatenate[AsyncClient, P], AsyncIterator[T]]:
-    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+) -> Callable[Concatenate[AsyncClient, P], AsyncGenerator[T, None]]:
+    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[T, None]:
         # There is no async `yield from`: closing this generator must close the one it follows.
         async with aclosing(self._iterate(plan(self, *args, **kwargs))) as items:
             async for item in items:
@@ -160,6 +161,7 @@ class AsyncClient(Base):
     # -- performing a plan's steps --------------------------------------------------------------
 
     async def _run(self, plan: Plan[T]) -> T:
+        self._check_open()
         with closing(plan):
             async with _Streams(self) as streams:
                 reply: Any = None
@@ -179,6 +181,7 @@ class AsyncClient(Base):
                         broke = exc
 
     async def _iterate(self, plan: Stream[T]) -> AsyncGenerator[T, None]:
+        self._check_open()
         with closing(plan):
             async with _Streams(self) as streams:
                 reply: Any = None
@@ -196,6 +199,10 @@ class AsyncClient(Base):
                         reply = await streams.perform(step)
                     except httpx.TransportError as exc:
                         broke = exc
+
+    def _check_open(self) -> None:
+        if self._http.is_closed:
+            raise ClientClosed("this AsyncClient is closed: its connections are gone; make another")
 
     async def _perform(self, step: Step) -> Any:
         match step:
@@ -233,6 +240,7 @@ class _Streams:
                         http.stream(call.method, call.path, **self._client._request_args(call))
                     )
                     self._lines = self._response.aiter_lines()
+                    self._held.push_async_callback(_finish, self._response, self._lines)
                     return self._response
                 case NextLine():
                     assert self._lines is not None, "a plan reads only the stream it opened"
@@ -245,3 +253,16 @@ class _Streams:
         except httpx.TransportError:
             await self._held.aclose()
             raise
+
+
+async def _finish(response: httpx.Response, lines: AsyncIterator[str]) -> None:
+    """End the line reader of `response` and the readers under it (httpx's are async generators,
+    one inside the other): left unfinished to the garbage collector, each warns on trio
+    (ResourceWarning). Closing the outer one would leave the inner ones so; reading on once the
+    response is closed ends them all, with the closed stream's error or at once."""
+    await response.aclose()
+    try:
+        async for _ in lines:
+            pass
+    except Exception:  # what reading a closed stream raises, or the error that broke it
+        pass

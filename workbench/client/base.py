@@ -13,6 +13,7 @@ from workbench.client import calls
 from workbench.client.calls import Call
 from workbench.client.config import Target, resolve
 from workbench.client.sse import Frame
+from workbench.wire.errors import WorkbenchError
 from workbench.wire.models import Event, LiveEvent
 
 BACKOFF_FIRST_S = 0.05
@@ -87,17 +88,27 @@ class Follow:
         self.ever_connected = False
         self.failing_since: float | None = None
         self.delay = BACKOFF_FIRST_S
+        #: When the last stream opened: one that stayed open a while ends the backing off.
+        self.opened_at: float | None = None
 
     def connected(self) -> LiveEvent | None:
-        """Called when a stream opens: after a reconnect past the budget, a gap (display was missed)."""
+        """Called when a stream opens: after a reconnect past the budget, a gap (display was missed).
+
+        The daemon answered: it has not gone away, so `reconnect_for` counts again from the next
+        failure (a proxy that ends quiet streams is no reason to give up)."""
         self.ever_connected = True
-        if self.truncated and self.live and self.failing_since is not None:
+        self.opened_at = time.monotonic()
+        reconnected, self.failing_since = self.failing_since is not None, None
+        if self.truncated and self.live and reconnected:
             return LiveEvent(event_type="gap")
         return None
 
     def take(self, frame: Frame) -> Event | LiveEvent | None:
         """The event of `frame` to hand out, or None (a duplicate, or live output not wanted)."""
-        event = calls.stream_event(frame)
+        try:
+            event = calls.stream_event(frame)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # ValidationError too
+            raise WorkbenchError(f"an event of the stream is not what this client expects: {exc}") from exc
         if isinstance(event, Event):
             if event.sequence <= self.last:
                 return None
@@ -115,6 +126,9 @@ class Follow:
         if not self.ever_connected and isinstance(error, httpx.TransportError):
             raise calls.unreachable(self.url, error)
         now = time.monotonic()
+        if self.opened_at is not None and now - self.opened_at > BACKOFF_MAX_S:
+            self.delay = BACKOFF_FIRST_S
+        self.opened_at = None
         if self.failing_since is None:
             self.failing_since = now
         if now - self.failing_since > self.reconnect_for:

@@ -8,16 +8,19 @@ connection, and how to turn the response into a typed result. The methods of the
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 import httpx
 
 from workbench.client.config import seconds_to_ms
 from workbench.client.sse import Frame
-from workbench.wire.errors import BY_CODE, Unavailable, WorkbenchError
+from workbench.wire.errors import BY_CODE, InvalidRequest, Unavailable, WorkbenchError
+from workbench.wire.fields import EXECUTION_ID
 from workbench.wire.models import (
     ArtifactList,
     CancelResult,
@@ -60,13 +63,56 @@ class Call(Generic[T]):
     headers: Mapping[str, str] = field(default_factory=dict)
     #: True when sending it twice cannot do anything twice (reads, or a start with an idempotency key).
     retry: bool = True
+    #: A delete: resent after a broken connection too, and a `NotFound` to a resend means that the
+    #: first try did it (its answer was lost), so it is done.
+    deletes: bool = False
     #: Read timeout for this request in seconds (long-polls), or None for the client's default.
     timeout: float | None = None
 
 
+#: An exit's delivery id: `dl_` + a ULID.
+DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
+
+
 def execution_id(ref: ExecutionRef) -> str:
-    """The id of `ref`."""
-    return ref.execution_id if isinstance(ref, Execution) else ref
+    """The id of `ref`; InvalidRequest, before anything is sent, for a text that is no execution id."""
+    if isinstance(ref, Execution):
+        return ref.execution_id
+    return checked_id(ref, EXECUTION_ID, "an execution id (`ex_` + 26 characters)")
+
+
+def checked_id(value: object, pattern: re.Pattern[str], what: str) -> str:
+    """`value` if it is an id `pattern` matches; else InvalidRequest (it would only make a wrong URL)."""
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise InvalidRequest(f"{value!r} is not {what}")
+    return value
+
+
+def segment(name: str) -> str:
+    """`name` as one segment of a URL path, escaped (`.` and `..` too, which would be resolved away)."""
+    return "%2E" * len(name) if name in (".", "..") else quote(name, safe="")
+
+
+class UnknownCodeError(WorkbenchError):
+    """An error of a code this client does not know (a newer daemon's): `code` is the daemon's."""
+
+    def __init__(self, message: str | None = None, *, details: Any = None, code: str = "internal") -> None:
+        super().__init__(message, details=details)
+        # An instance's own code, kept in its __dict__: pickling carries it (the class has none).
+        self.__dict__["code"] = code
+
+
+class ClientClosed(WorkbenchError):
+    """This client was closed: make another to talk to the daemon."""
+
+
+def unexpected(response: httpx.Response, exc: Exception) -> WorkbenchError:
+    """The error of an answer that is not what the client expects (not the model it should be)."""
+    request = response.request
+    return WorkbenchError(
+        f"the daemon's answer to {request.method} {request.url.path} (HTTP {response.status_code}) "
+        f"is not what this client expects: {exc}"
+    )
 
 
 def error_from(response: httpx.Response) -> WorkbenchError:
@@ -83,7 +129,7 @@ def error_from(response: httpx.Response) -> WorkbenchError:
     cls = BY_CODE.get(code)
     if cls is None:
         # A code this client does not know (a newer daemon): keep it, under the base class.
-        cls = type("WorkbenchError", (WorkbenchError,), {"code": code})
+        return UnknownCodeError(message, details=details, code=code)
     return cls(message, details=details)
 
 
@@ -371,7 +417,7 @@ def artifact(ref: ExecutionRef, name: str, start: int = 0, end: int | None = Non
 
 
 def artifact_path(ref: ExecutionRef, name: str) -> str:
-    return f"/v1/executions/{execution_id(ref)}/artifacts/{name}"
+    return f"/v1/executions/{execution_id(ref)}/artifacts/{segment(name)}"
 
 
 def images() -> Call[ImageList]:
@@ -435,7 +481,7 @@ def delete(ref: ExecutionRef) -> Call[None]:
     def parse(response: httpx.Response) -> None:
         return None
 
-    return Call("DELETE", f"/v1/executions/{execution_id(ref)}", parse)
+    return Call("DELETE", f"/v1/executions/{execution_id(ref)}", parse, deletes=True)
 
 
 def ack_exit(delivery_id: str) -> Call[None]:
@@ -443,4 +489,5 @@ def ack_exit(delivery_id: str) -> Call[None]:
     def parse(response: httpx.Response) -> None:
         return None
 
+    delivery_id = checked_id(delivery_id, DELIVERY_ID, "a delivery id (`dl_` + 26 characters)")
     return Call("POST", f"/v1/exits/{delivery_id}/ack", parse)

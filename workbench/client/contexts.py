@@ -45,7 +45,9 @@ def create_plan(
     def parse(response: httpx.Response) -> Context:
         return Context.model_validate_json(response.content)
 
-    return (yield from send(client, Call("POST", "/v1/contexts", parse, json=body)))
+    # Not resent after a broken connection: the daemon takes no idempotency key here, and a
+    # second try could start a second interpreter.
+    return (yield from send(client, Call("POST", "/v1/contexts", parse, json=body, retry=False)))
 
 
 def list_plan(client: Base) -> Plan[list[Context]]:
@@ -69,7 +71,7 @@ def delete_plan(client: Base, context_id: str) -> Plan[None]:
     def parse(response: httpx.Response) -> None:
         return None
 
-    yield from send(client, Call("DELETE", _path(context_id), parse))
+    yield from send(client, Call("DELETE", _path(context_id), parse, deletes=True))
 
 
 def _path(context_id: str) -> str:

@@ -13,7 +13,7 @@ import os
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -24,7 +24,10 @@ from workbench.client.calls import Call, _expect, error_from
 from workbench.client.config import seconds_to_ms
 from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item, Open, Plan, Stream, send
 from workbench.client.sse import FrameReader
+from workbench.wire.errors import WorkbenchError
 from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Filled by the decorators below: every method of `Files` and `AsyncFiles`.
 FILE_METHODS: dict[str, Described] = {}
@@ -55,18 +58,18 @@ class FilesBase:
         return f"/v1/sessions/{quote(self.session_id, safe='')}/files:{name}"
 
 
-def _describe(plan: Callable[..., Any], iterates: bool) -> Callable[..., Any]:
+def _describe(plan: F, iterates: bool) -> F:
     FILE_METHODS[plan.__name__] = Described(plan.__name__, plan, iterates)
     return plan
 
 
-def file_method(plan: Callable[..., Any]) -> Callable[..., Any]:
-    """A method of both handles returning the result of `plan`."""
+def file_method(plan: F) -> F:
+    """A method of both handles returning the result of `plan` (its signature kept for type checkers)."""
     return _describe(plan, iterates=False)
 
 
-def file_iterator(plan: Callable[..., Any]) -> Callable[..., Any]:
-    """A method of both handles iterating the items of `plan`."""
+def file_iterator(plan: F) -> F:
+    """A method of both handles iterating the items of `plan` (its signature kept for type checkers)."""
     return _describe(plan, iterates=True)
 
 
@@ -183,11 +186,63 @@ def download(
     data = yield from send(files.client, Call("GET", files._action("download"), parse, params={"path": path}))
     if to is None:
         return data
-    target = Path(to)
-    target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(target, filter="data")
+    unpack(data, Path(to))
     return None
+
+
+def unpack(data: bytes, target: Path) -> None:
+    """Unpack the tar `data` into `target` (made if missing), symlinks as they are (`tar x` does
+    the same: a link writes nothing, wherever it points).
+
+    Every member is checked before anything is written; one that would be written outside
+    `target` (an absolute path, `..`, through a symlink, a hard link to outside) or that is no
+    file, directory or link refuses the whole archive: a WorkbenchError, `target` untouched.
+    """
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            members = tar.getmembers()
+            _check_members(members, target)
+            target.mkdir(parents=True, exist_ok=True)
+            tar.extractall(target, members=members, filter=_keep_links)
+    except tarfile.TarError as exc:
+        raise WorkbenchError(f"the download cannot be unpacked into {str(target)!r}: {exc}") from exc
+
+
+def _check_members(members: builtins.list[tarfile.TarInfo], target: Path) -> None:
+    links: set[str] = set()
+    root = os.path.realpath(target)
+    for member in members:
+        name = _inside(member.name)
+        if member.islnk():
+            _inside(member.linkname)
+        if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise tarfile.TarError(f"{member.name!r} is no file, directory or link")
+        parts = name.split("/")
+        # Through a link of the archive (itself too: a file on a link writes where it points),
+        # or of the directory already there.
+        written = parts if not member.issym() else parts[:-1]
+        through = any("/".join(parts[:i]) in links for i in range(1, len(parts) + 1))
+        on_disk = os.path.realpath(os.path.join(root, *written))
+        if through or os.path.commonpath([root, on_disk]) != root:
+            raise tarfile.TarError(f"{member.name!r} would be written through a symlink")
+        if member.issym():
+            links.add(name)
+
+
+def _inside(name: str) -> str:
+    """`name` without `.` segments; a TarError if it is absolute or climbs out (`..`)."""
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if name.startswith("/") or ".." in parts or not parts:
+        raise tarfile.TarError(f"{name!r} would be written outside the directory")
+    return "/".join(parts)
+
+
+def _keep_links(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
+    """tarfile's `data` filter (safe modes, nothing outside `path`), but a symlink is kept as it
+    is, whatever it points to (`_check_members` refused every write through one)."""
+    if member.issym():
+        return tarfile.tar_filter(member, path)
+    return tarfile.data_filter(member, path)
 
 
 @file_iterator
@@ -208,9 +263,16 @@ def watch(files: FilesBase, path: str = "", *, timeout: float | None = None) -> 
         while (line := (yield NEXT_LINE)) is not None:
             frame = reader.line(line)
             if frame is not None and frame.id is None and frame.data:
-                yield Item(FileEvent.model_validate_json(frame.data))
+                yield Item(_file_event(frame.data))
     except BROKEN as exc:
         raise calls.unreachable(files.client.url, exc) from exc
+
+
+def _file_event(data: str) -> FileEvent:
+    try:
+        return FileEvent.model_validate_json(data)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise WorkbenchError(f"a change of the watch is not what this client expects: {exc}") from exc
 
 
 def check(cls: type, described: builtins.dict[str, Described]) -> None:

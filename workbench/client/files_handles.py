@@ -3,7 +3,7 @@ made from its one description in `workbench.client.files`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import aclosing
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -55,8 +55,8 @@ def _awaiting(
 
 def _async_iterating(
     plan: Callable[Concatenate[FilesBase, P], Stream[T]],
-) -> Callable[Concatenate[AsyncFiles, P], AsyncIterator[T]]:
-    async def method(self: AsyncFiles, /, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+) -> Callable[Concatenate[AsyncFiles, P], AsyncGenerator[T, None]]:
+    async def method(self: AsyncFiles, /, *args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[T, None]:
         async with aclosing(self._awaiting._iterate(plan(self, *args, **kwargs))) as items:  # type: ignore[type-var]
             async for item in items:
                 yield item

@@ -27,7 +27,7 @@ import httpx
 from workbench.client import calls
 from workbench.client.base import Base
 from workbench.client.calls import Call
-from workbench.wire.errors import Unavailable
+from workbench.wire.errors import NotFound, Unavailable, WorkbenchError
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,7 +95,12 @@ Stream: TypeAlias = Generator[Step | Item[T], Any, None]
 
 
 def send(client: Base, call: Call[T]) -> Plan[T]:
-    """The answer to `call`, resent after a broken connection while resending is safe."""
+    """The answer to `call`, resent after a broken connection while resending is safe.
+
+    A delete (`call.deletes`) is resent too; when a resend finds it gone, the try whose answer
+    was lost did it: its parse is then given the answer of that try (204), not the NotFound.
+    An answer that is not what the call expects raises a WorkbenchError, as the API's errors do.
+    """
     attempt = 0
     while True:
         try:
@@ -106,7 +111,16 @@ def send(client: Base, call: Call[T]) -> Plan[T]:
                 raise calls.unreachable(client.url, exc) from exc
             yield Sleep(RESEND_DELAYS[attempt - 1])
             continue
-        return call.parse(response)
+        try:
+            return call.parse(response)
+        except NotFound:
+            if not (call.deletes and attempt):
+                raise
+            return call.parse(httpx.Response(204, request=response.request))
+        except WorkbenchError:
+            raise
+        except (ValueError, KeyError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise calls.unexpected(response, exc) from exc
 
 
 def consume(stream: Stream[T], take: Callable[[T], bool]) -> Plan[None]:

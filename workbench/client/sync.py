@@ -14,7 +14,8 @@ Results are the pydantic models of `workbench.wire.models` (snake_case attribute
 `Unauthorized`, ...); a daemon that cannot be reached is `Unavailable`. Times are in seconds.
 A broken keep-alive connection is reopened and a request that is safe to resend is resent: reads
 always, and starts because the client gives each start an `Idempotency-Key` (a fresh one when
-the caller passes none), so a resent start never runs the command twice.
+the caller passes none), so a resent start never runs the command twice; deletes too, a resend
+that finds the thing gone counting as done. `create_context` (which takes no key) is not resent.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import httpx
 from workbench.client import interactive, methods, reading, retention
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
-from workbench.client.calls import ExecutionRef
+from workbench.client.calls import ClientClosed, ExecutionRef
 from workbench.client.contexts import CodeContext, create_plan, list_plan
 from workbench.client.files_handles import Files
 from workbench.client.plan import (
@@ -173,6 +174,7 @@ class Client(Base):
     # -- performing a plan's steps --------------------------------------------------------------
 
     def _run(self, plan: Plan[T]) -> T:
+        self._check_open()
         with closing(plan), _Streams(self) as streams:
             reply: Any = None
             broke: httpx.TransportError | None = None
@@ -191,6 +193,7 @@ class Client(Base):
                     broke = exc
 
     def _iterate(self, plan: Stream[T]) -> Iterator[T]:
+        self._check_open()
         with closing(plan), _Streams(self) as streams:
             reply: Any = None
             broke: httpx.TransportError | None = None
@@ -207,6 +210,10 @@ class Client(Base):
                     reply = streams.perform(step)
                 except httpx.TransportError as exc:
                     broke = exc
+
+    def _check_open(self) -> None:
+        if self._http.is_closed:
+            raise ClientClosed("this Client is closed: its connections are gone; make another")
 
     def _perform(self, step: Step) -> Any:
         match step:
@@ -244,6 +251,9 @@ class _Streams:
                         http.stream(call.method, call.path, **self._client._request_args(call))
                     )
                     self._lines = self._response.iter_lines()
+                    close = getattr(self._lines, "close", None)
+                    if close is not None:
+                        self._held.callback(close)
                     return self._response
                 case NextLine():
                     assert self._lines is not None, "a plan reads only the stream it opened"

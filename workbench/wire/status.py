@@ -33,7 +33,7 @@ class ExecutionStatus(enum.StrEnum):
 
 #: The statuses as a type: what a type checker holds a status given as a string to.
 StatusName: TypeAlias = Literal[
-    "queued", "running", "cancel_requested", "completed", "failed", "cancelled", "timed_out"
+    "queued", "running", "cancel_requested", "completed", "failed", "cancelled", "timed_out", "partial_failed"
 ]
 
 TERMINAL: frozenset[ExecutionStatus] = frozenset(

@@ -99,7 +99,7 @@ async def list_files(client: AsyncClient, args: ListFilesArguments) -> Answer:
         {"path": e.path, "type": e.type, "sizeBytes": e.size_bytes, "modifiedAt": e.modified_at}
         for e in listing.entries
     ]
-    lines = [f"{e['type'][0]} {e['sizeBytes']:>10}  {e['path'] or '.'}" for e in entries]
+    lines = [f"{e.type[0]} {e.size_bytes:>10}  {e.path or '.'}" for e in listing.entries]
     if listing.truncated:
         lines.append("(more entries than one listing holds: list a directory further down)")
     data = {
