@@ -54,3 +54,31 @@ async def test_run_i_without_a_terminal_keeps_stderr_apart(cli: Cli) -> None:
     assert ran.code == 0, ran.err
     assert ran.out == b"typed\n"
     assert b"err\n" in ran.err
+
+
+#: `workbench run -i`, whose input thread cannot be made (as when no thread can start).
+_BROKEN = """
+import sys
+from workbench.cli import attach
+from workbench.cli.main import main
+
+class Feeder(attach._Feeder):
+    def __init__(self, *args):
+        raise RuntimeError("can't start new thread")
+
+attach._Feeder = Feeder
+main(sys.argv[1:])
+"""
+
+
+async def test_run_i_that_cannot_set_up_cancels_what_it_started(cli: Cli, wb: DaemonHandle) -> None:
+    """Started, but its set-up failed: it leaves nothing running behind it (as any `run`)."""
+    argv = [sys.executable, "-c", _BROKEN, "run", "-i", "--", "sleep 60"]
+    with ceilings.within(ENDED_S, "`workbench run -i` to exit"):
+        ran = await trio.run_process(
+            argv, stdin=b"", capture_stdout=True, capture_stderr=True, check=False, env=cli.env()
+        )
+    assert ran.returncode != 0
+    record = await ended(wb, (await newest(wb))["executionId"])
+    assert record["status"] == "cancelled", record
+    assert "could not join it" in (record["cancelReason"] or ""), record

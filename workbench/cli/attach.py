@@ -76,10 +76,17 @@ def run_interactive(http: Http, body: dict[str, Any], key: str | None) -> int:
                 )
                 react = RunReactions(http, record["executionId"], signals)
                 joined = _open(http, record["executionId"], bool(body.get("tty")), signals, react)
-        except Interrupted as sig:
-            if joined is None:  # the start itself failed: there is nothing to cancel
-                return died(sig)
-            pending = sig
+        except BaseException as exc:
+            if record is not None and joined is None:  # started, but not joined: it must not run on
+                why = "a signal" if isinstance(exc, Interrupted) else f"{type(exc).__name__}: {exc}"
+                RunReactions(http, record["executionId"], signals).stop(
+                    f"workbench run could not join it ({why})"
+                )
+            if not isinstance(exc, Interrupted):
+                raise
+            if joined is None:  # the start failed, or the set-up did (then cancelled above)
+                return died(exc)
+            pending = exc
         return _run(http, joined, pending)
     finally:
         signals.restore()
@@ -124,15 +131,24 @@ def _open(http: Http, execution_id: str, tty: bool, signals: Signals, react: Run
     raw = tty and os.isatty(0)
     saved = None
     wake_r, wake_w = os.pipe()
-    if raw:
-        import termios
+    try:
+        if raw:
+            import termios
 
-        saved = termios.tcgetattr(0)
-        _raw(True, saved)
-        signal.signal(signal.SIGWINCH, lambda _s, _f: os.write(wake_w, b"w"))
-        os.write(wake_w, b"w")  # send our size once at the start
-    feeder = _Feeder(Http(http.target), execution_id, raw, wake_r, saved)
-    threading.Thread(target=feeder.run, name="input", daemon=True).start()
+            saved = termios.tcgetattr(0)
+            _raw(True, saved)
+            signal.signal(signal.SIGWINCH, lambda _s, _f: os.write(wake_w, b"w"))
+            os.write(wake_w, b"w")  # send our size once at the start
+        feeder = _Feeder(Http(http.target), execution_id, raw, wake_r, saved)
+        threading.Thread(target=feeder.run, name="input", daemon=True).start()
+    except BaseException:
+        # Nothing joined: our terminal as it was, no handler left writing to a closed pipe.
+        _restore(saved)
+        if raw:
+            signal.signal(signal.SIGWINCH, signal.SIG_DFL)
+        os.close(wake_r)
+        os.close(wake_w)
+        raise
     return _Joined(execution_id, feeder, signals, react, saved)
 
 
