@@ -345,6 +345,7 @@ async function setUpStartForm() {
 // -- an execution ---------------------------------------------------------------------------------
 
 async function showExecution(id) {
+  const routed = state.routes; // a page left before its record came draws nothing after
   $("main").replaceChildren($("execution-page").content.cloneNode(true));
   // Changes are taken from before the record is read: one that comes meanwhile is not lost. The
   // record shown is the newest of those (by rowVersion); the execution's own `status` events,
@@ -361,7 +362,9 @@ async function showExecution(id) {
     if (change.progress) renderProgress(change.progress);
   });
   startChanges();
-  show(await api("GET", "/v1/executions/" + encodeURIComponent(id)));
+  const first = await api("GET", "/v1/executions/" + encodeURIComponent(id));
+  if (routed !== state.routes) return;
+  show(first);
   const model = new LogModel();
   const view = new LogView($("log"), model);
   let lastSequence = 0;

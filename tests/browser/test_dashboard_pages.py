@@ -169,3 +169,35 @@ def test_the_lists_rows_keep_their_progress_and_leave_a_filter_they_no_longer_ma
     wait_js(link, "() => document.getElementById('login-error').textContent.includes('link')")
     assert link.errors == []
     assert page.errors == []
+
+
+@pytest.mark.timeout(120)
+def test_an_execution_page_left_before_its_record_came_does_not_take_over_the_next(
+    daemon: DaemonProcess, chromium: Any
+) -> None:
+    """An execution's page whose record comes after the page was left for another execution's
+    draws nothing on that page, nor takes its stream."""
+    first, second = (
+        daemon.client.post("/v1/executions/workbench_bash", json={"command": f"echo {word}"}).json()
+        for word in ("first-one", "second-one")
+    )
+    page = logged_in(chromium, daemon)
+    record = re.compile(rf"/v1/executions/{first['executionId']}$")
+
+    def slow(route: Any) -> None:
+        time.sleep(1.5)
+        route.continue_()
+
+    page.route(record, slow)
+    page.evaluate("(id) => { location.hash = '#/x/' + id; }", first["executionId"])
+    page.wait_for_timeout(200)
+    page.evaluate("(id) => { location.hash = '#/x/' + id; }", second["executionId"])
+    wait_js(
+        page, "() => (document.getElementById('log') || {textContent: ''}).textContent.includes('second-one')"
+    )
+    page.wait_for_timeout(2500)  # the first page's record has come meanwhile
+    assert "first-one" not in page.inner_text("#log")
+    assert second["executionId"] in page.inner_text("main")
+    assert first["executionId"] not in page.inner_text("main")
+    page.unroute(record)
+    assert page.errors == []
