@@ -66,6 +66,11 @@ export interface WorkbenchOptions {
   timeoutMs?: number;
   /** How long `events()` keeps reconnecting to a daemon that went away (default 60000). */
   reconnectForMs?: number;
+  /**
+   * How long an event stream may stay silent before it counts as dropped (default 45000; the
+   * daemon sends a keepalive every 15000).
+   */
+  streamIdleMs?: number;
   /** A `fetch` to use instead of the global one. */
   fetch?: typeof fetch;
 }
@@ -113,6 +118,8 @@ function concat(parts: Uint8Array[], size: number): Uint8Array {
 /** The state of one `events()` follow: where to resume, what to drop, when to give up. */
 class Follow {
   truncated = false;
+  /** A stream was opened once: a daemon that cannot be reached after that went away. */
+  everConnected = false;
   failingSince: number | null = null;
   delay = BACKOFF_FIRST_MS;
 
@@ -123,9 +130,16 @@ class Follow {
     private readonly http: Http,
   ) {}
 
-  /** Called when a stream opens: after a reconnect past the budget, a gap (display was missed). */
+  /**
+   * Called when a stream opens: it ends a failure, so the give-up clock and the backoff start
+   * afresh at the next drop. After a reconnect past the budget, a gap (display was missed).
+   */
   connected(): LiveEvent | null {
-    if (this.truncated && this.live && this.failingSince !== null) return { sequence: null, eventType: "gap" };
+    const reconnected = this.failingSince !== null;
+    this.everConnected = true;
+    this.failingSince = null;
+    this.delay = BACKOFF_FIRST_MS;
+    if (this.truncated && this.live && reconnected) return { sequence: null, eventType: "gap" };
     return null;
   }
 
@@ -158,8 +172,12 @@ class Follow {
     return null;
   }
 
-  /** The stream ended before the terminal event: the pause before reconnecting, or throw. */
+  /**
+   * The stream ended before the terminal event: the pause before reconnecting, or throw. A
+   * daemon that cannot be reached before any stream was opened is not waited for (as `get()`).
+   */
   broke(error: unknown): number {
+    if (!this.everConnected && !(error instanceof WorkbenchError)) throw this.http.unreachable(error);
     const now = Date.now();
     if (this.failingSince === null) this.failingSince = now;
     if (now - this.failingSince > this.reconnectForMs) {
@@ -220,6 +238,7 @@ export class Workbench {
   private readonly http: Http;
   private readonly timeoutMs: number;
   private readonly reconnectForMs: number;
+  private readonly streamIdleMs: number;
   private readonly openStream: OpenStream;
 
   constructor(options: WorkbenchOptions = {}) {
@@ -244,6 +263,7 @@ export class Workbench {
     this.url = url;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.reconnectForMs = options.reconnectForMs ?? 60_000;
+    this.streamIdleMs = options.streamIdleMs ?? STREAM_IDLE_MS;
     this.http = new Http(url, token, (input, init) => fetchImpl(input, init));
     // A `fetch` given as an option carries every request, streams too.
     this.openStream = options.fetch === undefined && openStream !== null ? openStream : fetchStream(this.http.fetch);
@@ -394,14 +414,17 @@ export class Workbench {
         const gap = state.connected();
         if (gap !== null) yield gap;
         const frames = new FrameReader();
+        // Silence is time spent waiting for the stream: while the caller has an event, the
+        // stream is not read (and need not be), so that time does not count.
         let heard = Date.now();
+        let handedOut = false;
         idle = setInterval(
           () => {
-            if (Date.now() - heard > STREAM_IDLE_MS) {
-              connection.controller.abort(new Error(`the event stream was silent for ${STREAM_IDLE_MS} ms`));
+            if (!handedOut && Date.now() - heard > this.streamIdleMs) {
+              connection.controller.abort(new Error(`the event stream was silent for ${this.streamIdleMs} ms`));
             }
           },
-          Math.min(5_000, STREAM_IDLE_MS),
+          Math.min(5_000, this.streamIdleMs),
         );
         // The open connection keeps a Node process alive; this check need not.
         (idle as { unref?: () => void }).unref?.();
@@ -411,7 +434,10 @@ export class Workbench {
             const event = state.take(frame);
             if (event === null) continue;
             if (isLast(event)) finished = true;
+            handedOut = true;
             yield event;
+            handedOut = false;
+            heard = Date.now();
             if (finished) return;
           }
         }
