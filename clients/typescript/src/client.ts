@@ -9,7 +9,7 @@
 import { discover, openStream } from "#platform";
 
 import { Unavailable, WorkbenchError, errorFromBody } from "./errors.js";
-import { Deadline, Http, sleep } from "./http.js";
+import { Deadline, Http, headerValue, notSent, sleep } from "./http.js";
 import { type OpenStream, fetchStream } from "./platform.js";
 import { type Frame, FrameReader } from "./sse.js";
 import {
@@ -258,6 +258,7 @@ export class Workbench {
       token = options.token ?? undefined;
       this.tokenSource = token ? "option" : null;
     }
+    if (token) headerValue(this.tokenSource === "option" ? "the token" : `the token from ${this.tokenSource}`, token);
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== "function") throw new TypeError("no fetch: pass one as `fetch`");
     this.url = url;
@@ -290,6 +291,7 @@ export class Workbench {
   private async start(kind: ExecutionKind, what: object, options: StartOptions): Promise<Execution> {
     const began = Date.now();
     const { signal, idempotencyKey, waitTimeoutMs, background = false } = options;
+    if (idempotencyKey !== undefined) headerValue("Idempotency-Key", idempotencyKey, 255);
     const body: Record<string, unknown> = { ...what, background };
     if (!background) body.waitTimeoutMs = Math.min(waitTimeoutMs ?? MAX_WAIT_MS, MAX_WAIT_MS);
     const optional = {
@@ -446,7 +448,7 @@ export class Workbench {
         if (signal?.aborted) throw signal.reason;
         // A daemon that is stopping or restarting is waited for; every other answer is final.
         if (caught instanceof WorkbenchError && !(caught instanceof Unavailable)) throw caught;
-        if (caught instanceof SyntaxError) throw caught;
+        if (caught instanceof SyntaxError || notSent(caught)) throw caught;
         error = caught;
       } finally {
         if (idle !== undefined) clearInterval(idle);

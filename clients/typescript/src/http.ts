@@ -95,6 +95,33 @@ export function describe(error: unknown): string {
   return String(error);
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * Check a value that goes into a header (a token, an `Idempotency-Key`): printable ASCII, at
+ * most `max` characters. A `TypeError` naming `what` otherwise, without quoting the value.
+ */
+export function headerValue(what: string, value: string, max = Number.POSITIVE_INFINITY): void {
+  if (typeof value !== "string" || value.length === 0 || value.length > max || !PRINTABLE_ASCII.test(value)) {
+    const size = Number.isFinite(max) ? `1 to ${max}` : "one or more";
+    throw new TypeError(`${what} cannot be sent: a header value is ${size} printable ASCII characters`);
+  }
+}
+
+/** What fetch says of a connection that failed (browsers give no cause; undici does). */
+const NETWORK = /fetch|network|load failed|terminated|socket|connect/i;
+
+/**
+ * True for a request that was never sent because it could not be made (a header `fetch` or
+ * `node:http` refuses): a mistake to report, not a broken connection to resend.
+ */
+export function notSent(error: unknown): boolean {
+  if (!(error instanceof TypeError)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && code.startsWith("ERR_INVALID")) return true; // node:http's
+  return error.cause === undefined && !NETWORK.test(error.message);
+}
+
 export class Http {
   readonly headers: Record<string, string>;
 
@@ -127,7 +154,8 @@ export class Http {
   /**
    * Send `request` and read its answer with `read` (inside the same deadline unless
    * `headersOnly`). A connection that breaks before an answer is resent, up to three times:
-   * every call is safe to resend (starts carry an idempotency key).
+   * every call is safe to resend (starts carry an idempotency key). A request that could not
+   * be made at all (`notSent`) is not.
    */
   async send<T>(request: Send, read: (response: Response) => Promise<T>): Promise<T> {
     const url = this.target(request.path, request.query);
@@ -156,7 +184,7 @@ export class Http {
             { cause: error },
           );
         }
-        if (error instanceof WorkbenchError || error instanceof SyntaxError) throw error;
+        if (error instanceof WorkbenchError || error instanceof SyntaxError || notSent(error)) throw error;
         const pause = RESEND_DELAYS_MS[attempt];
         if (pause === undefined) throw this.unreachable(error);
         await sleep(pause, request.signal);
