@@ -213,8 +213,22 @@ describe("error classes", () => {
     const unknown = errorFromBody(599, '{"error": {"code": "from_a_newer_daemon", "message": "new"}}');
     assert.equal(unknown.constructor, WorkbenchError);
     assert.equal(unknown.code, "from_a_newer_daemon");
-    const garbage = errorFromBody(502, "<html>Bad Gateway</html>");
+    const garbage = errorFromBody(500, "<html>Internal Server Error</html>");
+    assert.equal(garbage.constructor, WorkbenchError);
     assert.equal(garbage.code, "internal");
-    assert.match(garbage.message, /HTTP 502 from the daemon: <html>Bad Gateway/);
+    assert.match(garbage.message, /HTTP 500 from the daemon: <html>Internal Server Error/);
+  });
+
+  test("a 502, 503 or 504 without the daemon's error body is Unavailable (a proxy's: the daemon is away)", () => {
+    for (const status of [502, 503, 504]) {
+      const error = errorFromBody(status, "<html>Bad Gateway</html>");
+      assert.equal(error.constructor, Unavailable);
+      assert.equal(error.code, "unavailable");
+      assert.equal(error.status, status);
+      assert.match(error.message, new RegExp(`HTTP ${status} .*<html>Bad Gateway`));
+    }
+    const own = errorFromBody(502, '{"error": {"code": "internal", "message": "the daemon says so"}}');
+    assert.equal(own.constructor, WorkbenchError);
+    assert.equal(errorFromBody(500, "").constructor, WorkbenchError);
   });
 });

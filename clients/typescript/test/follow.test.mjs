@@ -1,5 +1,5 @@
-// events() between a client and its daemon: connections that drop (through a TCP proxy), a daemon
-// that was never up, and a slow consumer.
+// events() between a client and its daemon: connections that drop (through a TCP proxy), a proxy
+// answering 502 for a daemon it cannot reach, a daemon that was never up, and a slow consumer.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -74,6 +74,21 @@ describe("events() between a client and its daemon", { timeout: 60_000 }, () => 
     assert.equal(printed(events), "a\nb\n");
     assert.equal(events.at(-1).status, "completed");
     assert.ok(between.count("/events/stream") >= 3);
+  });
+
+  test("a proxy's 502 for a daemon it cannot reach is waited for, as a daemon that went away", async () => {
+    const between = await proxy();
+    const client = new Workbench({ url: between.url, token: TOKEN });
+    const run = await wb.runBash("echo a; sleep 1.5; echo b", { background: true });
+    const { seen, done } = follow(client, run);
+    await until(() => printed(seen) === "a\n");
+    between.mode = "gateway";
+    between.drop();
+    await pause(800);
+    between.mode = "forward";
+    const events = await done;
+    assert.equal(printed(events), "a\nb\n");
+    assert.equal(events.at(-1).status, "completed");
   });
 
   test("a daemon that was never up fails at once, as get() does", async () => {
