@@ -47,6 +47,8 @@ export const DEFAULT_URL = "http://127.0.0.1:8787";
  * whose headers take over 300 s, so waits longer than this are made of several long-polls.
  */
 export const MAX_WAIT_MS = 240_000;
+/** The longest wait the API takes (`waitTimeoutMs`, 0 to 600000). */
+export const MAX_WAIT_TIMEOUT_MS = 600_000;
 /** Extra time a request gets beyond the long-poll it asks the daemon for. */
 export const SLACK_MS = 30_000;
 /** A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s). */
@@ -561,24 +563,28 @@ export class Workbench {
   }
 
   /**
-   * Undelivered exits of detached executions, long-polling up to `waitTimeoutMs` for one. Each
-   * exit handed out is hidden for `leaseMs`, then handed out again until it is acked.
+   * Undelivered exits of detached executions, long-polling up to `waitTimeoutMs` (at most
+   * 600000) for one; a wait over `MAX_WAIT_MS` is made of several long-polls. Each exit handed
+   * out is hidden for `leaseMs`, then handed out again until it is acked.
    */
   async exits(options: ExitsOptions = {}): Promise<Exit[]> {
     const { limit = 100, leaseMs, signal } = options;
-    const waitMs = Math.max(0, Math.min(options.waitTimeoutMs ?? 30_000, MAX_WAIT_MS));
-    const page = await this.http.send(
-      {
-        method: "GET",
-        path: "/v1/exits",
-        query: { limit, waitTimeoutMs: waitMs, leaseMs },
-        ok: [200],
-        timeoutMs: waitMs + SLACK_MS,
-        signal,
-      },
-      json<{ exits: Exit[] }>,
-    );
-    return page.exits;
+    const deadline = Date.now() + Math.max(0, Math.min(options.waitTimeoutMs ?? 30_000, MAX_WAIT_TIMEOUT_MS));
+    for (;;) {
+      const waitMs = Math.round(Math.max(0, Math.min(deadline - Date.now(), MAX_WAIT_MS)));
+      const page = await this.http.send(
+        {
+          method: "GET",
+          path: "/v1/exits",
+          query: { limit, waitTimeoutMs: waitMs, leaseMs },
+          ok: [200],
+          timeoutMs: waitMs + SLACK_MS,
+          signal,
+        },
+        json<{ exits: Exit[] }>,
+      );
+      if (page.exits.length > 0 || Date.now() >= deadline) return page.exits;
+    }
   }
 
   // -- changing ----------------------------------------------------------------------------

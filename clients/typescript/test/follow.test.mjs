@@ -124,3 +124,26 @@ describe("events() between a client and its daemon", { timeout: 60_000 }, () => 
     assert.equal(between.count("/events/stream"), 1, "one stream, never dropped");
   });
 });
+
+describe("exits() long-polls", { timeout: 30_000 }, () => {
+  test("as long as asked, up to the API's 600000 ms, in long-polls Node's fetch can wait for", async () => {
+    const asked = [];
+    const stop = new AbortController();
+    const client = daemon.client({
+      fetch: (url, init) => {
+        const target = new URL(url);
+        if (target.pathname === "/v1/exits") {
+          asked.push(Number(target.searchParams.get("waitTimeoutMs")));
+          // The daemon is asked for less, as if each long-poll had run its whole time.
+          target.searchParams.set("waitTimeoutMs", "50");
+          if (asked.length === 3) stop.abort();
+        }
+        return fetch(target, init);
+      },
+    });
+    await assert.rejects(client.exits({ waitTimeoutMs: 600_000, signal: stop.signal }), { name: "AbortError" });
+    assert.equal(asked.length, 3, "it asked again while the time it was given lasted");
+    assert.ok(asked.every((ms) => ms > 0 && ms <= 240_000), String(asked));
+    assert.deepEqual(await client.exits({ waitTimeoutMs: 0 }), []);
+  });
+});
