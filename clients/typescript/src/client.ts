@@ -58,23 +58,23 @@ export const BACKOFF_MAX_MS = 2_000;
 
 export interface WorkbenchOptions {
   /** The daemon (default `$WORKBENCH_URL` on Node, else `http://127.0.0.1:8787`). */
-  url?: string;
+  url?: string | undefined;
   /**
    * The bearer token. When omitted, on Node: `$WORKBENCH_TOKEN`, else `<data dir>/token` (the
    * data dir is `$WORKBENCH_DATA_DIR`, else `~/.local/share/workbench`). `null`: send none.
    */
-  token?: string | null;
+  token?: string | null | undefined;
   /** How long the daemon has to answer an ordinary request (long-polls get their own). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** How long `events()` keeps reconnecting to a daemon that went away (default 60000). */
-  reconnectForMs?: number;
+  reconnectForMs?: number | undefined;
   /**
    * How long an event stream may stay silent before it counts as dropped (default 45000; the
    * daemon sends a keepalive every 15000).
    */
-  streamIdleMs?: number;
+  streamIdleMs?: number | undefined;
   /** A `fetch` to use instead of the global one. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /** The id of an execution reference. */

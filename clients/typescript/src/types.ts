@@ -65,95 +65,95 @@ export function isTerminal(what: ExecutionStatus | { readonly status: ExecutionS
 
 /** Every call takes an `AbortSignal`; aborting a call never changes an execution. */
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** The options of `runBash` and `runCode` (the start body of the API, and the request's header). */
 export interface StartOptions extends CallOptions {
   /** Return as soon as the execution is accepted (`queued` or `running`). */
-  background?: boolean;
+  background?: boolean | undefined;
   /**
    * How long to wait for the end in the foreground; the record may then not be terminal yet
    * (the execution goes on). Default: as long as it runs.
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: number | undefined;
   /** The deadline, counted from acceptance (queueing included). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** No output for this long ends it `timed_out` (`error.code` `idle_timeout`). */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** The working directory (absolute); default: the session's workspace. */
-  cwd?: string;
+  cwd?: string | undefined;
   /** Variables merged over the image's defaults. */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** Text fed to the process, then EOF (default: EOF at once). */
-  stdin?: string;
+  stdin?: string | undefined;
   /** Any JSON, stored with the execution and returned unchanged. */
   metadata?: unknown;
   /** The image to run in (default `host`). */
-  image?: string;
-  sessionId?: string;
+  image?: string | undefined;
+  sessionId?: string | undefined;
   /** Hand the outcome to the exits feed. */
-  detached?: boolean;
+  detached?: boolean | undefined;
   /**
    * The same key never runs a command twice. Without one the client makes a fresh key per
    * call, so that its own resend after a broken connection cannot run it twice either.
    */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
 }
 
 export interface ListOptions extends CallOptions {
-  status?: ExecutionStatus;
-  kind?: ExecutionKind;
-  sessionId?: string;
+  status?: ExecutionStatus | undefined;
+  kind?: ExecutionKind | undefined;
+  sessionId?: string | undefined;
   /** The most executions to go through, over all pages (default: all of them). */
-  limit?: number;
+  limit?: number | undefined;
   /** Executions per request (1 to 1000; default 50). */
-  pageSize?: number;
+  pageSize?: number | undefined;
 }
 
 export interface ListPageOptions extends CallOptions {
-  status?: ExecutionStatus;
-  kind?: ExecutionKind;
-  sessionId?: string;
-  limit?: number;
+  status?: ExecutionStatus | undefined;
+  kind?: ExecutionKind | undefined;
+  sessionId?: string | undefined;
+  limit?: number | undefined;
   /** `nextCursor` of the previous page. */
-  cursor?: string | null;
+  cursor?: string | null | undefined;
 }
 
 export interface WaitOptions extends CallOptions {
   /** Give up waiting after this long and return the record as it is (default: wait to the end). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface CancelOptions extends CallOptions {
-  reason?: string;
+  reason?: string | undefined;
   /** Send SIGTERM first and give the tree this long before the SIGKILL. */
-  graceMs?: number;
+  graceMs?: number | undefined;
 }
 
 export interface EventsOptions extends CallOptions {
   /** Start after this sequence (0: from the first event). */
-  after?: number;
+  after?: number | undefined;
   /** Follow live to the terminal event (default); false: replay what the journal holds now. */
-  follow?: boolean;
+  follow?: boolean | undefined;
   /** Yield display output past the budget as `LiveEvent`s too (default true). */
-  live?: boolean;
+  live?: boolean | undefined;
 }
 
 export interface EventsPageOptions extends CallOptions {
-  after?: number;
-  limit?: number;
+  after?: number | undefined;
+  limit?: number | undefined;
 }
 
 export interface ArtifactOptions extends CallOptions {
   /** Bytes from `start` up to `end` (exclusive; default: to the end). */
-  range?: { start?: number; end?: number };
+  range?: { start?: number | undefined; end?: number | undefined } | undefined;
 }
 
 export interface ExitsOptions extends CallOptions {
-  limit?: number;
+  limit?: number | undefined;
   /** Long-poll this long for an exit when there is none (default 30000). */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: number | undefined;
   /** Hide each exit handed out for this long before handing it out again (default: the daemon's). */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
 }
