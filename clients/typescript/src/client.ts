@@ -15,26 +15,32 @@ import { type Frame, FrameReader } from "./sse.js";
 import {
   type Artifact,
   type ArtifactOptions,
+  type BashStartOptions,
   type CallOptions,
   type CancelOptions,
   type CancelResult,
+  type CodeStartOptions,
   type DetachResult,
   type Event,
   type EventPage,
   type EventsOptions,
   type EventsPageOptions,
   type Execution,
-  type ExecutionKind,
   type ExecutionList,
   type ExecutionRef,
   type Exit,
   type ExitsOptions,
   type Health,
   type Image,
+  type InputOptions,
   type ListOptions,
   type ListPageOptions,
   type LiveEvent,
+  type RerunOptions,
+  type SignalName,
+  type SignalResult,
   type StartOptions,
+  type TtySize,
   type StreamName,
   type WaitOptions,
   type WaitResult,
@@ -279,39 +285,46 @@ export class Workbench {
    *
    * With `background` the record comes back at once (`queued` or `running`). Otherwise this
    * waits for the end: for `waitTimeoutMs` if given (the record may then not be terminal yet),
-   * else as long as it runs. The same `idempotencyKey` never runs a command twice.
+   * else as long as it runs. The same `idempotencyKey` never runs a command twice. Every field
+   * of the API's start body is an option (`tty`, `secretEnv`, `service`, ...).
    */
-  runBash(command: string, options: StartOptions = {}): Promise<Execution> {
-    return this.start("workbench_bash", { command }, options);
+  runBash(command: string, options: BashStartOptions = {}): Promise<Execution> {
+    return this.start("/v1/executions/workbench_bash", { command }, options);
   }
 
   /** Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `runBash`. */
-  runCode(language: string, code: string, options: StartOptions = {}): Promise<Execution> {
-    return this.start("workbench_code", { language, code }, options);
+  runCode(language: string, code: string, options: CodeStartOptions = {}): Promise<Execution> {
+    return this.start("/v1/executions/workbench_code", { language, code }, options);
   }
 
-  private async start(kind: ExecutionKind, what: object, options: StartOptions): Promise<Execution> {
+  /**
+   * Start a new execution with the spec of `ref` (its command or code, cwd, image, session, env,
+   * stdin, metadata, timeouts, detached); each option given replaces the original's. Waits as
+   * a start does; the new record's `rerunOf` names the original.
+   */
+  rerun(ref: ExecutionRef, options: RerunOptions = {}): Promise<Execution> {
+    return this.start(path(ref, "/rerun"), {}, options);
+  }
+
+  private async start(target: string, what: object, options: StartOptions | RerunOptions): Promise<Execution> {
     const began = Date.now();
-    const { signal, idempotencyKey, waitTimeoutMs, background = false } = options;
+    const { signal, idempotencyKey, waitTimeoutMs, background = false, ...fields } = options;
     if (idempotencyKey !== undefined) headerValue("Idempotency-Key", idempotencyKey, 255);
+    const onWaitTimeout = "onWaitTimeout" in fields ? fields.onWaitTimeout : undefined;
+    // The daemon acts when its own wait passes: that must be the caller's whole wait.
+    const acts = onWaitTimeout !== undefined && onWaitTimeout !== "return";
+    if (acts && (background || waitTimeoutMs === undefined || waitTimeoutMs > MAX_WAIT_MS)) {
+      throw new TypeError(
+        `onWaitTimeout ${JSON.stringify(onWaitTimeout)} needs a foreground start with a waitTimeoutMs of at most ${MAX_WAIT_MS}`,
+      );
+    }
     const body: Record<string, unknown> = { ...what, background };
-    if (!background) body.waitTimeoutMs = Math.min(waitTimeoutMs ?? MAX_WAIT_MS, MAX_WAIT_MS);
-    const optional = {
-      timeoutMs: options.timeoutMs,
-      idleTimeoutMs: options.idleTimeoutMs,
-      cwd: options.cwd,
-      env: options.env,
-      stdin: options.stdin,
-      metadata: options.metadata,
-      image: options.image,
-      sessionId: options.sessionId,
-      detached: options.detached ? true : undefined,
-    };
-    for (const [key, value] of Object.entries(optional)) if (value !== undefined) body[key] = value;
+    if (!background) body.waitTimeoutMs = Math.round(Math.max(0, Math.min(waitTimeoutMs ?? MAX_WAIT_MS, MAX_WAIT_MS)));
+    for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value;
     const execution = await this.http.send(
       {
         method: "POST",
-        path: `/v1/executions/${kind}`,
+        path: target,
         json: body,
         headers: { "Idempotency-Key": idempotencyKey ?? fresh() },
         ok: [200, 201, 202],
@@ -320,7 +333,7 @@ export class Workbench {
       },
       json<Execution>,
     );
-    if (background || isTerminal(execution)) return execution;
+    if (background || acts || isTerminal(execution)) return execution;
     if (waitTimeoutMs === undefined) return this.wait(execution, { signal });
     const left = waitTimeoutMs - (Date.now() - began);
     return left <= 0 ? execution : this.wait(execution, { timeoutMs: left, signal });
@@ -588,6 +601,56 @@ export class Workbench {
   }
 
   // -- changing ----------------------------------------------------------------------------
+
+  /**
+   * Write to the open stdin of a running execution started with `openStdin` or `tty`: text (as
+   * UTF-8) or bytes, at most 1048576. `eof` closes stdin after it; `record: false` keeps it out
+   * of the journal. `Conflict` when its stdin is not open or it does not run.
+   */
+  async sendInput(ref: ExecutionRef, data: string | Uint8Array, options: InputOptions = {}): Promise<void> {
+    const { eof, record, signal } = options;
+    const request =
+      typeof data === "string"
+        ? { json: { data, eof: eof ?? false, record: record ?? true } }
+        : { bytes: data, query: { eof: eof ? "true" : undefined, record: record === false ? "false" : undefined } };
+    await this.http.send(
+      { method: "POST", path: path(ref, "/input"), ...request, ok: [200, 204], timeoutMs: this.timeoutMs, signal },
+      nothing,
+    );
+  }
+
+  /**
+   * Send `name` (`INT`, `TERM`, ...) to every process of a running tree (on a terminal: to its
+   * foreground process group), without ending the execution. `Conflict` when it does not run.
+   */
+  signal(ref: ExecutionRef, name: SignalName, options: CallOptions = {}): Promise<SignalResult> {
+    return this.http.send(
+      {
+        method: "POST",
+        path: path(ref, "/signal"),
+        json: { signal: name },
+        ok: [200, 202],
+        timeoutMs: this.timeoutMs,
+        signal: options.signal,
+      },
+      json<SignalResult>,
+    );
+  }
+
+  /** Set the size of a running `tty` execution's terminal. `Conflict` without a terminal. */
+  async resize(ref: ExecutionRef, size: TtySize, options: CallOptions = {}): Promise<void> {
+    await this.http.send(
+      {
+        method: "POST",
+        path: path(ref, "/resize"),
+        json: { rows: size.rows, cols: size.cols },
+        ok: [200, 204],
+        timeoutMs: this.timeoutMs,
+        signal: options.signal,
+      },
+      nothing,
+    );
+  }
 
   /** Mark an exit delivered: it is never handed out again. */
   async ack(delivery: Exit | string, options: CallOptions = {}): Promise<void> {

@@ -13,6 +13,8 @@ export interface Send {
   path: string;
   query?: Record<string, string | number | boolean | null | undefined>;
   json?: unknown;
+  /** Raw bytes to send instead (`application/octet-stream`). */
+  bytes?: Uint8Array;
   headers?: Record<string, string>;
   /** The statuses that are an answer (any other is an error). */
   ok: readonly number[];
@@ -160,10 +162,13 @@ export class Http {
   async send<T>(request: Send, read: (response: Response) => Promise<T>): Promise<T> {
     const url = this.target(request.path, request.query);
     const headers: Record<string, string> = { ...this.headers, ...request.headers };
-    let body: string | undefined;
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);
       headers["Content-Type"] = "application/json";
+    } else if (request.bytes !== undefined) {
+      body = request.bytes as Uint8Array<ArrayBuffer>;
+      headers["Content-Type"] = "application/octet-stream";
     }
     for (let attempt = 0; ; attempt++) {
       const deadline = new Deadline(request.signal, request.timeoutMs);

@@ -30,6 +30,15 @@ export type WaitResult = Schemas["WaitResult"];
 /** One delivery of the exits feed: the outcome of a detached execution. */
 export type Exit = Schemas["Exit"];
 export type Image = Schemas["Image"];
+/** A terminal's size. */
+export type TtySize = Schemas["TtySize"];
+/** `raw` or `plain` (ANSI escapes removed, redrawn lines in their last state). */
+export type PreviewFormat = Schemas["PreviewFormat"];
+/** What a foreground start does when its wait passes: `return`, `detach` or `cancel`. */
+export type OnWaitTimeout = Schemas["OnWaitTimeout"];
+export type SignalResult = Schemas["SignalResult"];
+/** A signal `signal()` sends. */
+export type SignalName = "HUP" | "INT" | "QUIT" | "TERM" | "USR1" | "USR2" | "WINCH" | "CONT" | "STOP" | "TSTP";
 export type Health = Schemas["Health"];
 
 /**
@@ -99,6 +108,72 @@ export interface StartOptions extends CallOptions {
    * call, so that its own resend after a broken connection cannot run it twice either.
    */
   idempotencyKey?: string | undefined;
+  /** Variables passed like `env` whose values are never returned, logged or stored (the record lists the names). */
+  secretEnv?: Record<string, string> | undefined;
+  /** The most bytes of each stream in the record's `preview` (0 to 1048576; default 16384). */
+  previewBytes?: number | undefined;
+  previewFormat?: PreviewFormat | undefined;
+  /** Run it on this node only (its `WORKBENCH_NODE_ID`). */
+  node?: string | undefined;
+  /**
+   * A foreground start whose `waitTimeoutMs` passes: `return` the record (the default; the run
+   * goes on), `detach` it or `cancel` it. Other than `return`, it needs a foreground start with a
+   * `waitTimeoutMs` of at most `MAX_WAIT_MS` (else a `TypeError`).
+   */
+  onWaitTimeout?: OnWaitTimeout | undefined;
+  /** Keep stdin open for `sendInput()` (instead of `stdin` text). */
+  openStdin?: boolean | undefined;
+  /** Run on a pseudo-terminal (input is open as with `openStdin`). */
+  tty?: boolean | undefined;
+  /** With `tty`: its size (default 24 rows, 80 columns). */
+  ttySize?: TtySize | undefined;
+}
+
+/** The options of `runBash`: a start's, and those of bash alone. */
+export interface BashStartOptions extends StartOptions {
+  /** A service, meant to stay up: no default deadline; it lives while its tree does. */
+  service?: boolean | undefined;
+  /** With `service`: when it is ready, once a process of its tree listens on `port`, or a line matches `logPattern`. */
+  readiness?: { port: number } | { logPattern: string } | undefined;
+  /** With `readiness`: not ready by then, it is killed (`timed_out`, `ready_timeout`); default 60000. */
+  readyTimeoutMs?: number | undefined;
+  /** Start where the session's last `persistShell` execution left off (cwd and exported variables). */
+  persistShell?: boolean | undefined;
+}
+
+/** The options of `runCode`: a start's, and the code context to run in. */
+export interface CodeStartOptions extends StartOptions {
+  /** Run in this code context (`cx_...`): its language, image, session, cwd and environment apply. */
+  contextId?: string | undefined;
+}
+
+/** The options of `rerun`: each field given replaces the original's. */
+export interface RerunOptions extends CallOptions {
+  background?: boolean | undefined;
+  waitTimeoutMs?: number | undefined;
+  /** A bash execution's new command. */
+  command?: string | undefined;
+  /** A code execution's new code (same language). */
+  code?: string | undefined;
+  timeoutMs?: number | undefined;
+  idleTimeoutMs?: number | undefined;
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+  /** The values of the original's `secretEnvNames`: all of them, every time (they are never kept). */
+  secretEnv?: Record<string, string> | undefined;
+  stdin?: string | undefined;
+  metadata?: unknown;
+  image?: string | undefined;
+  sessionId?: string | undefined;
+  detached?: boolean | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+export interface InputOptions extends CallOptions {
+  /** Close stdin after the data (on a terminal: send Ctrl-D). */
+  eof?: boolean | undefined;
+  /** False: keep the data out of the journal (a password). Default true. */
+  record?: boolean | undefined;
 }
 
 export interface ListOptions extends CallOptions {

@@ -11,6 +11,10 @@ const options: StartOptions = {
   idempotencyKey: process.env.KEY,
   waitTimeoutMs: undefined,
   signal: undefined,
+  secretEnv: undefined,
+  tty: undefined,
+  ttySize: undefined,
+  onWaitTimeout: undefined,
 };
 export const started = wb.runBash("true", options);
 export const listed = wb.list({ status: undefined, sessionId: process.env.WORKBENCH_SESSION, limit: undefined });
@@ -18,3 +22,6 @@ export const exits = wb.exits({ waitTimeoutMs: undefined, leaseMs: undefined });
 export const events = wb.events("ex_1", { after: undefined, signal: undefined });
 export const cancelled = wb.cancel("ex_1", { reason: process.env.REASON, graceMs: undefined });
 export const range = wb.artifact("ex_1", "stdout", { range: { start: undefined, end: undefined } });
+export const service = wb.runBash("serve", { service: true, readiness: { port: 8000 }, readyTimeoutMs: undefined });
+export const rerun = wb.rerun("ex_1", { env: undefined, background: undefined });
+export const input = wb.sendInput("ex_1", "y\n", { eof: undefined, record: undefined });
