@@ -1,5 +1,6 @@
 /**
- * `Workbench`: a client of one daemon, with the calls of the Python client in camelCase.
+ * `Workbench`: a client of one daemon, its calls named as the Python client's in camelCase (most
+ * of them; the README lists those it lacks).
  *
  * Results are the daemon's JSON records as they are (see `types.ts`); failures are the classes
  * of `errors.ts`. Every call takes an `AbortSignal`: aborting one abandons the request, never
