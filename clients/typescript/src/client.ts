@@ -1,5 +1,6 @@
 /**
- * `Workbench`: a client of one daemon, with the calls of the Python client in camelCase.
+ * `Workbench`: a client of one daemon, its calls named as the Python client's in camelCase (most
+ * of them; the README lists those it lacks).
  *
  * Results are the daemon's JSON records as they are (see `types.ts`); failures are the classes
  * of `errors.ts`. Every call takes an `AbortSignal`: aborting one abandons the request, never
@@ -9,32 +10,38 @@
 import { discover, openStream } from "#platform";
 
 import { Unavailable, WorkbenchError, errorFromBody } from "./errors.js";
-import { Deadline, Http, sleep } from "./http.js";
+import { Deadline, Http, headerValue, notSent, sleep } from "./http.js";
 import { type OpenStream, fetchStream } from "./platform.js";
 import { type Frame, FrameReader } from "./sse.js";
 import {
   type Artifact,
   type ArtifactOptions,
+  type BashStartOptions,
   type CallOptions,
   type CancelOptions,
   type CancelResult,
+  type CodeStartOptions,
   type DetachResult,
   type Event,
   type EventPage,
   type EventsOptions,
   type EventsPageOptions,
   type Execution,
-  type ExecutionKind,
   type ExecutionList,
   type ExecutionRef,
   type Exit,
   type ExitsOptions,
   type Health,
   type Image,
+  type InputOptions,
   type ListOptions,
   type ListPageOptions,
   type LiveEvent,
+  type RerunOptions,
+  type SignalName,
+  type SignalResult,
   type StartOptions,
+  type TtySize,
   type StreamName,
   type WaitOptions,
   type WaitResult,
@@ -47,6 +54,8 @@ export const DEFAULT_URL = "http://127.0.0.1:8787";
  * whose headers take over 300 s, so waits longer than this are made of several long-polls.
  */
 export const MAX_WAIT_MS = 240_000;
+/** The longest wait the API takes (`waitTimeoutMs`, 0 to 600000). */
+export const MAX_WAIT_TIMEOUT_MS = 600_000;
 /** Extra time a request gets beyond the long-poll it asks the daemon for. */
 export const SLACK_MS = 30_000;
 /** A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s). */
@@ -56,18 +65,23 @@ export const BACKOFF_MAX_MS = 2_000;
 
 export interface WorkbenchOptions {
   /** The daemon (default `$WORKBENCH_URL` on Node, else `http://127.0.0.1:8787`). */
-  url?: string;
+  url?: string | undefined;
   /**
    * The bearer token. When omitted, on Node: `$WORKBENCH_TOKEN`, else `<data dir>/token` (the
    * data dir is `$WORKBENCH_DATA_DIR`, else `~/.local/share/workbench`). `null`: send none.
    */
-  token?: string | null;
+  token?: string | null | undefined;
   /** How long the daemon has to answer an ordinary request (long-polls get their own). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** How long `events()` keeps reconnecting to a daemon that went away (default 60000). */
-  reconnectForMs?: number;
+  reconnectForMs?: number | undefined;
+  /**
+   * How long an event stream may stay silent before it counts as dropped (default 45000; the
+   * daemon sends a keepalive every 15000).
+   */
+  streamIdleMs?: number | undefined;
   /** A `fetch` to use instead of the global one. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /** The id of an execution reference. */
@@ -113,6 +127,8 @@ function concat(parts: Uint8Array[], size: number): Uint8Array {
 /** The state of one `events()` follow: where to resume, what to drop, when to give up. */
 class Follow {
   truncated = false;
+  /** A stream was opened once: a daemon that cannot be reached after that went away. */
+  everConnected = false;
   failingSince: number | null = null;
   delay = BACKOFF_FIRST_MS;
 
@@ -123,9 +139,16 @@ class Follow {
     private readonly http: Http,
   ) {}
 
-  /** Called when a stream opens: after a reconnect past the budget, a gap (display was missed). */
+  /**
+   * Called when a stream opens: it ends a failure, so the give-up clock and the backoff start
+   * afresh at the next drop. After a reconnect past the budget, a gap (display was missed).
+   */
   connected(): LiveEvent | null {
-    if (this.truncated && this.live && this.failingSince !== null) return { sequence: null, eventType: "gap" };
+    const reconnected = this.failingSince !== null;
+    this.everConnected = true;
+    this.failingSince = null;
+    this.delay = BACKOFF_FIRST_MS;
+    if (this.truncated && this.live && reconnected) return { sequence: null, eventType: "gap" };
     return null;
   }
 
@@ -158,8 +181,12 @@ class Follow {
     return null;
   }
 
-  /** The stream ended before the terminal event: the pause before reconnecting, or throw. */
+  /**
+   * The stream ended before the terminal event: the pause before reconnecting, or throw. A
+   * daemon that cannot be reached before any stream was opened is not waited for (as `get()`).
+   */
   broke(error: unknown): number {
+    if (!this.everConnected && !(error instanceof WorkbenchError)) throw this.http.unreachable(error);
     const now = Date.now();
     if (this.failingSince === null) this.failingSince = now;
     if (now - this.failingSince > this.reconnectForMs) {
@@ -220,6 +247,7 @@ export class Workbench {
   private readonly http: Http;
   private readonly timeoutMs: number;
   private readonly reconnectForMs: number;
+  private readonly streamIdleMs: number;
   private readonly openStream: OpenStream;
 
   constructor(options: WorkbenchOptions = {}) {
@@ -239,11 +267,13 @@ export class Workbench {
       token = options.token ?? undefined;
       this.tokenSource = token ? "option" : null;
     }
+    if (token) headerValue(this.tokenSource === "option" ? "the token" : `the token from ${this.tokenSource}`, token);
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== "function") throw new TypeError("no fetch: pass one as `fetch`");
     this.url = url;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.reconnectForMs = options.reconnectForMs ?? 60_000;
+    this.streamIdleMs = options.streamIdleMs ?? STREAM_IDLE_MS;
     this.http = new Http(url, token, (input, init) => fetchImpl(input, init));
     // A `fetch` given as an option carries every request, streams too.
     this.openStream = options.fetch === undefined && openStream !== null ? openStream : fetchStream(this.http.fetch);
@@ -256,38 +286,46 @@ export class Workbench {
    *
    * With `background` the record comes back at once (`queued` or `running`). Otherwise this
    * waits for the end: for `waitTimeoutMs` if given (the record may then not be terminal yet),
-   * else as long as it runs. The same `idempotencyKey` never runs a command twice.
+   * else as long as it runs. The same `idempotencyKey` never runs a command twice. Every field
+   * of the API's start body is an option (`tty`, `secretEnv`, `service`, ...).
    */
-  runBash(command: string, options: StartOptions = {}): Promise<Execution> {
-    return this.start("workbench_bash", { command }, options);
+  runBash(command: string, options: BashStartOptions = {}): Promise<Execution> {
+    return this.start("/v1/executions/workbench_bash", { command }, options);
   }
 
   /** Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `runBash`. */
-  runCode(language: string, code: string, options: StartOptions = {}): Promise<Execution> {
-    return this.start("workbench_code", { language, code }, options);
+  runCode(language: string, code: string, options: CodeStartOptions = {}): Promise<Execution> {
+    return this.start("/v1/executions/workbench_code", { language, code }, options);
   }
 
-  private async start(kind: ExecutionKind, what: object, options: StartOptions): Promise<Execution> {
+  /**
+   * Start a new execution with the spec of `ref` (its command or code, cwd, image, session, env,
+   * stdin, metadata, timeouts, detached); each option given replaces the original's. Waits as
+   * a start does; the new record's `rerunOf` names the original.
+   */
+  rerun(ref: ExecutionRef, options: RerunOptions = {}): Promise<Execution> {
+    return this.start(path(ref, "/rerun"), {}, options);
+  }
+
+  private async start(target: string, what: object, options: StartOptions | RerunOptions): Promise<Execution> {
     const began = Date.now();
-    const { signal, idempotencyKey, waitTimeoutMs, background = false } = options;
+    const { signal, idempotencyKey, waitTimeoutMs, background = false, ...fields } = options;
+    if (idempotencyKey !== undefined) headerValue("Idempotency-Key", idempotencyKey, 255);
+    const onWaitTimeout = "onWaitTimeout" in fields ? fields.onWaitTimeout : undefined;
+    // The daemon acts when its own wait passes: that must be the caller's whole wait.
+    const acts = onWaitTimeout !== undefined && onWaitTimeout !== "return";
+    if (acts && (background || waitTimeoutMs === undefined || waitTimeoutMs > MAX_WAIT_MS)) {
+      throw new TypeError(
+        `onWaitTimeout ${JSON.stringify(onWaitTimeout)} needs a foreground start with a waitTimeoutMs of at most ${MAX_WAIT_MS}`,
+      );
+    }
     const body: Record<string, unknown> = { ...what, background };
-    if (!background) body.waitTimeoutMs = Math.min(waitTimeoutMs ?? MAX_WAIT_MS, MAX_WAIT_MS);
-    const optional = {
-      timeoutMs: options.timeoutMs,
-      idleTimeoutMs: options.idleTimeoutMs,
-      cwd: options.cwd,
-      env: options.env,
-      stdin: options.stdin,
-      metadata: options.metadata,
-      image: options.image,
-      sessionId: options.sessionId,
-      detached: options.detached ? true : undefined,
-    };
-    for (const [key, value] of Object.entries(optional)) if (value !== undefined) body[key] = value;
+    if (!background) body.waitTimeoutMs = Math.round(Math.max(0, Math.min(waitTimeoutMs ?? MAX_WAIT_MS, MAX_WAIT_MS)));
+    for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value;
     const execution = await this.http.send(
       {
         method: "POST",
-        path: `/v1/executions/${kind}`,
+        path: target,
         json: body,
         headers: { "Idempotency-Key": idempotencyKey ?? fresh() },
         ok: [200, 201, 202],
@@ -296,7 +334,7 @@ export class Workbench {
       },
       json<Execution>,
     );
-    if (background || isTerminal(execution)) return execution;
+    if (background || acts || isTerminal(execution)) return execution;
     if (waitTimeoutMs === undefined) return this.wait(execution, { signal });
     const left = waitTimeoutMs - (Date.now() - began);
     return left <= 0 ? execution : this.wait(execution, { timeoutMs: left, signal });
@@ -394,14 +432,17 @@ export class Workbench {
         const gap = state.connected();
         if (gap !== null) yield gap;
         const frames = new FrameReader();
+        // Silence is time spent waiting for the stream: while the caller has an event, the
+        // stream is not read (and need not be), so that time does not count.
         let heard = Date.now();
+        let handedOut = false;
         idle = setInterval(
           () => {
-            if (Date.now() - heard > STREAM_IDLE_MS) {
-              connection.controller.abort(new Error(`the event stream was silent for ${STREAM_IDLE_MS} ms`));
+            if (!handedOut && Date.now() - heard > this.streamIdleMs) {
+              connection.controller.abort(new Error(`the event stream was silent for ${this.streamIdleMs} ms`));
             }
           },
-          Math.min(5_000, STREAM_IDLE_MS),
+          Math.min(5_000, this.streamIdleMs),
         );
         // The open connection keeps a Node process alive; this check need not.
         (idle as { unref?: () => void }).unref?.();
@@ -411,7 +452,10 @@ export class Workbench {
             const event = state.take(frame);
             if (event === null) continue;
             if (isLast(event)) finished = true;
+            handedOut = true;
             yield event;
+            handedOut = false;
+            heard = Date.now();
             if (finished) return;
           }
         }
@@ -420,7 +464,7 @@ export class Workbench {
         if (signal?.aborted) throw signal.reason;
         // A daemon that is stopping or restarting is waited for; every other answer is final.
         if (caught instanceof WorkbenchError && !(caught instanceof Unavailable)) throw caught;
-        if (caught instanceof SyntaxError) throw caught;
+        if (caught instanceof SyntaxError || notSent(caught)) throw caught;
         error = caught;
       } finally {
         if (idle !== undefined) clearInterval(idle);
@@ -533,27 +577,81 @@ export class Workbench {
   }
 
   /**
-   * Undelivered exits of detached executions, long-polling up to `waitTimeoutMs` for one. Each
-   * exit handed out is hidden for `leaseMs`, then handed out again until it is acked.
+   * Undelivered exits of detached executions, long-polling up to `waitTimeoutMs` (at most
+   * 600000) for one; a wait over `MAX_WAIT_MS` is made of several long-polls. Each exit handed
+   * out is hidden for `leaseMs`, then handed out again until it is acked.
    */
   async exits(options: ExitsOptions = {}): Promise<Exit[]> {
     const { limit = 100, leaseMs, signal } = options;
-    const waitMs = Math.max(0, Math.min(options.waitTimeoutMs ?? 30_000, MAX_WAIT_MS));
-    const page = await this.http.send(
-      {
-        method: "GET",
-        path: "/v1/exits",
-        query: { limit, waitTimeoutMs: waitMs, leaseMs },
-        ok: [200],
-        timeoutMs: waitMs + SLACK_MS,
-        signal,
-      },
-      json<{ exits: Exit[] }>,
-    );
-    return page.exits;
+    const deadline = Date.now() + Math.max(0, Math.min(options.waitTimeoutMs ?? 30_000, MAX_WAIT_TIMEOUT_MS));
+    for (;;) {
+      const waitMs = Math.round(Math.max(0, Math.min(deadline - Date.now(), MAX_WAIT_MS)));
+      const page = await this.http.send(
+        {
+          method: "GET",
+          path: "/v1/exits",
+          query: { limit, waitTimeoutMs: waitMs, leaseMs },
+          ok: [200],
+          timeoutMs: waitMs + SLACK_MS,
+          signal,
+        },
+        json<{ exits: Exit[] }>,
+      );
+      if (page.exits.length > 0 || Date.now() >= deadline) return page.exits;
+    }
   }
 
   // -- changing ----------------------------------------------------------------------------
+
+  /**
+   * Write to the open stdin of a running execution started with `openStdin` or `tty`: text (as
+   * UTF-8) or bytes, at most 1048576. `eof` closes stdin after it; `record: false` keeps it out
+   * of the journal. `Conflict` when its stdin is not open or it does not run.
+   */
+  async sendInput(ref: ExecutionRef, data: string | Uint8Array, options: InputOptions = {}): Promise<void> {
+    const { eof, record, signal } = options;
+    const request =
+      typeof data === "string"
+        ? { json: { data, eof: eof ?? false, record: record ?? true } }
+        : { bytes: data, query: { eof: eof ? "true" : undefined, record: record === false ? "false" : undefined } };
+    await this.http.send(
+      { method: "POST", path: path(ref, "/input"), ...request, ok: [200, 204], timeoutMs: this.timeoutMs, signal },
+      nothing,
+    );
+  }
+
+  /**
+   * Send `name` (`INT`, `TERM`, ...) to every process of a running tree (on a terminal: to its
+   * foreground process group), without ending the execution. `Conflict` when it does not run.
+   */
+  signal(ref: ExecutionRef, name: SignalName, options: CallOptions = {}): Promise<SignalResult> {
+    return this.http.send(
+      {
+        method: "POST",
+        path: path(ref, "/signal"),
+        json: { signal: name },
+        ok: [200, 202],
+        timeoutMs: this.timeoutMs,
+        signal: options.signal,
+      },
+      json<SignalResult>,
+    );
+  }
+
+  /** Set the size of a running `tty` execution's terminal. `Conflict` without a terminal. */
+  async resize(ref: ExecutionRef, size: TtySize, options: CallOptions = {}): Promise<void> {
+    await this.http.send(
+      {
+        method: "POST",
+        path: path(ref, "/resize"),
+        json: { rows: size.rows, cols: size.cols },
+        ok: [200, 204],
+        timeoutMs: this.timeoutMs,
+        signal: options.signal,
+      },
+      nothing,
+    );
+  }
 
   /** Mark an exit delivered: it is never handed out again. */
   async ack(delivery: Exit | string, options: CallOptions = {}): Promise<void> {

@@ -137,9 +137,13 @@ export const ERROR_CLASSES: Readonly<Record<string, typeof WorkbenchError>> = Ob
   ),
 );
 
+/** The statuses a proxy answers for a daemon it cannot reach (Bad Gateway, ...). */
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
 /**
  * The error a non-success answer stands for: the class named by the code of its JSON error body,
- * or a `WorkbenchError` quoting the start of the body when it is not one.
+ * or, when it is not one, `Unavailable` for a 502, 503 or 504 (a proxy's: the daemon is away)
+ * and a `WorkbenchError` otherwise, quoting the start of the body.
  */
 export function errorFromBody(status: number, body: string): WorkbenchError {
   let error: { code?: unknown; message?: unknown; details?: unknown } | undefined;
@@ -153,8 +157,12 @@ export function errorFromBody(status: number, body: string): WorkbenchError {
     error = undefined;
   }
   if (error === undefined || typeof error.code !== "string" || typeof error.message !== "string") {
-    const text = body.slice(0, 200).trim();
-    return new WorkbenchError(`HTTP ${status} from the daemon: ${text || "(no body)"}`, { status });
+    const text = body.slice(0, 200).trim() || "(no body)";
+    // Not the daemon's own answer: a proxy's that cannot reach it (it is away or restarting).
+    if (GATEWAY_STATUSES.has(status)) {
+      return new Unavailable(`HTTP ${status} from the daemon or a proxy before it: ${text}`, { status });
+    }
+    return new WorkbenchError(`HTTP ${status} from the daemon: ${text}`, { status });
   }
   const cls = ERROR_CLASSES[error.code] ?? WorkbenchError;
   // A code this client does not know (a newer daemon) is kept, under the base class.

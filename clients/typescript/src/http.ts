@@ -13,6 +13,8 @@ export interface Send {
   path: string;
   query?: Record<string, string | number | boolean | null | undefined>;
   json?: unknown;
+  /** Raw bytes to send instead (`application/octet-stream`). */
+  bytes?: Uint8Array;
   headers?: Record<string, string>;
   /** The statuses that are an answer (any other is an error). */
   ok: readonly number[];
@@ -95,6 +97,33 @@ export function describe(error: unknown): string {
   return String(error);
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * Check a value that goes into a header (a token, an `Idempotency-Key`): printable ASCII, at
+ * most `max` characters. A `TypeError` naming `what` otherwise, without quoting the value.
+ */
+export function headerValue(what: string, value: string, max = Number.POSITIVE_INFINITY): void {
+  if (typeof value !== "string" || value.length === 0 || value.length > max || !PRINTABLE_ASCII.test(value)) {
+    const size = Number.isFinite(max) ? `1 to ${max}` : "one or more";
+    throw new TypeError(`${what} cannot be sent: a header value is ${size} printable ASCII characters`);
+  }
+}
+
+/** What fetch says of a connection that failed (browsers give no cause; undici does). */
+const NETWORK = /fetch|network|load failed|terminated|socket|connect/i;
+
+/**
+ * True for a request that was never sent because it could not be made (a header `fetch` or
+ * `node:http` refuses): a mistake to report, not a broken connection to resend.
+ */
+export function notSent(error: unknown): boolean {
+  if (!(error instanceof TypeError)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && code.startsWith("ERR_INVALID")) return true; // node:http's
+  return error.cause === undefined && !NETWORK.test(error.message);
+}
+
 export class Http {
   readonly headers: Record<string, string>;
 
@@ -127,15 +156,19 @@ export class Http {
   /**
    * Send `request` and read its answer with `read` (inside the same deadline unless
    * `headersOnly`). A connection that breaks before an answer is resent, up to three times:
-   * every call is safe to resend (starts carry an idempotency key).
+   * every call is safe to resend (starts carry an idempotency key). A request that could not
+   * be made at all (`notSent`) is not.
    */
   async send<T>(request: Send, read: (response: Response) => Promise<T>): Promise<T> {
     const url = this.target(request.path, request.query);
     const headers: Record<string, string> = { ...this.headers, ...request.headers };
-    let body: string | undefined;
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);
       headers["Content-Type"] = "application/json";
+    } else if (request.bytes !== undefined) {
+      body = request.bytes as Uint8Array<ArrayBuffer>;
+      headers["Content-Type"] = "application/octet-stream";
     }
     for (let attempt = 0; ; attempt++) {
       const deadline = new Deadline(request.signal, request.timeoutMs);
@@ -156,7 +189,7 @@ export class Http {
             { cause: error },
           );
         }
-        if (error instanceof WorkbenchError || error instanceof SyntaxError) throw error;
+        if (error instanceof WorkbenchError || error instanceof SyntaxError || notSent(error)) throw error;
         const pause = RESEND_DELAYS_MS[attempt];
         if (pause === undefined) throw this.unreachable(error);
         await sleep(pause, request.signal);

@@ -17,6 +17,7 @@ export {
   DEFAULT_URL,
   ExecutionListing,
   MAX_WAIT_MS,
+  MAX_WAIT_TIMEOUT_MS,
   STREAM_IDLE_MS,
   Workbench,
   type WorkbenchOptions,

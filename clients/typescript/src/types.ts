@@ -30,6 +30,15 @@ export type WaitResult = Schemas["WaitResult"];
 /** One delivery of the exits feed: the outcome of a detached execution. */
 export type Exit = Schemas["Exit"];
 export type Image = Schemas["Image"];
+/** A terminal's size. */
+export type TtySize = Schemas["TtySize"];
+/** `raw` or `plain` (ANSI escapes removed, redrawn lines in their last state). */
+export type PreviewFormat = Schemas["PreviewFormat"];
+/** What a foreground start does when its wait passes: `return`, `detach` or `cancel`. */
+export type OnWaitTimeout = Schemas["OnWaitTimeout"];
+export type SignalResult = Schemas["SignalResult"];
+/** A signal `signal()` sends. */
+export type SignalName = "HUP" | "INT" | "QUIT" | "TERM" | "USR1" | "USR2" | "WINCH" | "CONT" | "STOP" | "TSTP";
 export type Health = Schemas["Health"];
 
 /**
@@ -65,95 +74,161 @@ export function isTerminal(what: ExecutionStatus | { readonly status: ExecutionS
 
 /** Every call takes an `AbortSignal`; aborting a call never changes an execution. */
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** The options of `runBash` and `runCode` (the start body of the API, and the request's header). */
 export interface StartOptions extends CallOptions {
   /** Return as soon as the execution is accepted (`queued` or `running`). */
-  background?: boolean;
+  background?: boolean | undefined;
   /**
    * How long to wait for the end in the foreground; the record may then not be terminal yet
    * (the execution goes on). Default: as long as it runs.
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: number | undefined;
   /** The deadline, counted from acceptance (queueing included). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** No output for this long ends it `timed_out` (`error.code` `idle_timeout`). */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** The working directory (absolute); default: the session's workspace. */
-  cwd?: string;
+  cwd?: string | undefined;
   /** Variables merged over the image's defaults. */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** Text fed to the process, then EOF (default: EOF at once). */
-  stdin?: string;
+  stdin?: string | undefined;
   /** Any JSON, stored with the execution and returned unchanged. */
   metadata?: unknown;
   /** The image to run in (default `host`). */
-  image?: string;
-  sessionId?: string;
+  image?: string | undefined;
+  sessionId?: string | undefined;
   /** Hand the outcome to the exits feed. */
-  detached?: boolean;
+  detached?: boolean | undefined;
   /**
    * The same key never runs a command twice. Without one the client makes a fresh key per
    * call, so that its own resend after a broken connection cannot run it twice either.
    */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
+  /** Variables passed like `env` whose values are never returned, logged or stored (the record lists the names). */
+  secretEnv?: Record<string, string> | undefined;
+  /** The most bytes of each stream in the record's `preview` (0 to 1048576; default 16384). */
+  previewBytes?: number | undefined;
+  previewFormat?: PreviewFormat | undefined;
+  /** Run it on this node only (its `WORKBENCH_NODE_ID`). */
+  node?: string | undefined;
+  /**
+   * A foreground start whose `waitTimeoutMs` passes: `return` the record (the default; the run
+   * goes on), `detach` it or `cancel` it. Other than `return`, it needs a foreground start with a
+   * `waitTimeoutMs` of at most `MAX_WAIT_MS` (else a `TypeError`).
+   */
+  onWaitTimeout?: OnWaitTimeout | undefined;
+  /** Keep stdin open for `sendInput()` (instead of `stdin` text). */
+  openStdin?: boolean | undefined;
+  /** Run on a pseudo-terminal (input is open as with `openStdin`). */
+  tty?: boolean | undefined;
+  /** With `tty`: its size (default 24 rows, 80 columns). */
+  ttySize?: TtySize | undefined;
+}
+
+/** The options of `runBash`: a start's, and those of bash alone. */
+export interface BashStartOptions extends StartOptions {
+  /** A service, meant to stay up: no default deadline; it lives while its tree does. */
+  service?: boolean | undefined;
+  /** With `service`: when it is ready, once a process of its tree listens on `port`, or a line matches `logPattern`. */
+  readiness?: { port: number } | { logPattern: string } | undefined;
+  /** With `readiness`: not ready by then, it is killed (`timed_out`, `ready_timeout`); default 60000. */
+  readyTimeoutMs?: number | undefined;
+  /** Start where the session's last `persistShell` execution left off (cwd and exported variables). */
+  persistShell?: boolean | undefined;
+}
+
+/** The options of `runCode`: a start's, and the code context to run in. */
+export interface CodeStartOptions extends StartOptions {
+  /** Run in this code context (`cx_...`): its language, image, session, cwd and environment apply. */
+  contextId?: string | undefined;
+}
+
+/** The options of `rerun`: each field given replaces the original's. */
+export interface RerunOptions extends CallOptions {
+  background?: boolean | undefined;
+  waitTimeoutMs?: number | undefined;
+  /** A bash execution's new command. */
+  command?: string | undefined;
+  /** A code execution's new code (same language). */
+  code?: string | undefined;
+  timeoutMs?: number | undefined;
+  idleTimeoutMs?: number | undefined;
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+  /** The values of the original's `secretEnvNames`: all of them, every time (they are never kept). */
+  secretEnv?: Record<string, string> | undefined;
+  stdin?: string | undefined;
+  metadata?: unknown;
+  image?: string | undefined;
+  sessionId?: string | undefined;
+  detached?: boolean | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+export interface InputOptions extends CallOptions {
+  /** Close stdin after the data (on a terminal: send Ctrl-D). */
+  eof?: boolean | undefined;
+  /** False: keep the data out of the journal (a password). Default true. */
+  record?: boolean | undefined;
 }
 
 export interface ListOptions extends CallOptions {
-  status?: ExecutionStatus;
-  kind?: ExecutionKind;
-  sessionId?: string;
+  status?: ExecutionStatus | undefined;
+  kind?: ExecutionKind | undefined;
+  sessionId?: string | undefined;
   /** The most executions to go through, over all pages (default: all of them). */
-  limit?: number;
+  limit?: number | undefined;
   /** Executions per request (1 to 1000; default 50). */
-  pageSize?: number;
+  pageSize?: number | undefined;
 }
 
 export interface ListPageOptions extends CallOptions {
-  status?: ExecutionStatus;
-  kind?: ExecutionKind;
-  sessionId?: string;
-  limit?: number;
+  status?: ExecutionStatus | undefined;
+  kind?: ExecutionKind | undefined;
+  sessionId?: string | undefined;
+  limit?: number | undefined;
   /** `nextCursor` of the previous page. */
-  cursor?: string | null;
+  cursor?: string | null | undefined;
 }
 
 export interface WaitOptions extends CallOptions {
   /** Give up waiting after this long and return the record as it is (default: wait to the end). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface CancelOptions extends CallOptions {
-  reason?: string;
+  reason?: string | undefined;
   /** Send SIGTERM first and give the tree this long before the SIGKILL. */
-  graceMs?: number;
+  graceMs?: number | undefined;
 }
 
 export interface EventsOptions extends CallOptions {
   /** Start after this sequence (0: from the first event). */
-  after?: number;
+  after?: number | undefined;
   /** Follow live to the terminal event (default); false: replay what the journal holds now. */
-  follow?: boolean;
+  follow?: boolean | undefined;
   /** Yield display output past the budget as `LiveEvent`s too (default true). */
-  live?: boolean;
+  live?: boolean | undefined;
 }
 
 export interface EventsPageOptions extends CallOptions {
-  after?: number;
-  limit?: number;
+  after?: number | undefined;
+  limit?: number | undefined;
 }
 
 export interface ArtifactOptions extends CallOptions {
   /** Bytes from `start` up to `end` (exclusive; default: to the end). */
-  range?: { start?: number; end?: number };
+  range?: { start?: number | undefined; end?: number | undefined } | undefined;
 }
 
 export interface ExitsOptions extends CallOptions {
-  limit?: number;
+  limit?: number | undefined;
   /** Long-poll this long for an exit when there is none (default 30000). */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: number | undefined;
   /** Hide each exit handed out for this long before handing it out again (default: the daemon's). */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
 }

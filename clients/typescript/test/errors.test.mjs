@@ -137,6 +137,43 @@ describe("errors from the daemon", { timeout: 60_000 }, () => {
   });
 });
 
+describe("mistakes found before anything is sent", { timeout: 30_000 }, () => {
+  test("a token that cannot be a header value is a TypeError when the client is made", () => {
+    for (const token of ["tök€n", "abc\ndef", "a\u0000b"]) {
+      assert.throws(() => new Workbench({ url: daemon.url, token }), (error) => {
+        assert.equal(error.constructor, TypeError);
+        assert.match(error.message, /token/);
+        assert.ok(!error.message.includes(token), "the message does not quote the token");
+        return true;
+      });
+    }
+  });
+
+  test("an Idempotency-Key the API does not take is a TypeError at once, nothing sent", async () => {
+    for (const key of ["abc\ndef", "tök€n", "", "k".repeat(256)]) {
+      const began = Date.now();
+      await assert.rejects(wb.runBash("true", { idempotencyKey: key }), (error) => {
+        assert.equal(error.constructor, TypeError, `${error.constructor.name}: ${error.message}`);
+        assert.match(error.message, /Idempotency-Key/);
+        return true;
+      });
+      assert.ok(Date.now() - began < 100, `took ${Date.now() - began} ms`);
+    }
+  });
+
+  test("a request fetch cannot make is not resent as a broken connection", async () => {
+    let calls = 0;
+    const client = daemon.client({
+      fetch: (url, init) => {
+        calls += 1;
+        return fetch(url, { ...init, headers: { ...init.headers, "X-Bad": "a\nb" } });
+      },
+    });
+    await assert.rejects(client.get("ex_01M8RF4Q4G3XB8E7KY9425AAAA"), TypeError);
+    assert.equal(calls, 1);
+  });
+});
+
 describe("error classes", () => {
   test("each API code has its class, subclasses of InvalidRequest where the API says", () => {
     const codes = {
@@ -176,8 +213,22 @@ describe("error classes", () => {
     const unknown = errorFromBody(599, '{"error": {"code": "from_a_newer_daemon", "message": "new"}}');
     assert.equal(unknown.constructor, WorkbenchError);
     assert.equal(unknown.code, "from_a_newer_daemon");
-    const garbage = errorFromBody(502, "<html>Bad Gateway</html>");
+    const garbage = errorFromBody(500, "<html>Internal Server Error</html>");
+    assert.equal(garbage.constructor, WorkbenchError);
     assert.equal(garbage.code, "internal");
-    assert.match(garbage.message, /HTTP 502 from the daemon: <html>Bad Gateway/);
+    assert.match(garbage.message, /HTTP 500 from the daemon: <html>Internal Server Error/);
+  });
+
+  test("a 502, 503 or 504 without the daemon's error body is Unavailable (a proxy's: the daemon is away)", () => {
+    for (const status of [502, 503, 504]) {
+      const error = errorFromBody(status, "<html>Bad Gateway</html>");
+      assert.equal(error.constructor, Unavailable);
+      assert.equal(error.code, "unavailable");
+      assert.equal(error.status, status);
+      assert.match(error.message, new RegExp(`HTTP ${status} .*<html>Bad Gateway`));
+    }
+    const own = errorFromBody(502, '{"error": {"code": "internal", "message": "the daemon says so"}}');
+    assert.equal(own.constructor, WorkbenchError);
+    assert.equal(errorFromBody(500, "").constructor, WorkbenchError);
   });
 });

@@ -1,0 +1,27 @@
+// Compiled (never run) under `exactOptionalPropertyTypes` by types.test.mjs: a user's options
+// taken from the environment, each possibly undefined.
+
+import { type StartOptions, Workbench } from "../../dist/index.js";
+
+const wb = new Workbench({ url: process.env.WORKBENCH_URL, token: process.env.WORKBENCH_TOKEN, timeoutMs: undefined });
+const options: StartOptions = {
+  cwd: process.env.HOME,
+  image: process.env.WORKBENCH_IMAGE,
+  sessionId: process.env.WORKBENCH_SESSION,
+  idempotencyKey: process.env.KEY,
+  waitTimeoutMs: undefined,
+  signal: undefined,
+  secretEnv: undefined,
+  tty: undefined,
+  ttySize: undefined,
+  onWaitTimeout: undefined,
+};
+export const started = wb.runBash("true", options);
+export const listed = wb.list({ status: undefined, sessionId: process.env.WORKBENCH_SESSION, limit: undefined });
+export const exits = wb.exits({ waitTimeoutMs: undefined, leaseMs: undefined });
+export const events = wb.events("ex_1", { after: undefined, signal: undefined });
+export const cancelled = wb.cancel("ex_1", { reason: process.env.REASON, graceMs: undefined });
+export const range = wb.artifact("ex_1", "stdout", { range: { start: undefined, end: undefined } });
+export const service = wb.runBash("serve", { service: true, readiness: { port: 8000 }, readyTimeoutMs: undefined });
+export const rerun = wb.rerun("ex_1", { env: undefined, background: undefined });
+export const input = wb.sendInput("ex_1", "y\n", { eof: undefined, record: undefined });
