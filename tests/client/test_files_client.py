@@ -128,19 +128,25 @@ async def test_a_download_unpacks_symlinks_as_they_are(wb: DaemonHandle, tmp_pat
             )
             assert made.exit_code == 0, made
             await client.files("links").download("venv", to=tmp_path / "venv")
+            await client.files("links").download("venv", to=tmp_path / "venv")  # again, over it
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".")]  # no temporary left
     assert os.readlink(tmp_path / "venv" / "bin" / "python") == "/usr/bin/python3"
     assert os.readlink(tmp_path / "venv" / "lib64") == "lib"
     assert (tmp_path / "venv" / "lib" / "x.txt").read_text() == "x\n"
 
 
 def _tar(*members: tuple[str, str, str]) -> bytes:
-    """A tar of (name, kind, what): a `file` holding `what`, or a `link` to `what`."""
+    """A tar of (name, kind, what): a `file` holding `what`, a `link` (symlink) or a `hard` link
+    to `what`, or a `dir`."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w") as tar:
         for name, kind, what in members:
             info = tarfile.TarInfo(name)
-            if kind == "link":
-                info.type, info.linkname = tarfile.SYMTYPE, what
+            if kind in ("link", "hard"):
+                info.type, info.linkname = (tarfile.SYMTYPE if kind == "link" else tarfile.LNKTYPE), what
+                tar.addfile(info)
+            elif kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
                 tar.addfile(info)
             else:
                 info.size = len(what)
@@ -162,3 +168,136 @@ def test_an_archive_that_would_write_outside_is_refused_whole(archive: bytes, tm
     with pytest.raises(WorkbenchError, match="cannot be unpacked into"):
         unpack(archive, tmp_path / "to")
     assert not (tmp_path / "to").exists()
+
+
+def _tree(root: Path) -> dict[str, object]:
+    """Everything under `root` as it is on disk, links not followed: each path's kind, mode and
+    bytes (or where it points)."""
+    seen: dict[str, object] = {}
+    for top, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path = os.path.join(top, name)
+            info = os.lstat(path)
+            if os.path.islink(path):
+                seen[os.path.relpath(path, root)] = ("link", os.readlink(path))
+            elif os.path.isdir(path):
+                seen[os.path.relpath(path, root)] = ("dir", info.st_mode)
+            else:
+                content = Path(path).read_bytes()
+                seen[os.path.relpath(path, root)] = ("file", info.st_mode, info.st_ino, content)
+    return seen
+
+
+def test_a_download_unpacked_again_over_itself_replaces_it(tmp_path: Path) -> None:
+    """An absolute symlink already there (a virtualenv's interpreter) is replaced as a link, not
+    followed: the second download succeeds whole and writes nothing where the link points."""
+    (tmp_path / "elsewhere").mkdir()
+    python = tmp_path / "elsewhere" / "python3"
+    python.write_bytes(b"the interpreter")
+
+    def archive(version: str) -> bytes:
+        return _tar(
+            ("bin", "dir", ""),
+            ("bin/a", "file", f"a{version}"),
+            ("bin/python", "link", str(python)),
+            ("bin/z", "file", f"z{version}"),
+            ("lib64", "link", "bin"),
+        )
+
+    unpack(archive("1"), tmp_path / "to")
+    unpack(archive("2"), tmp_path / "to")
+    assert (tmp_path / "to" / "bin" / "a").read_text() == "a2"
+    assert (tmp_path / "to" / "bin" / "z").read_text() == "z2"
+    assert os.readlink(tmp_path / "to" / "bin" / "python") == str(python)
+    assert os.readlink(tmp_path / "to" / "lib64") == "bin"
+    assert python.read_bytes() == b"the interpreter"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "to"]  # no temporary left
+
+
+def test_a_download_merges_into_what_is_there(tmp_path: Path) -> None:
+    """Files and links of the same names are replaced (a link itself, not what it points to),
+    directories merged, what the archive does not hold kept."""
+    target = tmp_path / "to"
+    (target / "keep").mkdir(parents=True)
+    (target / "keep" / "mine.txt").write_text("mine")
+    (target / "keep" / "old.txt").write_text("old")
+    (tmp_path / "outside.txt").write_text("outside")
+    os.symlink(tmp_path / "outside.txt", target / "f")  # a file of the archive replaces the link
+    os.symlink("keep", target / "l")  # a link of the archive replaces it too
+    archive = _tar(
+        ("keep/old.txt", "file", "new"),
+        ("keep/sub/x.txt", "file", "x"),
+        ("f", "file", "f"),
+        ("l", "link", "keep/sub"),
+        ("keep/sub/hard", "hard", "keep/sub/x.txt"),
+    )
+    unpack(archive, target)
+    assert (target / "keep" / "mine.txt").read_text() == "mine"
+    assert (target / "keep" / "old.txt").read_text() == "new"
+    assert (target / "keep" / "sub" / "x.txt").read_text() == "x"
+    assert (target / "keep" / "sub" / "hard").samefile(target / "keep" / "sub" / "x.txt")
+    assert not (target / "f").is_symlink() and (target / "f").read_text() == "f"
+    assert os.readlink(target / "l") == "keep/sub"
+    assert (tmp_path / "outside.txt").read_text() == "outside"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside.txt", "to"]
+
+
+def _hostile(tmp_path: Path) -> dict[str, bytes]:
+    outside = str(tmp_path / "outside")
+    return {
+        # A hard link through a symlink of the archive: it would link to a file outside.
+        "hard link through a link": _tar(
+            ("ok.txt", "file", "ok"), ("a", "link", outside), ("h", "hard", "a/victim")
+        ),
+        # A hard link to a symlink of the archive (os.link follows it).
+        "hard link to a link": _tar(
+            ("ok.txt", "file", "ok"), ("a", "link", f"{outside}/victim"), ("h", "hard", "a")
+        ),
+        # A hard link to nothing in the archive.
+        "hard link to no member": _tar(("ok.txt", "file", "ok"), ("h", "hard", "victim")),
+        # A dangling link already there (d -> sub), the archive making sub a link to outside.
+        "through a link on disk": _tar(
+            ("ok.txt", "file", "ok"), ("sub", "link", outside), ("d/victim", "file", "owned")
+        ),
+        # A directory of the archive where a file is.
+        "a directory on a file": _tar(("ok.txt", "file", "ok"), ("bin", "dir", ""), ("bin/x", "file", "x")),
+        # A file of the archive where a directory is.
+        "a file on a directory": _tar(("ok.txt", "file", "ok"), ("keep", "file", "x")),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "hard link through a link",
+        "hard link to a link",
+        "hard link to no member",
+        "through a link on disk",
+        "a directory on a file",
+        "a file on a directory",
+    ],
+)
+def test_a_hostile_archive_leaves_the_directory_as_it_was(case: str, tmp_path: Path) -> None:
+    """Refused whole, as a WorkbenchError: nothing in the directory changed, nothing written
+    outside it, no temporary left."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim").write_text("victim")
+    target = tmp_path / "to"
+    (target / "keep").mkdir(parents=True)
+    (target / "keep" / "mine.txt").write_text("mine")
+    (target / "ok.txt").write_text("before")
+    (target / "bin").write_text("a file")
+    os.symlink("sub", target / "d")  # dangling
+    before, outside_before = _tree(target), _tree(tmp_path / "outside")
+    with pytest.raises(WorkbenchError, match="cannot be unpacked into"):
+        unpack(_hostile(tmp_path)[case], target)
+    assert _tree(target) == before
+    assert _tree(tmp_path / "outside") == outside_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "to"]
+
+
+def test_a_clash_names_the_path(tmp_path: Path) -> None:
+    (tmp_path / "to").mkdir()
+    (tmp_path / "to" / "bin").write_text("a file")
+    with pytest.raises(WorkbenchError, match="'bin'"):
+        unpack(_tar(("bin", "dir", ""), ("bin/x", "file", "x")), tmp_path / "to")

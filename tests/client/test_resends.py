@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import trio
 
-from tests.client.transports import DropAnswers, EndStreams
+from tests.client.transports import DropAnswers, EndStreams, RefuseFirst
 from tests.conftest import TOKEN, DaemonHandle
-from workbench import AsyncClient, Unavailable
+from workbench import AsyncClient, NotFound, Unavailable
 
 
 async def test_a_context_start_whose_answer_was_lost_is_not_started_again(wb: DaemonHandle) -> None:
@@ -42,6 +42,17 @@ async def test_a_delete_whose_answer_was_lost_is_done_not_not_found(wb: DaemonHa
             await ctx.close()  # no NotFound
             assert await client.contexts() == []
         assert closes.sent.count(f"DELETE /v1/contexts/{ctx.id}") == 2
+
+
+async def test_a_delete_resent_after_a_refused_connection_finds_what_is_missing(wb: DaemonHandle) -> None:
+    """A try refused before it was sent deleted nothing: the resend's NotFound is the answer
+    (a mistyped id does not "succeed" because the first try met a daemon not yet listening)."""
+    transport = RefuseFirst()
+    async with AsyncClient(wb.url, TOKEN, transport=transport) as client:
+        with trio.fail_after(30), pytest.raises(NotFound):
+            await client.delete("ex_01JD0000000000000000000000")
+        assert transport.refused == 1
+        assert transport.sent == ["DELETE /v1/executions/ex_01JD0000000000000000000000"]
 
 
 async def test_events_keep_following_a_quiet_run_through_streams_a_proxy_ends(wb: DaemonHandle) -> None:

@@ -72,3 +72,23 @@ class EndStreams(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class RefuseFirst(httpx.AsyncBaseTransport):
+    """Refuses the first request as a daemon that is not listening does (httpx's ConnectError:
+    it never left), then sends each one to the daemon, noting it in `sent`."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.refused = 0
+        self.sent: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not self.refused:
+            self.refused += 1
+            raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+        self.sent.append(f"{request.method} {request.url.raw_path.decode()}")
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

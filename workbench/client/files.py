@@ -10,7 +10,10 @@ from __future__ import annotations
 import builtins
 import io
 import os
+import shutil
+import stat
 import tarfile
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -177,7 +180,8 @@ def download(
     files: FilesBase, path: str = "", to: str | os.PathLike[str] | None = None
 ) -> Plan[bytes | None]:
     """A tar of the directory (or file) at `path`: its bytes, or, with `to`, unpacked into that
-    local directory (made if missing; nothing is written outside it) and None."""
+    local directory (made if missing; files and links of the same names replaced, directories
+    merged, nothing written outside it) and None."""
 
     @_expect(200)
     def parse(response: httpx.Response) -> bytes:
@@ -194,39 +198,67 @@ def unpack(data: bytes, target: Path) -> None:
     """Unpack the tar `data` into `target` (made if missing), symlinks as they are (`tar x` does
     the same: a link writes nothing, wherever it points).
 
-    Every member is checked before anything is written; one that would be written outside
-    `target` (an absolute path, `..`, through a symlink, a hard link to outside) or that is no
-    file, directory or link refuses the whole archive: a WorkbenchError, `target` untouched.
+    Every member is checked first: one that would be written outside (an absolute path, `..`,
+    through a symlink of the archive, a hard link to no earlier file of it) or that is no file,
+    directory or link refuses the whole archive. What passes is unpacked into a new empty
+    directory beside `target` (where only the archive's own links exist, so the check is
+    complete), then moved into `target`: files and links of the same names are replaced (a link
+    itself, never what it points to), directories merged. A directory of the archive where a
+    file or link is, or a file where a directory is, refuses it too. A refusal, or any failure
+    before the move, is a WorkbenchError and leaves `target` as it was.
     """
+    where = os.path.realpath(target)
+    scratch = ""
     try:
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             members = tar.getmembers()
-            _check_members(members, target)
-            target.mkdir(parents=True, exist_ok=True)
-            tar.extractall(target, members=members, filter=_keep_links)
-    except tarfile.TarError as exc:
-        raise WorkbenchError(f"the download cannot be unpacked into {str(target)!r}: {exc}") from exc
+            _check_members(members)
+            if os.path.lexists(target) and not os.path.isdir(target):
+                raise WorkbenchError(f"{str(target)!r} is not a directory")
+            os.makedirs(os.path.dirname(where), exist_ok=True)
+            scratch = tempfile.mkdtemp(dir=os.path.dirname(where), prefix=f".{os.path.basename(where)}.")
+            try:
+                tar.errorlevel = 2  # every failure is one (1 would only log some, and go on)
+                tar.extractall(scratch, members=members, filter=_keep_links)
+                moves = _moves(scratch, where)
+                os.makedirs(where, exist_ok=True)
+                for source, destination in moves:
+                    os.replace(source, destination)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+    except (tarfile.TarError, OSError, WorkbenchError) as exc:
+        said = str(exc).replace(scratch, where) if scratch else str(exc)  # not the place it never was
+        raise WorkbenchError(f"the download cannot be unpacked into {str(target)!r}: {said}") from exc
 
 
-def _check_members(members: builtins.list[tarfile.TarInfo], target: Path) -> None:
-    links: set[str] = set()
-    root = os.path.realpath(target)
+def _check_members(members: builtins.list[tarfile.TarInfo]) -> None:
+    """Refuse a member written outside, through a symlink of the archive, or of no known kind."""
+    links: set[str] = set()  # the archive's symlinks
+    files: set[str] = set()  # what a hard link may link to: a file (or hard link) written before
     for member in members:
         name = _inside(member.name)
-        if member.islnk():
-            _inside(member.linkname)
         if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
             raise tarfile.TarError(f"{member.name!r} is no file, directory or link")
-        parts = name.split("/")
-        # Through a link of the archive (itself too: a file on a link writes where it points),
-        # or of the directory already there.
-        written = parts if not member.issym() else parts[:-1]
-        through = any("/".join(parts[:i]) in links for i in range(1, len(parts) + 1))
-        on_disk = os.path.realpath(os.path.join(root, *written))
-        if through or os.path.commonpath([root, on_disk]) != root:
-            raise tarfile.TarError(f"{member.name!r} would be written through a symlink")
+        # A symlink replaces a link of the same name; anything else on one writes where it points.
+        _not_through(links, name, itself=not member.issym(), member=member)
+        if member.islnk():
+            linked = _inside(member.linkname)
+            _not_through(links, linked, itself=True, member=member)
+            if linked not in files:
+                raise tarfile.TarError(f"{member.name!r} is a hard link to no file of the archive")
+        files.discard(name)
+        links.discard(name)
         if member.issym():
             links.add(name)
+        elif member.isfile() or member.islnk():
+            files.add(name)
+
+
+def _not_through(links: set[str], name: str, *, itself: bool, member: tarfile.TarInfo) -> None:
+    parts = name.split("/")
+    for i in range(1, len(parts) + (1 if itself else 0)):
+        if "/".join(parts[:i]) in links:
+            raise tarfile.TarError(f"{member.name!r} would be written through a symlink")
 
 
 def _inside(name: str) -> str:
@@ -237,12 +269,43 @@ def _inside(name: str) -> str:
     return "/".join(parts)
 
 
+#: The owner the `data` filter gives a member: none (typeshed would have a str and an int).
+_NO_OWNER: dict[str, Any] = {"uid": None, "gid": None, "uname": None, "gname": None}
+
+
 def _keep_links(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
     """tarfile's `data` filter (safe modes, nothing outside `path`), but a symlink is kept as it
-    is, whatever it points to (`_check_members` refused every write through one)."""
+    is, whatever it points to (`_check_members` refused every write through one), its owner
+    ignored as the filter does."""
     if member.issym():
-        return tarfile.tar_filter(member, path)
+        return member.replace(**_NO_OWNER, deep=False)
     return tarfile.data_filter(member, path)
+
+
+def _moves(source: str, destination: str, under: str = "") -> builtins.list[tuple[str, str]]:
+    """What to move from the unpacked tree `source` to `destination`: each entry whose place is
+    free or holds a file or link (replaced), a directory's entries where one is already (merged).
+    `destination` (a real directory, or missing) is looked at without following a link in it; a
+    directory and a non-directory meeting refuse the whole archive, before anything is moved."""
+    moves: builtins.list[tuple[str, str]] = []
+    for entry in sorted(os.scandir(source), key=lambda e: e.name):
+        there = os.path.join(destination, entry.name)
+        name = f"{under}/{entry.name}" if under else entry.name
+        try:
+            mode = os.lstat(there).st_mode
+        except FileNotFoundError:
+            moves.append((entry.path, there))
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and stat.S_ISDIR(mode):
+            moves.extend(_moves(entry.path, there, name))
+        elif is_dir or stat.S_ISDIR(mode):
+            held = "a directory" if is_dir else "a file or link"
+            found = "a directory" if stat.S_ISDIR(mode) else "a file or link"
+            raise WorkbenchError(f"{name!r} is {held} in the download but {found} in the directory")
+        else:
+            moves.append((entry.path, there))
+    return moves
 
 
 @file_iterator

@@ -40,6 +40,9 @@ RESEND_DELAYS = (0.0, 0.1, 0.5)
 #: that answered `unavailable`.
 BROKEN = (httpx.TransportError, Unavailable)
 
+#: A broken connection whose request never left: no connection was made.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -97,16 +100,20 @@ Stream: TypeAlias = Generator[Step | Item[T], Any, None]
 def send(client: Base, call: Call[T]) -> Plan[T]:
     """The answer to `call`, resent after a broken connection while resending is safe.
 
-    A delete (`call.deletes`) is resent too; when a resend finds it gone, the try whose answer
-    was lost did it: its parse is then given the answer of that try (204), not the NotFound.
+    A delete (`call.deletes`) is resent too; when a resend finds it gone, a try whose answer
+    was lost did it: its parse is then given the answer of that try (204), not the NotFound. Only
+    a try that may have reached the daemon counts: one whose connection was never made (refused,
+    timed out connecting) deleted nothing.
     An answer that is not what the call expects raises a WorkbenchError, as the API's errors do.
     """
     attempt = 0
+    sent = False  # a try may have reached the daemon
     while True:
         try:
             response: httpx.Response = yield Request(call)
         except httpx.TransportError as exc:
             attempt += 1
+            sent = sent or not isinstance(exc, NOT_SENT)
             if not call.retry or attempt > len(RESEND_DELAYS) or isinstance(exc, httpx.TimeoutException):
                 raise calls.unreachable(client.url, exc) from exc
             yield Sleep(RESEND_DELAYS[attempt - 1])
@@ -114,7 +121,7 @@ def send(client: Base, call: Call[T]) -> Plan[T]:
         try:
             return call.parse(response)
         except NotFound:
-            if not (call.deletes and attempt):
+            if not (call.deletes and sent):
                 raise
             return call.parse(httpx.Response(204, request=response.request))
         except WorkbenchError:
