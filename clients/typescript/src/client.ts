@@ -9,10 +9,21 @@
 
 import { discover, openStream } from "#platform";
 
-import { Unavailable, WorkbenchError, errorFromBody } from "./errors.js";
-import { Deadline, Http, headerValue, notSent, sleep } from "./http.js";
+import { followEvents } from "./follow.js";
+import { Http, headerValue } from "./http.js";
+import {
+  BACKOFF_FIRST_MS,
+  BACKOFF_MAX_MS,
+  DEFAULT_URL,
+  MAX_WAIT_MS,
+  MAX_WAIT_TIMEOUT_MS,
+  SLACK_MS,
+  STREAM_IDLE_MS,
+} from "./limits.js";
+import { ExecutionListing } from "./listing.js";
+import { streamOutput } from "./output.js";
 import { type OpenStream, fetchStream } from "./platform.js";
-import { type Frame, FrameReader } from "./sse.js";
+import { startRequest } from "./start.js";
 import {
   type Artifact,
   type ArtifactOptions,
@@ -48,20 +59,9 @@ import {
   isTerminal,
 } from "./types.js";
 
-export const DEFAULT_URL = "http://127.0.0.1:8787";
-/**
- * The longest single long-poll (the API allows 600000). Node's `fetch` gives up on an answer
- * whose headers take over 300 s, so waits longer than this are made of several long-polls.
- */
-export const MAX_WAIT_MS = 240_000;
-/** The longest wait the API takes (`waitTimeoutMs`, 0 to 600000). */
-export const MAX_WAIT_TIMEOUT_MS = 600_000;
-/** Extra time a request gets beyond the long-poll it asks the daemon for. */
-export const SLACK_MS = 30_000;
-/** A stream that sends nothing for this long is dead (the daemon sends a keepalive every 15 s). */
-export const STREAM_IDLE_MS = 45_000;
-export const BACKOFF_FIRST_MS = 50;
-export const BACKOFF_MAX_MS = 2_000;
+// Kept in modules of their own (shared with the follow, the listing needs the client's type).
+export { BACKOFF_FIRST_MS, BACKOFF_MAX_MS, DEFAULT_URL, MAX_WAIT_MS, MAX_WAIT_TIMEOUT_MS, SLACK_MS, STREAM_IDLE_MS };
+export { ExecutionListing };
 
 export interface WorkbenchOptions {
   /** The daemon (default `$WORKBENCH_URL` on Node, else `http://127.0.0.1:8787`). */
@@ -97,147 +97,10 @@ function path(ref: ExecutionRef, tail = ""): string {
   return `/v1/executions/${encodeURIComponent(executionId(ref))}${tail}`;
 }
 
-function fresh(): string {
-  const random = globalThis.crypto?.randomUUID?.();
-  if (random) return `wbc-${random.replaceAll("-", "")}`;
-  let key = "wbc-";
-  for (let i = 0; i < 32; i++) key += Math.floor(Math.random() * 16).toString(16);
-  return key;
-}
-
 const json = <T>(response: Response): Promise<T> => response.json() as Promise<T>;
 const nothing = async (response: Response): Promise<void> => {
   await response.arrayBuffer();
 };
-
-function isLast(event: Event | LiveEvent): boolean {
-  return event.sequence !== null && event.eventType === "status" && isTerminal(event.status);
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-/** The state of one `events()` follow: where to resume, what to drop, when to give up. */
-class Follow {
-  truncated = false;
-  /** A stream was opened once: a daemon that cannot be reached after that went away. */
-  everConnected = false;
-  failingSince: number | null = null;
-  delay = BACKOFF_FIRST_MS;
-
-  constructor(
-    public last: number,
-    private readonly live: boolean,
-    private readonly reconnectForMs: number,
-    private readonly http: Http,
-  ) {}
-
-  /**
-   * Called when a stream opens: it ends a failure, so the give-up clock and the backoff start
-   * afresh at the next drop. After a reconnect past the budget, a gap (display was missed).
-   */
-  connected(): LiveEvent | null {
-    const reconnected = this.failingSince !== null;
-    this.everConnected = true;
-    this.failingSince = null;
-    this.delay = BACKOFF_FIRST_MS;
-    if (this.truncated && this.live && reconnected) return { sequence: null, eventType: "gap" };
-    return null;
-  }
-
-  /** The event of `frame` to hand out, or null (a duplicate, or live output not wanted). */
-  take(frame: Frame): Event | LiveEvent | null {
-    if (frame.id !== null) {
-      const event = JSON.parse(frame.data) as Event;
-      if (event.sequence <= this.last) return null;
-      this.last = event.sequence;
-      this.failingSince = null;
-      this.delay = BACKOFF_FIRST_MS;
-      if (event.eventType === "output_truncated") this.truncated = true;
-      return event;
-    }
-    if (!this.live) return null;
-    if (frame.event === "gap") {
-      const data = frame.data ? (JSON.parse(frame.data) as { missedBytes?: number }) : {};
-      return { sequence: null, eventType: "gap", missedBytes: data.missedBytes ?? null };
-    }
-    if (frame.event === "output") {
-      const data = JSON.parse(frame.data) as Pick<LiveEvent, "timestamp" | "stream" | "outputDelta">;
-      return {
-        sequence: null,
-        eventType: "output",
-        timestamp: data.timestamp ?? null,
-        stream: data.stream ?? null,
-        outputDelta: data.outputDelta ?? null,
-      };
-    }
-    return null;
-  }
-
-  /**
-   * The stream ended before the terminal event: the pause before reconnecting, or throw. A
-   * daemon that cannot be reached before any stream was opened is not waited for (as `get()`).
-   */
-  broke(error: unknown): number {
-    if (!this.everConnected && !(error instanceof WorkbenchError)) throw this.http.unreachable(error);
-    const now = Date.now();
-    if (this.failingSince === null) this.failingSince = now;
-    if (now - this.failingSince > this.reconnectForMs) {
-      throw this.http.unreachable(error ?? new Error("the event stream ended early"));
-    }
-    const delay = this.delay;
-    this.delay = Math.min(this.delay * 2, BACKOFF_MAX_MS);
-    return delay;
-  }
-}
-
-/** `list()`: the executions over every page (newest first); `pages()` for the pages themselves. */
-export class ExecutionListing implements AsyncIterable<Execution> {
-  constructor(
-    private readonly client: Workbench,
-    private readonly options: ListOptions,
-  ) {}
-
-  /** The pages of the listing, one request each. */
-  async *pages(): AsyncGenerator<ExecutionList, void, undefined> {
-    const { limit, pageSize = 50, status, kind, sessionId, signal } = this.options;
-    let left = limit ?? Number.POSITIVE_INFINITY;
-    let cursor: string | null = null;
-    while (left > 0) {
-      const page: ExecutionList = await this.client.listPage({
-        status,
-        kind,
-        sessionId,
-        signal,
-        cursor,
-        limit: Math.min(pageSize, 1000, left),
-      });
-      if (page.executions.length > left) page.executions = page.executions.slice(0, left);
-      left -= page.executions.length;
-      yield page;
-      cursor = page.nextCursor ?? null;
-      if (cursor === null || page.executions.length === 0) return;
-    }
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<Execution, void, undefined> {
-    for await (const page of this.pages()) yield* page.executions;
-  }
-
-  /** Every execution of the listing in one array. */
-  async toArray(): Promise<Execution[]> {
-    const out: Execution[] = [];
-    for await (const execution of this) out.push(execution);
-    return out;
-  }
-}
 
 export class Workbench {
   /** The daemon's URL. */
@@ -309,25 +172,13 @@ export class Workbench {
 
   private async start(target: string, what: object, options: StartOptions | RerunOptions): Promise<Execution> {
     const began = Date.now();
-    const { signal, idempotencyKey, waitTimeoutMs, background = false, ...fields } = options;
-    if (idempotencyKey !== undefined) headerValue("Idempotency-Key", idempotencyKey, 255);
-    const onWaitTimeout = "onWaitTimeout" in fields ? fields.onWaitTimeout : undefined;
-    // The daemon acts when its own wait passes: that must be the caller's whole wait.
-    const acts = onWaitTimeout !== undefined && onWaitTimeout !== "return";
-    if (acts && (background || waitTimeoutMs === undefined || waitTimeoutMs > MAX_WAIT_MS)) {
-      throw new TypeError(
-        `onWaitTimeout ${JSON.stringify(onWaitTimeout)} needs a foreground start with a waitTimeoutMs of at most ${MAX_WAIT_MS}`,
-      );
-    }
-    const body: Record<string, unknown> = { ...what, background };
-    if (!background) body.waitTimeoutMs = Math.round(Math.max(0, Math.min(waitTimeoutMs ?? MAX_WAIT_MS, MAX_WAIT_MS)));
-    for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value;
+    const { body, key, background, acts, waitTimeoutMs, signal } = startRequest(what, options);
     const execution = await this.http.send(
       {
         method: "POST",
         path: target,
         json: body,
-        headers: { "Idempotency-Key": idempotencyKey ?? fresh() },
+        headers: { "Idempotency-Key": key },
         ok: [200, 201, 202],
         timeoutMs: background ? this.timeoutMs : (body.waitTimeoutMs as number) + SLACK_MS,
         signal,
@@ -415,65 +266,14 @@ export class Workbench {
       }
     }
     const url = this.http.target(path(ref, "/events/stream"));
-    const state = new Follow(after, live, this.reconnectForMs, this.http);
-    for (;;) {
-      let error: unknown;
-      const connection = new Deadline(signal, this.timeoutMs);
-      let idle: ReturnType<typeof setInterval> | undefined;
-      let stream: Awaited<ReturnType<OpenStream>> | undefined;
-      let finished = false;
-      try {
-        const headers = { ...this.http.headers, Accept: "text/event-stream", "Last-Event-ID": String(state.last) };
-        stream = await this.openStream(url, headers, connection.signal);
-        connection.clearTimer();
-        // 204: reconnected after the terminal event, so nothing more will come.
-        if (stream.status === 204) return;
-        if (stream.status !== 200) throw errorFromBody(stream.status, await stream.text());
-        const gap = state.connected();
-        if (gap !== null) yield gap;
-        const frames = new FrameReader();
-        // Silence is time spent waiting for the stream: while the caller has an event, the
-        // stream is not read (and need not be), so that time does not count.
-        let heard = Date.now();
-        let handedOut = false;
-        idle = setInterval(
-          () => {
-            if (!handedOut && Date.now() - heard > this.streamIdleMs) {
-              connection.controller.abort(new Error(`the event stream was silent for ${this.streamIdleMs} ms`));
-            }
-          },
-          Math.min(5_000, this.streamIdleMs),
-        );
-        // The open connection keeps a Node process alive; this check need not.
-        (idle as { unref?: () => void }).unref?.();
-        for await (const piece of stream.pieces) {
-          heard = Date.now();
-          for (const frame of frames.feed(piece)) {
-            const event = state.take(frame);
-            if (event === null) continue;
-            if (isLast(event)) finished = true;
-            handedOut = true;
-            yield event;
-            handedOut = false;
-            heard = Date.now();
-            if (finished) return;
-          }
-        }
-        error = new Error("the event stream ended before the terminal event");
-      } catch (caught) {
-        if (signal?.aborted) throw signal.reason;
-        // A daemon that is stopping or restarting is waited for; every other answer is final.
-        if (caught instanceof WorkbenchError && !(caught instanceof Unavailable)) throw caught;
-        if (caught instanceof SyntaxError || notSent(caught)) throw caught;
-        error = caught;
-      } finally {
-        if (idle !== undefined) clearInterval(idle);
-        stream?.close(finished);
-        if (!finished) connection.controller.abort();
-        connection.dispose();
-      }
-      await sleep(state.broke(error), signal);
-    }
+    const client = {
+      http: this.http,
+      openStream: this.openStream,
+      timeoutMs: this.timeoutMs,
+      reconnectForMs: this.reconnectForMs,
+      streamIdleMs: this.streamIdleMs,
+    };
+    yield* followEvents(client, url, after, live, signal);
   }
 
   /**
@@ -483,54 +283,7 @@ export class Workbench {
    * holds so far (artifacts are kept at the end).
    */
   async output(ref: ExecutionRef, stream: StreamName = "stdout", options: CallOptions = {}): Promise<Uint8Array> {
-    const { signal } = options;
-    const record = await this.get(ref, { signal });
-    const terminal = isTerminal(record);
-    const artifact = terminal ? (record.artifacts ?? []).find((a) => a.name === stream) : undefined;
-    const encoder = new TextEncoder();
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    let exact = true;
-    const held: string[] = [];
-    const written = record.output[stream === "stdout" ? "stdoutBytes" : "stderrBytes"] ?? 0;
-    if (written > 0) {
-      let after = 0;
-      for (;;) {
-        const page = await this.eventsPage(record, { after, limit: 10_000, signal });
-        for (const event of page.events) {
-          if (event.eventType !== "output" || event.stream !== stream || !event.outputDelta) continue;
-          let text = event.outputDelta;
-          if (exact) {
-            // U+FFFD may stand for bytes that were not UTF-8: from there on only the artifact is exact.
-            const cut = text.indexOf("\ufffd");
-            const good = encoder.encode(cut < 0 ? text : text.slice(0, cut));
-            parts.push(good);
-            size += good.length;
-            if (cut < 0) continue;
-            exact = false;
-            text = text.slice(cut);
-          }
-          held.push(text);
-        }
-        if (page.terminal || page.nextAfter === after) break;
-        after = page.nextAfter;
-      }
-    }
-    if (artifact !== undefined) {
-      if (size < artifact.sizeBytes) {
-        const rest = await this.artifact(record, stream, { range: { start: size }, signal });
-        parts.push(rest);
-        size += rest.length;
-      }
-    } else {
-      // No artifact: the stream was valid UTF-8 within the budget, so the journal's text is exact.
-      for (const text of held) {
-        const bytes = encoder.encode(text);
-        parts.push(bytes);
-        size += bytes.length;
-      }
-    }
-    return concat(parts, size);
+    return streamOutput(this, ref, stream, options);
   }
 
   /** The artifacts kept for an execution (its whole stdout/stderr when they had to be kept). */
