@@ -58,6 +58,17 @@ async def reaches(wb: DaemonHandle, path: str, status: str, within_s: float = 30
     raise AssertionError("unreachable")
 
 
+async def printed(wb: DaemonHandle, execution_id: str, text: str, within_s: float = 30.0) -> None:
+    """Once a running execution's stdout (its record's live preview) holds `text`: what a cell did
+    before it printed that has been done."""
+    with trio.fail_after(within_s):
+        for _ in iter(int, 1):
+            record = (await wb.client.get(f"/v1/executions/{execution_id}")).json()
+            if text in (record["preview"] or {}).get("stdout", ""):
+                return
+            await trio.sleep(0.01)
+
+
 async def context_of(wb: DaemonHandle, context_id: str) -> dict[str, Any]:
     response = await wb.client.get(f"/v1/contexts/{context_id}")
     assert response.status_code == 200, response.text
@@ -170,10 +181,14 @@ async def test_a_cell_that_ignores_the_interrupt_kills_its_context(wb: DaemonHan
     """One that does not stop within 2 s of the interrupt: the context is killed (its whole tree),
     `dead`, and what waited in it fails with error.code `context_dead`."""
     cx = (await new_context(wb))["contextId"]
-    code = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass"
+    code = (
+        "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('armed', flush=True)\n"
+        "while True: pass"
+    )
     stubborn = await start_in(wb, cx, code)
     queued = await start_in(wb, cx, "1")
-    await reaches(wb, f"/v1/executions/{stubborn['executionId']}", "running")
+    # Interrupted once it ignores SIGINT (an interrupt before that line stops it, as it should).
+    await printed(wb, stubborn["executionId"], "armed")
     tree = procs.processes_mentioning(cx)
     assert tree
     await wb.client.post(f"/v1/executions/{stubborn['executionId']}/cancel", json={})

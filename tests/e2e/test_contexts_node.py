@@ -14,7 +14,7 @@ import pytest
 from tests import procs
 from tests.conftest import DaemonHandle
 from tests.e2e.test_code import streams
-from tests.e2e.test_contexts import context_of, reaches
+from tests.e2e.test_contexts import context_of, printed, reaches
 
 CODE = "/v1/executions/workbench_code"
 
@@ -125,9 +125,10 @@ async def test_a_cell_that_does_not_stop_kills_its_context(wb: DaemonHandle) -> 
     (its whole tree), `dead`, and what waited in it fails `context_dead`."""
     cx = await new_node_context(wb)
     tree = procs.processes_mentioning(cx)
-    stubborn = await start_in(wb, cx, "process.on('SIGINT', () => {})\nwhile (true) {}")
+    stubborn = await start_in(wb, cx, "process.on('SIGINT', () => {})\nconsole.log('armed')\nwhile (true) {}")
     queued = await start_in(wb, cx, "1")
-    await reaches(wb, f"/v1/executions/{stubborn}", "running")
+    # Interrupted once it takes SIGINT for itself (an interrupt before that line stops it).
+    await printed(wb, stubborn, "armed")
     await wb.client.post(f"/v1/executions/{stubborn}/cancel", json={})
     assert (await wb.wait(stubborn))["status"] == "cancelled"
     failed = await wb.wait(queued)
