@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -38,7 +37,7 @@ from workbench.core.ready import wait_ready
 from workbench.core.records import format_time
 from workbench.core.service import Started
 from workbench.wire.errors import BadRequest, NotFound, PayloadTooLarge
-from workbench.wire.fields import check_session
+from workbench.wire.fields import DELIVERY_ID, check_session
 from workbench.wire.interactive import MAX_INPUT_BYTES
 from workbench.wire.models import (
     EVENT_TYPES,
@@ -60,7 +59,6 @@ from workbench.wire.status import ExecutionStatus
 START_KINDS = "<any(workbench_bash, workbench_code):kind>"
 KINDS = "<any(workbench_bash, workbench_code, batch):kind>"
 STATUSES = frozenset(s.value for s in ExecutionStatus)
-DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 _CHUNK = 256 * 1024
 
 

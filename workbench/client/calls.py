@@ -20,7 +20,7 @@ import httpx
 from workbench.client.config import seconds_to_ms
 from workbench.client.sse import Frame
 from workbench.wire.errors import BY_CODE, InvalidRequest, Unavailable, WorkbenchError
-from workbench.wire.fields import EXECUTION_ID
+from workbench.wire.fields import DELIVERY_ID, EXECUTION_ID
 from workbench.wire.models import (
     ArtifactList,
     CancelResult,
@@ -68,10 +68,6 @@ class Call(Generic[T]):
     deletes: bool = False
     #: Read timeout for this request in seconds (long-polls), or None for the client's default.
     timeout: float | None = None
-
-
-#: An exit's delivery id: `dl_` + a ULID.
-DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def execution_id(ref: ExecutionRef) -> str:

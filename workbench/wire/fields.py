@@ -18,6 +18,8 @@ IMAGE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 EXECUTION_ID = re.compile(r"ex_[0-9A-HJKMNP-TV-Z]{26}")
 #: A code context's id: `cx_` + a ULID.
 CONTEXT_ID = re.compile(r"cx_[0-9A-HJKMNP-TV-Z]{26}")
+#: An exit's delivery id: `dl_` + a ULID.
+DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 #: The kernel's limit on one argument or one `NAME=value` of the environment (MAX_ARG_STRLEN,
 #: NUL included): a longer command or variable could only fail at spawn, so it is refused up front.
 MAX_ARG_BYTES = 128 * 1024 - 1
