@@ -72,10 +72,16 @@ def error_response(
 
     A code missing from `STATUS` is a bug, answered as 500.
     """
+    return json_response(error_body(code, message, details), STATUS.get(code, 500), headers)
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """The body of `API.md`'s JSON error, `{"error": {"code", "message"[, "details"]}}` (also
+    written by the listener, for an answer given before the app: `api/listen.py`)."""
     body: dict[str, Any] = {"code": code, "message": message}
     if details is not None:
         body["details"] = details
-    return json_response({"error": body}, STATUS.get(code, 500), headers)
+    return {"error": body}
 
 
 def from_exception(exc: WorkbenchError) -> Response:

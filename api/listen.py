@@ -45,7 +45,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
 from hypercorn.utils import repr_socket_addr
 
-from api.errors import STATUS
+from api.errors import STATUS, error_body
 
 log = logging.getLogger("workbench.serve")
 
@@ -205,7 +205,7 @@ class _Connection(TCPServer):
         message = f"the request is not valid HTTP/1.1: {reason}"
         # The code of the status where there is one (413: payload_too_large), else bad_request.
         code = next((code for code, status in STATUS.items() if status == status_code), "bad_request")
-        body = json.dumps({"error": {"code": code, "message": message}}).encode()
+        body = json.dumps(error_body(code, message)).encode()
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", b"%d" % len(body)),
@@ -261,7 +261,7 @@ class Gate:
             f"the daemon holds {limit} connections, its limit (WORKBENCH_MAX_CONNECTIONS); "
             "close idle ones or try again later"
         )
-        body = json.dumps({"error": {"code": "unavailable", "message": message}}).encode()
+        body = json.dumps(error_body("unavailable", message)).encode()
         self._refusal = (
             b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
             b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
