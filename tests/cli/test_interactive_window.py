@@ -9,6 +9,7 @@ where its input thread is made (a real one lands there by luck alone)."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 
 import trio
@@ -18,15 +19,17 @@ from tests.cli.conftest import Cli
 from tests.cli.test_signals import ENDED_S, ended, newest
 from tests.conftest import DaemonHandle
 
-#: `workbench run -i`, whose input thread's maker gets a SIGTERM while it is made.
-_SIGNALLED = """
+
+def _feeder_that(does: str) -> str:
+    """`workbench run -i` (the program's arguments), whose input thread's maker first `does`."""
+    return f"""
 import signal, sys
 from workbench.cli import attach
 from workbench.cli.main import main
 
 class Feeder(attach._Feeder):
     def __init__(self, *args):
-        signal.raise_signal(signal.SIGTERM)
+        {does}
         super().__init__(*args)
 
 attach._Feeder = Feeder
@@ -34,12 +37,16 @@ main(sys.argv[1:])
 """
 
 
-async def test_a_sigterm_while_run_i_sets_up_cancels_it(cli: Cli, wb: DaemonHandle) -> None:
-    argv = [sys.executable, "-c", _SIGNALLED, "run", "-i", "--", "trap 'exit 3' TERM; sleep 60 & wait"]
-    with ceilings.within(ENDED_S, "`workbench run -i` to exit after SIGTERM"):
-        ran = await trio.run_process(
+async def _run_i(cli: Cli, feeder_does: str, command: str) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-c", _feeder_that(feeder_does), "run", "-i", "--", command]
+    with ceilings.within(ENDED_S, "`workbench run -i` to exit"):
+        return await trio.run_process(
             argv, stdin=b"", capture_stdout=True, capture_stderr=True, check=False, env=cli.env()
         )
+
+
+async def test_a_sigterm_while_run_i_sets_up_cancels_it(cli: Cli, wb: DaemonHandle) -> None:
+    ran = await _run_i(cli, "signal.raise_signal(signal.SIGTERM)", "trap 'exit 3' TERM; sleep 60 & wait")
     err = ran.stderr.decode()
     assert ran.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err, err
@@ -56,28 +63,10 @@ async def test_run_i_without_a_terminal_keeps_stderr_apart(cli: Cli) -> None:
     assert b"err\n" in ran.err
 
 
-#: `workbench run -i`, whose input thread cannot be made (as when no thread can start).
-_BROKEN = """
-import sys
-from workbench.cli import attach
-from workbench.cli.main import main
-
-class Feeder(attach._Feeder):
-    def __init__(self, *args):
-        raise RuntimeError("can't start new thread")
-
-attach._Feeder = Feeder
-main(sys.argv[1:])
-"""
-
-
 async def test_run_i_that_cannot_set_up_cancels_what_it_started(cli: Cli, wb: DaemonHandle) -> None:
     """Started, but its set-up failed: it leaves nothing running behind it (as any `run`)."""
-    argv = [sys.executable, "-c", _BROKEN, "run", "-i", "--", "sleep 60"]
-    with ceilings.within(ENDED_S, "`workbench run -i` to exit"):
-        ran = await trio.run_process(
-            argv, stdin=b"", capture_stdout=True, capture_stderr=True, check=False, env=cli.env()
-        )
+    # As when no thread can start.
+    ran = await _run_i(cli, 'raise RuntimeError("can\'t start new thread")', "sleep 60")
     assert ran.returncode != 0
     record = await ended(wb, (await newest(wb))["executionId"])
     assert record["status"] == "cancelled", record
