@@ -147,26 +147,30 @@ export interface CodeStartOptions extends StartOptions {
   contextId?: string | undefined;
 }
 
-/** The options of `rerun`: each field given replaces the original's. */
-export interface RerunOptions extends CallOptions {
-  background?: boolean | undefined;
-  waitTimeoutMs?: number | undefined;
+/** The options of `rerun`: each field given replaces the original's (those of a start, as documented there). */
+export interface RerunOptions
+  extends Pick<
+    StartOptions,
+    | "signal"
+    | "background"
+    | "waitTimeoutMs"
+    | "timeoutMs"
+    | "idleTimeoutMs"
+    | "cwd"
+    | "env"
+    | "stdin"
+    | "metadata"
+    | "image"
+    | "sessionId"
+    | "detached"
+    | "idempotencyKey"
+  > {
   /** A bash execution's new command. */
   command?: string | undefined;
   /** A code execution's new code (same language). */
   code?: string | undefined;
-  timeoutMs?: number | undefined;
-  idleTimeoutMs?: number | undefined;
-  cwd?: string | undefined;
-  env?: Record<string, string> | undefined;
   /** The values of the original's `secretEnvNames`: all of them, every time (they are never kept). */
   secretEnv?: Record<string, string> | undefined;
-  stdin?: string | undefined;
-  metadata?: unknown;
-  image?: string | undefined;
-  sessionId?: string | undefined;
-  detached?: boolean | undefined;
-  idempotencyKey?: string | undefined;
 }
 
 export interface InputOptions extends CallOptions {
