@@ -8,8 +8,9 @@ from workbench.wire.stats import DeleteResult, Stats
 METRICS_DESCRIPTION = """The Prometheus text exposition (version 0.0.4): `workbench_executions{status}`,
 `workbench_queue_depth`, `workbench_running`, `workbench_spawn_seconds` and `workbench_commit_seconds`
 (histograms), `workbench_store_bytes`, `workbench_store_free_bytes`, `workbench_followers`,
-`workbench_executions_deleted_total`. Needs `logs:read`, unless `WORKBENCH_METRICS_OPEN=1` and the
-scraper connects from loopback."""
+`workbench_executions_deleted_total`. The whole daemon's figures: needs a token of the principal
+`admin` with `logs:read` (403 for another's), unless `WORKBENCH_METRICS_OPEN=1` and the scraper
+connects from loopback."""
 
 
 def retention_operations() -> list[Op]:

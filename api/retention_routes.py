@@ -12,9 +12,10 @@ from api.requests import authenticate, check_query
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.metrics import CONTENT_TYPE
+from workbench.core.principals import ADMIN
 from workbench.core.records import now_ms
 from workbench.core.settings import is_loopback, parse_duration
-from workbench.wire.errors import BadRequest
+from workbench.wire.errors import BadRequest, Forbidden
 from workbench.wire.status import TERMINAL, ExecutionStatus
 
 _ENDED = ", ".join(sorted(s.value for s in TERMINAL))
@@ -85,8 +86,10 @@ def register(app: QuartTrio, daemon: Daemon) -> None:
     @app.get("/metrics")
     async def metrics() -> Response:
         open_here = daemon.settings.metrics_open and is_loopback(request.remote_addr or "")
-        if not open_here:
-            authenticate(daemon, READ)
+        if not open_here and authenticate(daemon, READ).name != ADMIN:
+            raise Forbidden(
+                "/metrics counts every principal's executions: it needs a token of the principal 'admin'"
+            )
         check_query()
         body = await daemon.render_metrics()
         return Response(body, status=200, content_type=CONTENT_TYPE)

@@ -24,6 +24,7 @@ ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdef"
 READER = "reader-token-0123456789abcdef"  # alice, logs:read only
 RUNNER = "runner-token-0123456789abcdef"  # alice, tools:execute only
+WATCHER = "watcher-token-0123456789abcdef"  # admin, logs:read only (a metrics scraper's)
 TOKENS_FILE = f"""
 [[tokens]]
 token = "{ALICE}"
@@ -44,6 +45,11 @@ scopes = ["logs:read"]
 token = "{RUNNER}"
 principal = "alice"
 scopes = ["tools:execute"]
+
+[[tokens]]
+token = "{WATCHER}"
+principal = "admin"
+scopes = ["logs:read"]
 """
 ALL_TOKENS = (TOKEN, ALICE, BOB, READER, RUNNER)
 UNKNOWN_ID = "ex_01JD0000000000000000000000"
@@ -435,3 +441,17 @@ async def test_principals_never_share_a_workspace(principals: Principals) -> Non
         events = (await alice.get(f"/v1/executions/{mine['executionId']}/events")).json()["events"]
         assert "".join(e["outputDelta"] or "" for e in events if e["eventType"] == "output") == "secret\n"
         assert wrote["cwd"] != read["cwd"]
+
+
+async def test_metrics_are_the_whole_daemons_and_only_admin_reads_them(principals: Principals) -> None:
+    """No one sees what is not theirs: /metrics counts every principal's executions, so a token of
+    another principal is refused (403) even with logs:read; a read-only admin token is enough."""
+    await principals["alice"].post("/v1/executions/workbench_bash", json={"command": "true"})
+    for name in ("alice", "bob", "reader"):
+        refused = await principals[name].get("/metrics")
+        assert (refused.status_code, error_code(refused)) == (403, "forbidden"), name
+        assert "admin" in refused.json()["error"]["message"]
+    watcher = {"Authorization": f"Bearer {WATCHER}"}
+    for headers in ({}, watcher):
+        read = await principals["admin"].get("/metrics", headers=headers)
+        assert read.status_code == 200 and 'workbench_executions{status="completed"} 1.0' in read.text
