@@ -209,6 +209,33 @@ def test_slots_keep_caps_and_let_the_next_that_fits_go_first() -> None:
     assert slots.queued == 0 and slots.queued_by["principal:a"] == 0
 
 
+def test_slots_of_keys_alone_wait_for_their_caps_not_the_daemons() -> None:
+    """A code context's cell takes a slot of its principal's cap and none of the daemon's; one
+    counted while it waits for its context (`park`) is among its principal's waiting."""
+    slots = Slots(1)
+    slots.set_cap("principal:a", 2)
+    command, *cells = [live(i) for i in range(4)]
+    for one in [command, *cells]:
+        one.keys = ("principal:a",)
+    for one in cells:
+        one.daemon_slot = False
+    slots.request(command)
+    slots.park(cells[0])
+    assert slots.queued_by["principal:a"] == 1 and slots.queued == 1
+    slots.request(cells[0])
+    slots.request(cells[1])
+    assert command.granted.is_set() and cells[0].granted.is_set() and not cells[1].granted.is_set()
+    assert slots.free == 0 and slots.queued_for_daemon == 0 and slots.queued_by["principal:a"] == 1
+    assert slots.room(("principal:a",), daemon_slot=False) == 0
+    slots.release(command)  # the daemon's slot frees, the principal's cap too
+    assert cells[1].granted.is_set() and slots.free == 1
+    slots.park(cells[2])
+    slots.withdraw(cells[2])  # cancelled while waiting for its context
+    slots.release(cells[0])
+    assert slots.free == 1 and slots.queued == 0 and slots.queued_by["principal:a"] == 0
+    assert slots.room(("principal:a",), daemon_slot=False) == 1 and slots.room(("principal:a",)) == 1
+
+
 @pytest.mark.parametrize(
     "line",
     [("9" * 5000 + "/10").encode(), ("9" * 400 + ".5/10").encode(), b"1/" + b"9" * 19, b"1e400/2"],

@@ -150,9 +150,14 @@ class Contexts:
         if context is not None and context.info.dead:
             run.turn.set()  # it ends at once, saying why its context is dead
         elif context is not None and not resume:
+            # One of its principal's waiting executions (`maxQueued`) until it runs.
+            self.ex.slots.park(live)
             context.turns.append(run)
             context.grant()
         elif context is not None:
+            # It runs in its interpreter already: it holds its slot from now on.
+            self.ex.slots.take(live)
+            live.granted.set()
             context.running = run
             run.turn.set()
         self.nursery.start_soon(self._supervise, run, name=f"execution {live.id}")
