@@ -85,11 +85,19 @@ def test_the_sandbox_user_is_read_and_applies_only_under_root() -> None:
         ({"WORKBENCH_SANDBOX_UID": "nobody"}, "WORKBENCH_SANDBOX_UID"),
         ({"WORKBENCH_SANDBOX_UID": "-1"}, "WORKBENCH_SANDBOX_UID"),
         ({"WORKBENCH_SANDBOX_UID": "1000:"}, "WORKBENCH_SANDBOX_UID"),
+        ({"WORKBENCH_MAX_CONTEXTS": "0"}, "WORKBENCH_MAX_CONTEXTS"),
     ],
 )
 def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         Settings.load(env)
+
+
+def test_the_live_contexts_are_bounded_by_default_and_by_the_variable() -> None:
+    assert Settings.load({}).max_contexts == 64
+    assert Settings.load({"WORKBENCH_MAX_CONTEXTS": "5"}).max_contexts == 5
+    with pytest.raises(ConfigError, match="WORKBENCH_MAX_CONTEXTS must be at least 1"):
+        Settings.load({}, max_contexts=0)
 
 
 def test_a_bad_bind_variable_is_refused_even_under_the_flag() -> None:

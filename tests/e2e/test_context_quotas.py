@@ -1,5 +1,6 @@
 """Quotas of code contexts: a cell takes a slot of its principal's `maxConcurrent` while it runs
-(and waits queued past it, counted toward `maxQueued`)."""
+(and waits queued past it, counted toward `maxQueued`), and the live contexts are bounded per
+principal (`maxContexts`) and per daemon (`WORKBENCH_MAX_CONTEXTS`)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,43 @@ async def test_cells_take_their_principals_slots_not_the_daemons(make_daemon: An
         await wb.wait(admins["executionId"])
         listed = (await bob.get("/v1/contexts")).json()["contexts"]
         assert [c["status"] for c in listed] == ["ready"] * 4, listed
+
+
+async def test_max_contexts_bounds_a_principals_live_contexts(make_daemon: Any, tmp_path: Path) -> None:
+    """Past bob's maxContexts a new context is 429 and nothing is made; a dead or deleted
+    context gives its place back."""
+    async with bob_daemon(make_daemon, tmp_path, "maxContexts = 2\n") as (wb, bob):
+        first, second = await new_context(bob), await new_context(bob)
+        refused = await bob.post("/v1/contexts", json={"language": "python"})
+        assert refused.status_code == 429, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "too_many_executions" and "maxContexts" in error["message"], error
+        assert error["details"] == {"quota": "maxContexts", "principal": "bob", "limit": 2, "contexts": 2}
+        assert len((await bob.get("/v1/contexts")).json()["contexts"]) == 2
+        # Another principal's contexts are not bob's.
+        await new_context(wb.client)
+        # A dead context (its interpreter ended) is no longer one of the live ones.
+        died = await start_cell(bob, first, "import os\nos._exit(3)")
+        await bob.post(f"/v1/executions/{died.json()['executionId']}/wait", json={"waitTimeoutMs": 30_000})
+        assert (await bob.get(f"/v1/contexts/{first}")).json()["status"] == "dead"
+        third = await new_context(bob)
+        assert (await bob.post("/v1/contexts", json={"language": "python"})).status_code == 429
+        assert (await bob.delete(f"/v1/contexts/{second}")).status_code == 204
+        await new_context(bob)
+        assert (await bob.post("/v1/contexts", json={"language": "python"})).status_code == 429
+        assert third
+
+
+async def test_workbench_max_contexts_bounds_the_daemons(make_daemon: Any, tmp_path: Path) -> None:
+    """WORKBENCH_MAX_CONTEXTS counts every principal's live contexts."""
+    async with bob_daemon(make_daemon, tmp_path, "", max_contexts=2) as (wb, bob):
+        mine = await new_context(wb.client)
+        await new_context(bob)
+        refused = await bob.post("/v1/contexts", json={"language": "python"})
+        assert refused.status_code == 429, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "too_many_executions" and "WORKBENCH_MAX_CONTEXTS" in error["message"]
+        assert error["details"] == {"quota": "WORKBENCH_MAX_CONTEXTS", "limit": 2, "contexts": 2}
+        assert len((await bob.get("/v1/contexts")).json()["contexts"]) == 1
+        assert (await wb.client.delete(f"/v1/contexts/{mine}")).status_code == 204
+        await new_context(bob)
