@@ -25,6 +25,7 @@ def context_operations() -> list[Op]:
                 "unknown_image",
                 "image_unavailable",
                 "unsupported_language",
+                "too_many_executions",
                 *WRITES,
             ),
         ),

@@ -57,8 +57,8 @@ ERROR_MEANINGS = {
     "image_unavailable": "the image cannot run on this machine",
     "unsupported_language": "the image has no such language",
     "input_backlog": "the process has not read the input sent before; nothing of this one was taken",
-    "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached "
-    "(`details.quota` names which)",
+    "too_many_executions": "the queue is full, or the principal's `maxQueued` quota is reached; a "
+    "new code context: `maxContexts` or `WORKBENCH_MAX_CONTEXTS` (`details.quota` names which)",
     "unavailable": "shutting down, or the store failed",
     "internal": "a bug: see the daemon's log",
     "node_unavailable": "the node that holds the artifact (its `nodeId`) cannot be reached now: down, "

@@ -85,11 +85,19 @@ def test_the_sandbox_user_is_read_and_applies_only_under_root() -> None:
         ({"WORKBENCH_SANDBOX_UID": "nobody"}, "WORKBENCH_SANDBOX_UID"),
         ({"WORKBENCH_SANDBOX_UID": "-1"}, "WORKBENCH_SANDBOX_UID"),
         ({"WORKBENCH_SANDBOX_UID": "1000:"}, "WORKBENCH_SANDBOX_UID"),
+        ({"WORKBENCH_MAX_CONTEXTS": "0"}, "WORKBENCH_MAX_CONTEXTS"),
     ],
 )
 def test_a_bad_or_unknown_setting_is_refused_by_name(env: dict[str, str], named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         Settings.load(env)
+
+
+def test_the_live_contexts_are_bounded_by_default_and_by_the_variable() -> None:
+    assert Settings.load({}).max_contexts == 64
+    assert Settings.load({"WORKBENCH_MAX_CONTEXTS": "5"}).max_contexts == 5
+    with pytest.raises(ConfigError, match="WORKBENCH_MAX_CONTEXTS must be at least 1"):
+        Settings.load({}, max_contexts=0)
 
 
 def test_a_bad_bind_variable_is_refused_even_under_the_flag() -> None:
@@ -207,6 +215,33 @@ def test_slots_keep_caps_and_let_the_next_that_fits_go_first() -> None:
     assert [one.granted.is_set() for one in lives] == [True, True, True, False]
     slots.withdraw(lives[3])
     assert slots.queued == 0 and slots.queued_by["principal:a"] == 0
+
+
+def test_slots_of_keys_alone_wait_for_their_caps_not_the_daemons() -> None:
+    """A code context's cell takes a slot of its principal's cap and none of the daemon's; one
+    counted while it waits for its context (`park`) is among its principal's waiting."""
+    slots = Slots(1)
+    slots.set_cap("principal:a", 2)
+    command, *cells = [live(i) for i in range(4)]
+    for one in [command, *cells]:
+        one.keys = ("principal:a",)
+    for one in cells:
+        one.daemon_slot = False
+    slots.request(command)
+    slots.park(cells[0])
+    assert slots.queued_by["principal:a"] == 1 and slots.queued == 1
+    slots.request(cells[0])
+    slots.request(cells[1])
+    assert command.granted.is_set() and cells[0].granted.is_set() and not cells[1].granted.is_set()
+    assert slots.free == 0 and slots.queued_for_daemon == 0 and slots.queued_by["principal:a"] == 1
+    assert slots.room(("principal:a",), daemon_slot=False) == 0
+    slots.release(command)  # the daemon's slot frees, the principal's cap too
+    assert cells[1].granted.is_set() and slots.free == 1
+    slots.park(cells[2])
+    slots.withdraw(cells[2])  # cancelled while waiting for its context
+    slots.release(cells[0])
+    assert slots.free == 1 and slots.queued == 0 and slots.queued_by["principal:a"] == 0
+    assert slots.room(("principal:a",), daemon_slot=False) == 1 and slots.room(("principal:a",)) == 1
 
 
 @pytest.mark.parametrize(

@@ -117,6 +117,8 @@ async def test_quotas_in_the_tokens_file_are_checked(make_daemon: Any, tmp_path:
         ("maxConcurrent = 0\n", "maxConcurrent"),
         ('maxQueued = "3"\n', "maxQueued"),
         ("maxQueued = -1\n", "maxQueued"),
+        ("maxContexts = 0\n", "maxContexts"),
+        ("maxContexts = true\n", "maxContexts"),
     ):
         tokens.write_text(entry + extra)
         with pytest.raises(ConfigError, match=message):
@@ -125,6 +127,9 @@ async def test_quotas_in_the_tokens_file_are_checked(make_daemon: Any, tmp_path:
     tokens.write_text(entry + "maxQueued = 2\n" + second)
     with pytest.raises(ConfigError, match="other quotas"):
         load_tokens("admin-token-0123456789", tokens)
-    tokens.write_text(entry + "maxConcurrent = 3\nmaxQueued = 0\n")
+    tokens.write_text(entry + "maxContexts = 2\n" + second.replace("maxQueued", "maxContexts"))
+    with pytest.raises(ConfigError, match="other quotas"):
+        load_tokens("admin-token-0123456789", tokens)
+    tokens.write_text(entry + "maxConcurrent = 3\nmaxQueued = 0\nmaxContexts = 1\n")
     ci = load_tokens("admin-token-0123456789", tokens)[CI_TOKEN]
-    assert (ci.max_concurrent, ci.max_queued) == (3, 0)
+    assert (ci.max_concurrent, ci.max_queued, ci.max_contexts) == (3, 0, 1)

@@ -35,6 +35,7 @@ DAEMON_VARIABLES = {
     "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": "the largest output event (65536)",
     "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": "executions running at once (16)",
     "WORKBENCH_MAX_QUEUED_EXECUTIONS": "executions waiting for a slot, then 429 (1000)",
+    "WORKBENCH_MAX_CONTEXTS": "code contexts alive at once (on this node), then 429 (64)",
     "WORKBENCH_WARM_POOL": "pre-started python interpreters kept per kind of start; 0: none (2)",
     "WORKBENCH_DEFAULT_TIMEOUT_MS": "the deadline of a start that gives none (3600000)",
     "WORKBENCH_EXIT_WEBHOOK_URL": "an http(s) URL to POST every exit to",

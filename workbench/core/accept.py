@@ -188,16 +188,19 @@ def check_room(
     principal: Principal,
     count: int,
     shared: tuple[int, int] | None = None,
+    *,
+    room: int | None = None,
 ) -> None:
     """Refuse `count` new executions that would wait past the queue's limit or the principal's.
 
     `shared`: how many wait in a shared store's queue, in all and of this principal (else the
-    local queue's counts are used).
+    local queue's counts are used). `room`: how many of them could run at once (else as many
+    as the principal's quota and the daemon's free slots allow).
 
     Raises:
         TooManyExecutions: naming the quota (`details.quota`) and its limit.
     """
-    waiting = max(0, count - slots.room((principal.key,)))
+    waiting = max(0, count - (slots.room((principal.key,)) if room is None else room))
     if not waiting:
         return
     limit = principal.max_queued

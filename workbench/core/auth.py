@@ -157,10 +157,10 @@ def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
         raise ConfigError(f"{where} must hold one or more [[tokens]] tables and nothing else")
     for i, entry in enumerate(entries, 1):
         at = f"{where}: token #{i}"
-        if not isinstance(entry, dict) or not _FIELDS <= set(entry) <= _FIELDS | _QUOTAS:
+        if not isinstance(entry, dict) or not _FIELDS <= set(entry) <= _FIELDS | set(_QUOTAS):
             raise ConfigError(
                 f"{at} must have exactly the fields token, principal, scopes (and may have "
-                "maxConcurrent, maxQueued)"
+                "maxConcurrent, maxQueued, maxContexts)"
             )
         token, name, scopes = entry["token"], entry["principal"], entry["scopes"]
         if not isinstance(token, str):
@@ -176,26 +176,28 @@ def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
         if token in tokens:
             raise ConfigError(f"{at}: this token is already used (by WORKBENCH_TOKEN or an earlier entry)")
         quotas = [
-            _quota(entry.get(field), f"{at}: field {field!r}") for field in ("maxConcurrent", "maxQueued")
+            _quota(entry.get(field), f"{at}: field {field!r}", least) for field, least in _QUOTAS.items()
         ]
         for other in tokens.values():
-            if other.name == name and [other.max_concurrent, other.max_queued] != quotas:
+            if other.name == name and [other.max_concurrent, other.max_queued, other.max_contexts] != quotas:
                 raise ConfigError(
                     f"{at}: the principal {name!r} has other quotas in another entry; a principal's "
-                    "quotas are one (give every token of it the same maxConcurrent and maxQueued)"
+                    "quotas are one (give every token of it the same maxConcurrent, maxQueued and "
+                    "maxContexts)"
                 )
-        tokens[token] = Principal(name, frozenset(scopes), quotas[0], quotas[1])
+        tokens[token] = Principal(name, frozenset(scopes), *quotas)
     return tokens
 
 
 _FIELDS = frozenset({"token", "principal", "scopes"})
-#: A principal's quotas: how many of its executions run at once, and how many may wait.
-_QUOTAS = frozenset({"maxConcurrent", "maxQueued"})
+#: A principal's quotas, each with its least value: how many of its executions run at once, how
+#: many may wait, and how many of its code contexts may live at once.
+_QUOTAS = {"maxConcurrent": 1, "maxQueued": 0, "maxContexts": 1}
 
 
-def _quota(value: object, where: str) -> int | None:
+def _quota(value: object, where: str, least: int) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < (1 if "Concurrent" in where else 0):
-        raise ConfigError(f"{where} must be an integer of at least {1 if 'Concurrent' in where else 0}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ConfigError(f"{where} must be an integer of at least {least}")
     return value

@@ -125,7 +125,7 @@ class Cluster:
         # its own (a principal's or a batch's quota): others' work may still run. What this node
         # claims beyond its slots waits here, so no more than a slot's worth is claimed that way.
         slots = self.executor.slots
-        if slots.queued >= self.settings.max_concurrent_executions:
+        if slots.queued_for_daemon >= self.settings.max_concurrent_executions:
             return 0
         return slots.free
 
@@ -135,7 +135,14 @@ class Cluster:
         to the shared queue for whichever node claims it."""
         if row.kind == "batch" or row.batch_id is not None or not self.executor.accepting:
             return False
-        if row.node_pin not in (None, self.node_id) or self._room() == 0:
+        if row.node_pin not in (None, self.node_id):
+            return False
+        if row.context_id is not None:
+            # A cell runs in its context, which is this node's: it waits here for its turn and
+            # its principal's slot, never in the shared queue.
+            row.node_id = self.node_id
+            return True
+        if self._room() == 0:
             return False
         if self.executor.slots.room((principal_key(row.principal),)) == 0:
             return False

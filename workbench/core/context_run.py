@@ -53,6 +53,8 @@ class ContextRun:
         self.directory = self.ex.settings.layout.execution(live.id)
         self.deadline = trio.current_time() + (self.row.deadline_at - now_ms()) / 1000
         self.capture: Capture | None = None
+        #: Its place in the slots (`live.Slots`) was given back.
+        self.slot_gone = False
 
     async def supervise(self) -> None:
         """The whole life; never raises (a bug ends the execution `failed`)."""
@@ -61,7 +63,7 @@ class ContextRun:
                 await self._end_dead("its context is gone")
             elif self.resume:
                 await self._resumed(self.context)
-            elif await self._wait_turn(self.context):
+            elif await self._wait_turn(self.context) and await self._wait_slot(self.context):
                 await self._run(self.context)
         except trio.Cancelled:
             raise  # the daemon stops and keeps what runs: the next start takes it back
@@ -74,6 +76,7 @@ class ContextRun:
                 }
                 await self._end(S.FAILED, error=error)
         finally:
+            self._slot_back()
             if self.context is not None:
                 self.context.release(self)
             self.live.cancel_handled.set()
@@ -82,10 +85,25 @@ class ContextRun:
     # -- queued ----------------------------------------------------------------------------
 
     async def _wait_turn(self, context: Context) -> bool:
+        return await self._wait(context, self.turn)
+
+    async def _wait_slot(self, context: Context) -> bool:
+        """Its turn come, a slot of its principal's `maxConcurrent` (none of the daemon's)."""
+        self.ex.slots.request(self.live)
+        return await self._wait(context, self.live.granted)
+
+    def _slot_back(self) -> None:
+        """Give back its slot, its request or its place among the waiting (`Contexts.submit`)."""
+        if not self.slot_gone:
+            self.slot_gone = True
+            self.ex.slots.withdraw(self.live)
+
+    async def _wait(self, context: Context, got: trio.Event) -> bool:
+        """Until `got` is set; False once it ended without (cancelled, its deadline, its context dead)."""
         live = self.live
         with trio.move_on_at(self.deadline):
-            while not self.turn.is_set() and live.stop is None:
-                await _first(self.turn.wait, live.kick.wait)
+            while not got.is_set() and live.stop is None and not context.info.dead:
+                await _first(got.wait, live.kick.wait, context.dead.wait)
                 live.kick = trio.Event()
         with trio.CancelScope(shield=True):
             if live.stop is not None:
@@ -94,7 +112,7 @@ class ContextRun:
             if context.info.dead:
                 await self._end_dead(context.info.reason or "its context is dead")
                 return False
-            if not self.turn.is_set() or trio.current_time() >= self.deadline:
+            if not got.is_set() or trio.current_time() >= self.deadline:
                 error = {
                     "code": "timeout",
                     "message": f"the deadline of {self.row.timeout_ms} ms passed while queued",
@@ -296,6 +314,7 @@ class ContextRun:
         exit_code: int | None = None,
         fields: dict[str, Any] | None = None,
     ) -> None:
+        self._slot_back()  # before the end is committed, as a command's
         values: dict[str, Any] = {"finished_at": now_ms(), "exit_code": exit_code, **(fields or {})}
         if reason is not None:
             values["cancel_reason"] = reason

@@ -39,7 +39,7 @@ from workbench.core.store import ExecutionRow
 from workbench.core.waiting import first_of
 from workbench.wire.contexts import Context as ContextRecord
 from workbench.wire.contexts import ContextRequest
-from workbench.wire.errors import Conflict, NotFound
+from workbench.wire.errors import Conflict, NotFound, TooManyExecutions
 from workbench.wire.ids import new_context_id
 from workbench.wire.models import StartCodeRequest
 
@@ -71,6 +71,7 @@ class Contexts:
         """Start a context's interpreter; answers once it is ready (or dead, saying why)."""
         image = launch.resolve_image(self.ex.images, req.image)
         launch.resolve_language(image, req.language)
+        self._check_room(principal)
         workspace = self.ex.settings.layout.workspace(principal.name, req.session_id)
         cwd = launch.resolve_cwd(image, workspace, None)
         now = now_ms()
@@ -101,6 +102,30 @@ class Contexts:
         with trio.move_on_after(READY_WAIT_S):
             await _first(context.ready.wait, context.dead.wait)
         return context.record()
+
+    def _check_room(self, principal: Principal) -> None:
+        """Refuse a context past the principal's `maxContexts` or `WORKBENCH_MAX_CONTEXTS` (live
+        ones count: a dead one holds no tree). Nothing awaits between it and the new context's
+        taking its place, so starts at once cannot both pass it."""
+        live = [c.info.principal for c in self.all.values() if not c.info.dead]
+        limit, mine = principal.max_contexts, live.count(principal.name)
+        if limit is not None and mine >= limit:
+            raise TooManyExecutions(
+                f"the principal {principal.name!r} has {mine} live code contexts and its maxContexts "
+                f"quota is {limit}; delete one, or try again later",
+                details={
+                    "quota": "maxContexts",
+                    "principal": principal.name,
+                    "limit": limit,
+                    "contexts": mine,
+                },
+            )
+        limit = self.ex.settings.max_contexts
+        if len(live) >= limit:
+            raise TooManyExecutions(
+                f"{len(live)} code contexts are live and WORKBENCH_MAX_CONTEXTS is {limit}; try again later",
+                details={"quota": "WORKBENCH_MAX_CONTEXTS", "limit": limit, "contexts": len(live)},
+            )
 
     def get(self, principal: Principal, context_id: str) -> Context:
         context = self.all.get(context_id)
@@ -150,9 +175,14 @@ class Contexts:
         if context is not None and context.info.dead:
             run.turn.set()  # it ends at once, saying why its context is dead
         elif context is not None and not resume:
+            # One of its principal's waiting executions (`maxQueued`) until it runs.
+            self.ex.slots.park(live)
             context.turns.append(run)
             context.grant()
         elif context is not None:
+            # It runs in its interpreter already: it holds its slot from now on.
+            self.ex.slots.take(live)
+            live.granted.set()
             context.running = run
             run.turn.set()
         self.nursery.start_soon(self._supervise, run, name=f"execution {live.id}")

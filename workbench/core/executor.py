@@ -88,11 +88,13 @@ class Executor:
             self.slots.set_cap(batch_key(row.id), row.concurrency or self.settings.max_concurrent_executions)
             self._nursery.start_soon(self._supervise_batch, live, name=f"batch {live.id}")
             return live
+        live.keys = (principal_key(row.principal),)
         if row.context_id is not None:
-            # Its context runs it, when its turn comes: it takes no slot of the daemon's.
+            # Its context runs it, when its turn comes, in a slot of its principal's quota
+            # alone: it takes none of the daemon's.
+            live.daemon_slot = False
             self.contexts.submit(live)
             return live
-        live.keys = (principal_key(row.principal),)
         if row.batch_id is not None:
             live.keys += (batch_key(row.batch_id),)
         if live.adopted is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -62,6 +63,9 @@ class Live:
     child: str | None = None
     #: The caps of `Slots` it counts against (its principal's, its batch's).
     keys: tuple[str, ...] = ()
+    #: Whether it takes one of the daemon's slots besides its keys' (a cell of a code context
+    #: takes only its principal's).
+    daemon_slot: bool = True
     #: Its end is being committed (`finish`): nothing of its tree runs any more.
     ending: bool = False
 
@@ -84,15 +88,22 @@ class Slots:
 
     Besides the daemon's `capacity`, an execution may be bound by caps of its own keys (its
     principal's `maxConcurrent`, its batch's `concurrency`): one that would pass a cap waits,
-    and the next one that fits goes first. Otherwise first come, first served.
+    and the next one that fits goes first. Otherwise first come, first served. One that takes
+    no slot of the daemon's (`Live.daemon_slot` false: a cell of a code context) waits for its
+    keys' caps alone. One may be counted as waiting before it asks (`park`): a cell waiting for
+    its context's turn is one of its principal's waiting executions.
     """
 
     def __init__(self, capacity: int) -> None:
         self.free = capacity
         self.waiting: collections.deque[Live] = collections.deque()
+        #: Counted as waiting under their keys, not asking yet (`park`).
+        self.parked: set[Live] = set()
         self.caps: dict[str, int] = {}
         self.used: collections.Counter[str] = collections.Counter()
         self.queued_by: collections.Counter[str] = collections.Counter()
+        #: How many of `waiting` need no slot of the daemon's.
+        self.keyed_only = 0
         #: Bumped whenever a slot is given back (a node of a shared store then claims more).
         self.freed = Watch()
 
@@ -104,38 +115,54 @@ class Slots:
     def forget_cap(self, key: str) -> None:
         self.caps.pop(key, None)
 
-    def request(self, live: Live) -> None:
-        self.waiting.append(live)
+    def park(self, live: Live) -> None:
+        """Count `live` as waiting under its keys before it asks for its slot (`request`)."""
+        self.parked.add(live)
         for key in live.keys:
             self.queued_by[key] += 1
+
+    def request(self, live: Live) -> None:
+        if live in self.parked:
+            self.parked.discard(live)  # counted already
+        else:
+            for key in live.keys:
+                self.queued_by[key] += 1
+        self.waiting.append(live)
+        self.keyed_only += not live.daemon_slot
         self._grant()
 
     def withdraw(self, live: Live) -> None:
         """Give up a request (cancelled or timed out while queued), or the slot it was granted."""
+        if live in self.parked:
+            self.parked.discard(live)
+            self._unqueue(live)
+            return
         try:
             self.waiting.remove(live)
         except ValueError:
             if live.granted.is_set():
                 self.release(live)
         else:
+            self.keyed_only -= not live.daemon_slot
             self._unqueue(live)
 
     def take(self, live: Live) -> None:
         """Take a slot without queueing (an adopted execution is already running)."""
-        self.free -= 1
+        self.free -= live.daemon_slot
         for key in live.keys:
             self.used[key] += 1
 
     def release(self, live: Live) -> None:
-        self.free += 1
+        self.free += live.daemon_slot
         for key in live.keys:
             self.used[key] -= 1
         self._grant()
         self.freed.bump()
 
-    def room(self, keys: tuple[str, ...]) -> int:
-        """How many more executions holding `keys` could start now."""
-        room = self.free
+    def room(self, keys: tuple[str, ...], *, daemon_slot: bool = True) -> int:
+        """How many more executions holding `keys` could start now (`daemon_slot`: each taking
+        one of the daemon's slots too)."""
+        room = self.free if daemon_slot else sys.maxsize
         for key in keys:
             cap = self.caps.get(key)
             if cap is not None:
@@ -143,6 +170,8 @@ class Slots:
         return max(0, room)
 
     def _fits(self, live: Live) -> bool:
+        if live.daemon_slot and self.free <= 0:
+            return False
         return all(self.used[k] < self.caps[k] for k in live.keys if k in self.caps)
 
     def _unqueue(self, live: Live) -> None:
@@ -151,14 +180,15 @@ class Slots:
 
     def _grant(self) -> None:
         i = 0
-        while self.free > 0 and i < len(self.waiting):
+        while (self.free > 0 or self.keyed_only) and i < len(self.waiting):
             live = self.waiting[i]
             if not self._fits(live):
                 i += 1
                 continue
             del self.waiting[i]
             self._unqueue(live)
-            self.free -= 1
+            self.keyed_only -= not live.daemon_slot
+            self.free -= live.daemon_slot
             for key in live.keys:
                 self.used[key] += 1
             live.granted.set()
@@ -166,7 +196,13 @@ class Slots:
 
     @property
     def queued(self) -> int:
-        return len(self.waiting)
+        """How many executions wait: for a slot, or counted before they ask (`park`)."""
+        return len(self.waiting) + len(self.parked)
+
+    @property
+    def queued_for_daemon(self) -> int:
+        """How many wait for one of the daemon's slots."""
+        return len(self.waiting) - self.keyed_only
 
 
 #: Schedules the tidying up after an execution: (execution id, tree held by the supervisor or

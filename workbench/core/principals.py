@@ -13,13 +13,15 @@ class Principal:
 
     `max_concurrent` and `max_queued` (from the tokens file; None: only the daemon's limits)
     bound how many of the principal's executions run at once and how many may wait for a slot,
-    so that one principal cannot take every slot of the daemon.
+    so that one principal cannot take every slot of the daemon; `max_contexts` how many of its
+    code contexts may live at once.
     """
 
     name: str
     scopes: frozenset[str]
     max_concurrent: int | None = None
     max_queued: int | None = None
+    max_contexts: int | None = None
 
     @property
     def sees_all(self) -> bool:

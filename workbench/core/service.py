@@ -160,10 +160,11 @@ class Service(Reads):
             rows = build()
             head = rows[0][0]
             shared = None
-            room = self.executor.slots.room((principal.key,))
+            room = self._room(principal, head)
             if self.cluster is not None and room < len(rows):
                 shared = await self.cluster.queue_depth(principal)
-            accept.check_room(self.settings, self.executor.slots, principal, max(1, len(rows) - 1), shared)
+            count = max(1, len(rows) - 1)
+            accept.check_room(self.settings, self.executor.slots, principal, count, shared, room=room)
         except (InvalidRequest, TooManyExecutions, Unavailable):
             # A retry of an accepted request replays it even if it could not be accepted now
             # (its cwd is gone, the queue is full, the daemon is stopping).
@@ -210,6 +211,18 @@ class Service(Reads):
         return Started(
             execution_from_row(created_row, [], preview=Preview()), replayed=False, wait_ms=wait_ms
         )
+
+    def _room(self, principal: Principal, head: ExecutionRow) -> int:
+        """How many of `principal`'s new executions like `head` could run at once: a cell of a
+        code context none while its context is busy, else as many as its principal's quota has
+        room for (it takes no slot of the daemon's)."""
+        slots = self.executor.slots
+        if head.context_id is None:
+            return slots.room((principal.key,))
+        context = self.executor.contexts.all.get(head.context_id)
+        if context is None or context.running is not None or context.turns:
+            return 0
+        return slots.room((principal.key,), daemon_slot=False)
 
     async def run(self, principal: Principal, req: StartRequest, idempotency_key: str | None) -> Started:
         """A start as the route answers it: accepted, then for a foreground start the record after

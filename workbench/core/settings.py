@@ -75,6 +75,8 @@ class Settings:
     #: Pre-started interpreters kept per kind of start (image, language, start-up env); 0: none.
     warm_pool: int = 2
     max_queued_executions: int = 1000
+    #: Code contexts (each an interpreter's tree) live at once, of every principal.
+    max_contexts: int = 64
     default_timeout_ms: int = 1 * HOURS
     max_timeout_ms: int = 24 * HOURS
     max_wait_timeout_ms: int = 600 * SECONDS
@@ -199,6 +201,8 @@ class Settings:
             raise ConfigError("WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES must be at least 4")
         if self.max_concurrent_executions < 1:
             raise ConfigError("WORKBENCH_MAX_CONCURRENT_EXECUTIONS must be at least 1")
+        if self.max_contexts < 1:
+            raise ConfigError("WORKBENCH_MAX_CONTEXTS must be at least 1")
         if not 0 < self.default_timeout_ms <= self.max_timeout_ms:
             raise ConfigError(f"WORKBENCH_DEFAULT_TIMEOUT_MS must be between 1 and {self.max_timeout_ms}")
         if self.token is not None and len(self.token) < 16:
@@ -363,6 +367,7 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": ("execution_event_delta_max_bytes", _positive_int),
     "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": ("max_concurrent_executions", _positive_int),
     "WORKBENCH_MAX_QUEUED_EXECUTIONS": ("max_queued_executions", _non_negative_int),
+    "WORKBENCH_MAX_CONTEXTS": ("max_contexts", _positive_int),
     "WORKBENCH_WARM_POOL": ("warm_pool", _non_negative_int),
     "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
     "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),

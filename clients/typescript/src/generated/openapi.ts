@@ -2216,7 +2216,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description `too_many_executions` (429): the queue is full, or the principal's `maxQueued` quota is reached (`details.quota` names which) */
+        /** @description `too_many_executions` (429): the queue is full, or the principal's `maxQueued` quota is reached; a new code context: `maxContexts` or `WORKBENCH_MAX_CONTEXTS` (`details.quota` names which) */
         too_many_executions: {
             headers: {
                 [name: string]: unknown;
@@ -4411,6 +4411,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["too_many_executions"];
             503: components["responses"]["unavailable"];
             507: components["responses"]["storage_full"];
         };
