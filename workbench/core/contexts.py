@@ -111,8 +111,8 @@ class Contexts:
         limit, mine = principal.max_contexts, live.count(principal.name)
         if limit is not None and mine >= limit:
             raise TooManyExecutions(
-                f"the principal {principal.name!r} has {mine} live code contexts and its maxContexts "
-                f"quota is {limit}; delete one, or try again later",
+                f"the principal {principal.name!r} holds its maxContexts quota of {limit} live code "
+                "context(s); delete one, or try again later",
                 details={
                     "quota": "maxContexts",
                     "principal": principal.name,
@@ -123,7 +123,8 @@ class Contexts:
         limit = self.ex.settings.max_contexts
         if len(live) >= limit:
             raise TooManyExecutions(
-                f"{len(live)} code contexts are live and WORKBENCH_MAX_CONTEXTS is {limit}; try again later",
+                f"this daemon holds its WORKBENCH_MAX_CONTEXTS of {limit} live code context(s); "
+                "try again later",
                 details={"quota": "WORKBENCH_MAX_CONTEXTS", "limit": limit, "contexts": len(live)},
             )
 
