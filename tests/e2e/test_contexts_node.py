@@ -96,6 +96,32 @@ async def test_a_thrown_error_fails_the_execution_with_its_stack(wb: DaemonHandl
 
 
 @needs_node
+async def test_an_error_that_cannot_be_shown_fails_only_its_cell(wb: DaemonHandle) -> None:
+    """A thrown value whose name, message, stack, class or inspection throws, thrown or awaited
+    or the cell's value, and a thrown falsy value: `failed` with error.code `exception`, and the
+    context lives on."""
+    cx = await new_node_context(wb)
+    await run_in(wb, cx, "var kept = 1")
+    cells = [
+        "throw { get name() { throw new Error('no name') }, message: 'm' }",
+        "class E extends Error { get message() { throw new Error('no message') } }\nthrow new E()",
+        "const e = new Error('x')\nObject.defineProperty(e, 'stack', { get() { throw 1 } })\nthrow e",
+        "throw new Proxy({}, { getPrototypeOf() { throw 1 }, get() { throw 2 }, has() { throw 3 } })",
+        "throw { toString() { throw 1 }, [Symbol.for('nodejs.util.inspect.custom')]() { throw 2 } }",
+        "await Promise.reject({ get name() { throw 1 }, message: 'm' })",
+        "({ [Symbol.for('nodejs.util.inspect.custom')]() { throw { get name() { throw 1 } } } })",
+        "throw null",
+        "throw 0",
+    ]
+    for code in cells:
+        record = await run_in(wb, cx, code, timeoutMs=10_000)
+        assert record["status"] == "failed" and record["error"]["code"] == "exception", (code, record)
+        assert isinstance(record["error"]["message"], str) and record["error"]["traceback"], record
+    assert (await run_in(wb, cx, "kept"))["result"] == {"text/plain": "1"}
+    assert (await context_of(wb, cx))["status"] == "ready"
+
+
+@needs_node
 async def test_cancel_interrupts_and_the_context_lives_on(wb: DaemonHandle) -> None:
     cx = await new_node_context(wb)
     await run_in(wb, cx, "var kept = 'yes'")

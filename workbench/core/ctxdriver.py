@@ -187,7 +187,7 @@ class Driver:
             return _done(execution_id)
         self.namespace["_"] = value
         try:
-            text = repr(value)
+            text = str.__str__(repr(value))
         except BaseException as exc:
             return _done(execution_id, error=_error_of(exc))
         if len(text) > MAX_RESULT_CHARS:
@@ -206,14 +206,35 @@ def _done(
 
 
 def _error_of(exc: BaseException) -> dict[str, str]:
+    """The error of a cell, however it behaves: each part that runs the exception's own code (its
+    `str`, its type's attributes, the traceback's formatting) has a stand-in where it fails."""
     tb = exc.__traceback__
     # The driver's own frames are not the user's: the traceback starts at the cell.
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
-    text = "".join(traceback.format_exception(type(exc), exc, tb))
-    said = str(exc)
-    name = type(exc).__name__
-    return {"type": name, "message": f"{name}: {said}" if said else name, "traceback": text}
+    # Read past the type's metaclass, which may define its attribute lookups.
+    name = _text(lambda: _TYPE_NAME.__get__(type(exc)), "<unknown>")
+    said = _text(lambda: str(exc), "<exception str() failed>")
+    last = f"{name}: {said}" if said else name
+    text = _text(
+        lambda: "".join(traceback.format_exception(type(exc), exc, tb)),
+        _text(lambda: "".join(["Traceback (most recent call last):\n", *traceback.format_tb(tb)]), "")
+        + last
+        + "\n",
+    )
+    return {"type": name, "message": last, "traceback": text}
+
+
+_TYPE_NAME = type.__dict__["__name__"]
+
+
+def _text(make: Any, fallback: str) -> str:
+    """`make()` as a plain str, else `fallback` (whatever it raised: the cell's code may raise
+    anything, an interrupt included, and the driver must still answer)."""
+    try:
+        return str.__str__(make())
+    except BaseException:
+        return fallback
 
 
 def _noop() -> None:
