@@ -4,6 +4,7 @@ cannot be shown, fds 0, 1 and 2 closed or replaced, an interrupt caught."""
 from __future__ import annotations
 
 from tests.conftest import DaemonHandle
+from tests.e2e.test_code import streams
 from tests.e2e.test_contexts import context_of, new_context, run_in
 
 UNSHOWABLE = 'class E(Exception):\n    def __str__(self):\n        raise RuntimeError("no str")\n'
@@ -32,3 +33,33 @@ async def test_an_exception_that_cannot_be_shown_fails_only_its_cell(wb: DaemonH
     assert odd["status"] == "failed" and odd["error"]["code"] == "exception", odd
     assert (await context_of(wb, cx))["status"] == "ready"
     assert (await run_in(wb, cx, "kept"))["result"] == {"text/plain": "1"}
+
+
+async def test_a_cell_that_closes_or_replaces_its_fds_ends_normally(wb: DaemonHandle) -> None:
+    """fds 0, 1 and 2 are the cell's own: closed or replaced by it, the cell ends as it ended, and
+    the next one has its own output and the interpreter's stdin again."""
+    cx = (await new_context(wb))["contextId"]
+    await run_in(wb, cx, "import os, sys\nstdin = os.fstat(0)")
+    for code in (
+        "os.close(1)",
+        "os.close(2)",
+        "os.close(0)",
+        "os.close(0); os.close(1); os.close(2)",
+        "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)",
+        "os.dup2(os.open(os.devnull, os.O_WRONLY), 2)",
+        "os.dup2(os.open(os.devnull, os.O_RDONLY), 0)",
+    ):
+        record = await run_in(wb, cx, f"print('before', flush=True)\n{code}\n'done'")
+        assert record["status"] == "completed", (code, record)
+        assert record["result"] == {"text/plain": "'done'"}, (code, record)
+        assert (await streams(wb, record["executionId"]))["stdout"] == "before\n", code
+        after = await run_in(
+            wb, cx, "print('out', flush=True)\nprint('err', file=sys.stderr)\nos.fstat(0) == stdin"
+        )
+        assert after["result"] == {"text/plain": "True"}, (code, after)
+        assert await streams(wb, after["executionId"]) == {"stdout": "out\n", "stderr": "err\n"}, code
+    # Output to a closed fd 1 is the cell's own error.
+    record = await run_in(wb, cx, "os.close(1)\nprint('lost', flush=True)")
+    assert record["status"] == "failed" and record["error"]["code"] == "exception", record
+    assert record["error"]["message"].startswith("OSError"), record
+    assert (await context_of(wb, cx))["status"] == "ready"

@@ -10,7 +10,8 @@ of the last cell, which a daemon that died before reading it still gets).
 
 Requests: ``{"op": "run", "id", "code"}`` carries two file descriptors (SCM_RIGHTS), the
 execution's stdout and stderr spool files: the cell's fds 1 and 2 are those while it runs, so
-that everything it and its children write goes to the execution's own output. Reply:
+that everything it and its children write goes to the execution's own output (and the
+interpreter's own fds 0, 1 and 2 are put back afterwards, whatever the cell did to them). Reply:
 ``{"op": "done", "id", "result": TEXT|null, "error": null|{"type", "message", "traceback"},
 "interrupted": bool}``. ``{"op": "interrupt", "id"}`` raises KeyboardInterrupt in that cell if
 it is still the one running (a SIGINT to the main thread, so that a blocking call is broken too).
@@ -92,6 +93,9 @@ class Driver:
         self.last: dict[str, Any] | None = None
         self.link: Link | None = None
         self.cells = 0
+        # Copies of the interpreter's own fds 0, 1 and 2 (not inherited): whatever a cell does to
+        # those, they are put back from these once it ended.
+        self.own = [os.dup(fd) for fd in (0, 1, 2)]
 
     # -- the connection (a thread) -------------------------------------------------------------
 
@@ -148,11 +152,18 @@ class Driver:
             execution_id, code, fds = self.jobs.get()
             with self.lock:
                 self.current = execution_id
-            self.reply(self.run_cell(execution_id, code, fds))
+            try:
+                reply = self.run_cell(execution_id, code, fds)
+            except Exception as exc:  # the driver's own failure: this cell's answer, not its end
+                reply = _done(execution_id, error=_error_of(exc))
+            self.reply(reply)
 
     def run_cell(self, execution_id: str, code: str, fds: list[int]) -> dict[str, Any]:
         self.cells += 1
-        saved = _flush_and_swap(fds)
+        _flush()
+        for fd, spool in enumerate(fds, start=1):
+            os.dup2(spool, fd)
+            os.close(spool)
         os.environ["WORKBENCH_EXECUTION_ID"] = execution_id
         reply: dict[str, Any] = _done(execution_id, error=_error_of(KeyboardInterrupt()), interrupted=True)
         try:
@@ -164,8 +175,22 @@ class Driver:
         except KeyboardInterrupt:
             pass
         _settle()
-        _flush_and_swap(saved)
+        _flush()
+        self.restore()
         return reply
+
+    def restore(self) -> None:
+        """Put the interpreter's fds 0, 1 and 2 back, whatever the cell made of them (closed,
+        replaced); one whose copy the cell closed too becomes /dev/null."""
+        for fd, own in enumerate(self.own):
+            try:
+                os.dup2(own, fd)
+            except OSError:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+                self.own[fd] = os.dup(fd)
 
     def execute(self, execution_id: str, code: str) -> dict[str, Any]:
         filename = f"<cell {self.cells}>"
@@ -253,20 +278,14 @@ def _settle() -> None:
             continue
 
 
-def _flush_and_swap(fds: list[int]) -> list[int]:
-    """Flush Python's streams, point fds 1 and 2 at `fds` (closing them); returns the old ones."""
+def _flush() -> None:
+    """Write out what Python's streams hold (to wherever their fds point now)."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):
-            pass
-    saved = [os.dup(1), os.dup(2)]
-    os.dup2(fds[0], 1)
-    os.dup2(fds[1], 2)
-    for fd in fds:
-        os.close(fd)
-    return saved
+        except Exception:
+            pass  # closed, or replaced by the cell with something that fails: the cell's own
 
 
 def _close(conn: socket.socket) -> None:
