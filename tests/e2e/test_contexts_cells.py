@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.conftest import DaemonHandle
 from tests.e2e.test_code import streams
-from tests.e2e.test_contexts import context_of, new_context, run_in
+from tests.e2e.test_contexts import context_of, new_context, printed, run_in, start_in
 
 UNSHOWABLE = 'class E(Exception):\n    def __str__(self):\n        raise RuntimeError("no str")\n'
 
@@ -62,4 +62,30 @@ async def test_a_cell_that_closes_or_replaces_its_fds_ends_normally(wb: DaemonHa
     record = await run_in(wb, cx, "os.close(1)\nprint('lost', flush=True)")
     assert record["status"] == "failed" and record["error"]["code"] == "exception", record
     assert record["error"]["message"].startswith("OSError"), record
+    assert (await context_of(wb, cx))["status"] == "ready"
+
+
+CATCHES = "import time\ntry:\n    time.sleep(10)\nexcept KeyboardInterrupt:\n    print('caught')\n'after'"
+
+
+async def test_a_cell_that_catches_the_interrupt_still_ends_cancelled(wb: DaemonHandle) -> None:
+    """A cancel (or the deadline) that reached a cell ends it `cancelled` (`timed_out`) even when
+    the cell caught the KeyboardInterrupt and went on to its end: with its output, without a
+    `result` (the value is `_` in the interpreter)."""
+    cx = (await new_context(wb))["contextId"]
+    started = await start_in(wb, cx, "print('sleeping', flush=True)\n" + CATCHES)
+    await printed(wb, started["executionId"], "sleeping")
+    response = await wb.client.post(
+        f"/v1/executions/{started['executionId']}/cancel", json={"reason": "enough"}
+    )
+    assert response.status_code == 202, response.text
+    record = await wb.wait(started["executionId"])
+    assert record["status"] == "cancelled" and record["cancelReason"] == "enough", record
+    assert record["result"] is None and record["error"] is None, record
+    assert await streams(wb, started["executionId"]) == {"stdout": "sleeping\ncaught\n", "stderr": ""}
+    timed = await run_in(wb, cx, CATCHES, timeoutMs=800)
+    assert timed["status"] == "timed_out" and timed["error"]["code"] == "timeout", timed
+    assert timed["result"] is None, timed
+    assert await streams(wb, timed["executionId"]) == {"stdout": "caught\n", "stderr": ""}
+    assert (await run_in(wb, cx, "_"))["result"] == {"text/plain": "'after'"}
     assert (await context_of(wb, cx))["status"] == "ready"

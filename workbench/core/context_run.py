@@ -257,8 +257,10 @@ class ContextRun:
         # Its interpreter is idle (it replied) or dead: the turn goes back before the end is
         # committed, so that whoever learns of the end finds the context `ready`.
         context.release(self)
-        interrupted = reply is None or bool(reply.get("interrupted"))
-        if why is not None and interrupted:
+        # A stop applied before its reply came ends it so, however the cell ended: one that
+        # caught the KeyboardInterrupt and went on is cancelled all the same (as a tree that took
+        # the signal and exited 0), its output kept and its value only in the interpreter's `_`.
+        if why is not None:
             if why is Stop.TIMEOUT:
                 error = {"code": "timeout", "message": f"the deadline of {self.row.timeout_ms} ms passed"}
                 await self._end(S.TIMED_OUT, error=error)
