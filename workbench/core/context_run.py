@@ -24,7 +24,7 @@ from workbench.core.capture import Capture
 from workbench.core.context_link import LinkClosed
 from workbench.core.context_state import Context, Holder
 from workbench.core.finish import Ending, finish
-from workbench.core.live import Live, Outcome, Stop
+from workbench.core.live import ADOPTED, ENDED_MEANWHILE, Live, Outcome, Stop, journal_adoption
 from workbench.core.output import OutputCapture
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
@@ -152,10 +152,14 @@ class ContextRun:
             await self.ex.journal.transition(
                 self.live.id,
                 S.RUNNING,
-                message="adopted after a daemon restart",
+                message=ADOPTED,
                 fields={"started_at": now_ms(), "containment": self.ex.containment.value},
             )
             self.live.status = S.RUNNING
+        else:
+            # Its driver still runs it, or kept its reply: it ended while no daemon was there.
+            note = ADOPTED if hello.get("busy") == self.live.id else ENDED_MEANWHILE
+            await journal_adoption(self.ex.journal, self.live.id, note)
         offsets = {"stdout": self.row.stdout_offset, "stderr": self.row.stderr_offset}
         if self.live.status is S.CANCEL_REQUESTED and self.live.stop is None:
             self.live.request_stop(Stop.CANCEL, self.row.cancel_reason, 0)
