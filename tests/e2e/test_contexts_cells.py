@@ -89,3 +89,25 @@ async def test_a_cell_that_catches_the_interrupt_still_ends_cancelled(wb: Daemon
     assert await streams(wb, timed["executionId"]) == {"stdout": "caught\n", "stderr": ""}
     assert (await run_in(wb, cx, "_"))["result"] == {"text/plain": "'after'"}
     assert (await context_of(wb, cx))["status"] == "ready"
+
+
+async def test_a_cell_reports_what_it_used(wb: DaemonHandle) -> None:
+    """`usage` of a cell: the CPU time the interpreter and the children it waited for spent while
+    it ran, and the most resident memory the interpreter held then (its high-water mark, from the
+    cell's start), or a child it waited for when that is more."""
+    cx = (await new_context(wb))["contextId"]
+    busy = await run_in(wb, cx, "import sys, subprocess\nn = sum(range(3 * 10**7))")
+    usage = busy["usage"]
+    assert usage["cpuUserMs"] >= 200 and usage["cpuSystemMs"] >= 0, usage
+    assert usage["peakMemoryBytes"] > 0, usage
+    idle = (await run_in(wb, cx, "n"))["usage"]
+    assert idle["cpuUserMs"] < 100, idle
+    # A child's CPU time counts, once the cell waited for it.
+    child = await run_in(wb, cx, "subprocess.run([sys.executable, '-c', 'sum(range(3 * 10**7))'])\nNone")
+    assert child["usage"]["cpuUserMs"] >= 200, child["usage"]
+    big = (await run_in(wb, cx, "x = bytearray(300 * 2**20)\nx[::4096] = b'1' * len(x[::4096])"))["usage"]
+    assert big["peakMemoryBytes"] >= 300 * 2**20, big
+    # The high-water mark is the cell's: once that memory is freed, the next cell's is less.
+    after = (await run_in(wb, cx, "del x\nimport gc; gc.collect()\nNone"))["usage"]
+    small = (await run_in(wb, cx, "1"))["usage"]
+    assert small["peakMemoryBytes"] < 300 * 2**20, (after, small)

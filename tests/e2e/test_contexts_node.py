@@ -200,3 +200,16 @@ async def test_a_node_context_in_the_sandbox_image(wb: DaemonHandle) -> None:
     # Only the mount points of what is bound back in (the workspace, the context's channel).
     check = "seen.every((name) => ['workspaces', 'contexts'].includes(name))"
     assert (await run_in(wb, cx, check))["result"] == {"text/plain": "true"}
+
+
+@needs_node
+async def test_a_node_cell_reports_what_it_used(wb: DaemonHandle) -> None:
+    """`usage` of a node cell: the interpreter's CPU time while it ran (not its children's: node
+    cannot tell them) and its peak resident memory meanwhile."""
+    cx = await new_node_context(wb)
+    busy = (await run_in(wb, cx, "let s = 0\nfor (let i = 0; i < 3e8; i++) s += i\ns > 0"))["usage"]
+    assert busy["cpuUserMs"] >= 200 and busy["cpuSystemMs"] >= 0 and busy["peakMemoryBytes"] > 0, busy
+    big = (await run_in(wb, cx, "let b = Buffer.alloc(300 * 2 ** 20, 1)\nb.length"))["usage"]
+    assert big["peakMemoryBytes"] >= 300 * 2**20, big
+    idle = (await run_in(wb, cx, "b = null\n1"))["usage"]
+    assert idle["cpuUserMs"] < 100, idle

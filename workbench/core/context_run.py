@@ -53,6 +53,8 @@ class ContextRun:
         self.directory = self.ex.settings.layout.execution(live.id)
         self.deadline = trio.current_time() + (self.row.deadline_at - now_ms()) / 1000
         self.capture: Capture | None = None
+        #: What the cell used, as its driver measured it (its usage columns; none without a reply).
+        self.usage: dict[str, int | None] = {}
 
     async def supervise(self) -> None:
         """The whole life; never raises (a bug ends the execution `failed`)."""
@@ -261,6 +263,7 @@ class ContextRun:
         # Its interpreter is idle (it replied) or dead: the turn goes back before the end is
         # committed, so that whoever learns of the end finds the context `ready`.
         context.release(self)
+        self.usage = _usage(reply)
         # A stop applied before its reply came ends it so, however the cell ended: one that
         # caught the KeyboardInterrupt and went on is cancelled all the same (as a tree that took
         # the signal and exited 0), its output kept and its value only in the interpreter's `_`.
@@ -302,7 +305,12 @@ class ContextRun:
         exit_code: int | None = None,
         fields: dict[str, Any] | None = None,
     ) -> None:
-        values: dict[str, Any] = {"finished_at": now_ms(), "exit_code": exit_code, **(fields or {})}
+        values: dict[str, Any] = {
+            "finished_at": now_ms(),
+            "exit_code": exit_code,
+            **self.usage,
+            **(fields or {}),
+        }
         if reason is not None:
             values["cancel_reason"] = reason
         if error is not None:
@@ -339,6 +347,22 @@ class ContextRun:
             progress_offset=row.progress_offset,
             on_display=partial(self.ex.displays.publish, self.live.id),
         )
+
+
+def _usage(reply: dict[str, Any] | None) -> dict[str, int | None]:
+    """The usage columns of a cell from its driver's reply (each null where it could not tell)."""
+    said = (reply or {}).get("usage")
+    said = said if isinstance(said, dict) else {}
+
+    def number(key: str) -> int | None:
+        value = said.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    return {
+        "cpu_user_ms": number("cpuUserMs"),
+        "cpu_system_ms": number("cpuSystemMs"),
+        "peak_memory_bytes": number("peakMemoryBytes"),
+    }
 
 
 @functools.lru_cache(maxsize=1024)

@@ -9,7 +9,7 @@
 // by path instead (hard links the daemon made in the channel directory): the driver opens them,
 // and what the cell writes to process.stdout, process.stderr and the console goes there. Reply:
 // `{"op": "done", "id", "result": TEXT|null, "error": null|{"type", "message", "traceback"},
-// "interrupted": bool}`. `{"op": "interrupt", "id"}` sends SIGINT to the interpreter if that cell
+// "interrupted": bool, "usage": {"cpuUserMs", "cpuSystemMs", "peakMemoryBytes"}}` (see `Usage`). `{"op": "interrupt", "id"}` sends SIGINT to the interpreter if that cell
 // is the one running: node's `vm` watchdog (breakOnSigint) ends a synchronous cell, and a cell
 // awaiting a promise stops waiting for it.
 //
@@ -207,11 +207,13 @@ class Driver {
     }
     process.env.WORKBENCH_EXECUTION_ID = job.id;
     Atomics.store(this.shared, RUNNING, job.seq);
+    const usage = new Usage();
     try {
-      if (Atomics.load(this.shared, INTERRUPTED) === job.seq) {
-        return done(job.id, { error: errorOf(new Error('interrupted before it started')), interrupted: true });
-      }
-      return await this.evaluate(job);
+      const reply = Atomics.load(this.shared, INTERRUPTED) === job.seq
+        ? done(job.id, { error: errorOf(new Error('interrupted before it started')), interrupted: true })
+        : await this.evaluate(job);
+      reply.usage = usage.taken();
+      return reply;
     } finally {
       Atomics.store(this.shared, RUNNING, 0);
       this.output.close();
@@ -290,6 +292,33 @@ class Driver {
     }
     return done(id, { result: text });
   }
+}
+
+// What a cell used: the interpreter's CPU time (all its threads; node cannot tell its children's)
+// while the cell ran, and the most resident memory it held meanwhile (its high-water mark, reset
+// as the cell starts where Linux can, else only a lifetime mark that grew tells). In `done`.
+class Usage {
+  constructor() {
+    this.reset = safely(() => { fs.writeFileSync('/proc/self/clear_refs', '5'); return true; }, false);
+    this.start = process.resourceUsage();
+  }
+
+  taken() {
+    const now = process.resourceUsage();
+    let peak = this.reset ? highWater() : null;
+    if (peak === null && now.maxRSS > this.start.maxRSS) peak = now.maxRSS * 1024;
+    return {
+      cpuUserMs: Math.max(0, Math.round((now.userCPUTime - this.start.userCPUTime) / 1000)),
+      cpuSystemMs: Math.max(0, Math.round((now.systemCPUTime - this.start.systemCPUTime) / 1000)),
+      peakMemoryBytes: peak,
+    };
+  }
+}
+
+function highWater() {
+  const status = safely(() => fs.readFileSync('/proc/self/status', 'utf8'), '');
+  const found = /^VmHWM:\s+(\d+) kB$/m.exec(status);
+  return found ? Number(found[1]) * 1024 : null;
 }
 
 // `import()` in a cell loads as the main context does, where this node can (20.8 and later).

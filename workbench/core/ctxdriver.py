@@ -13,9 +13,10 @@ execution's stdout and stderr spool files: the cell's fds 1 and 2 are those whil
 that everything it and its children write goes to the execution's own output (and the
 interpreter's own fds 0, 1 and 2 are put back afterwards, whatever the cell did to them). Reply:
 ``{"op": "done", "id", "result": TEXT|null, "error": null|{"type", "message", "traceback"},
-"interrupted": bool}``. ``{"op": "interrupt", "id"}`` raises KeyboardInterrupt in that cell if
-it is still the one running (a SIGINT to the main thread, so that a blocking call is broken too).
-SIGINT is blocked outside cells, so a late interrupt never hits the driver itself.
+"interrupted": bool, "usage": {"cpuUserMs", "cpuSystemMs", "peakMemoryBytes"}}`` (see `Usage`).
+``{"op": "interrupt", "id"}`` raises KeyboardInterrupt in that cell if it is still the one
+running (a SIGINT to the main thread, so that a blocking call is broken too). SIGINT is blocked
+outside cells, so a late interrupt never hits the driver itself.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import json
 import linecache
 import os
 import queue
+import resource
 import signal
 import socket
 import struct
@@ -165,6 +167,7 @@ class Driver:
             os.dup2(spool, fd)
             os.close(spool)
         os.environ["WORKBENCH_EXECUTION_ID"] = execution_id
+        usage = Usage()
         reply: dict[str, Any] = _done(execution_id, error=_error_of(KeyboardInterrupt()), interrupted=True)
         try:
             try:
@@ -175,6 +178,7 @@ class Driver:
         except KeyboardInterrupt:
             pass
         _settle()
+        reply["usage"] = usage.taken()
         _flush()
         self.restore()
         return reply
@@ -218,6 +222,56 @@ class Driver:
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + f"... ({len(text) - MAX_RESULT_CHARS} more characters)"
         return _done(execution_id, result=text)
+
+
+class Usage:
+    """What a cell used: the CPU time of the interpreter (all its threads) and of the children it
+    waited for while the cell ran, and the most resident memory the interpreter held meanwhile
+    (or a child it waited for, when that is more). Each figure null where it cannot be told."""
+
+    def __init__(self) -> None:
+        # The high-water mark of the resident memory starts again at what the interpreter holds
+        # now (Linux 4.0 and later); where it cannot, only a lifetime mark that grew tells.
+        self.reset = _write("/proc/self/clear_refs", "5")
+        self.own = resource.getrusage(resource.RUSAGE_SELF)
+        self.children = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def taken(self) -> dict[str, int | None]:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user = own.ru_utime - self.own.ru_utime + children.ru_utime - self.children.ru_utime
+        system = own.ru_stime - self.own.ru_stime + children.ru_stime - self.children.ru_stime
+        peak = _high_water() if self.reset else None
+        if peak is None and own.ru_maxrss > self.own.ru_maxrss:
+            peak = own.ru_maxrss * 1024
+        if children.ru_maxrss > self.children.ru_maxrss:
+            peak = max(peak or 0, children.ru_maxrss * 1024)
+        return {
+            "cpuUserMs": max(0, round(user * 1000)),
+            "cpuSystemMs": max(0, round(system * 1000)),
+            "peakMemoryBytes": peak,
+        }
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+        return True
+    except OSError:
+        return False
+
+
+def _high_water() -> int | None:
+    """The interpreter's peak resident memory since its mark was reset (VmHWM), in bytes."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _done(
