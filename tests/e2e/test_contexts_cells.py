@@ -111,3 +111,16 @@ async def test_a_cell_reports_what_it_used(wb: DaemonHandle) -> None:
     after = (await run_in(wb, cx, "del x\nimport gc; gc.collect()\nNone"))["usage"]
     small = (await run_in(wb, cx, "1"))["usage"]
     assert small["peakMemoryBytes"] < 300 * 2**20, (after, small)
+
+
+async def test_a_cell_that_does_not_compile_shows_only_its_own_error(wb: DaemonHandle) -> None:
+    """A SyntaxError of the cell: its traceback is the cell's line and caret, as a notebook shows
+    it, without the compiler's frames; one raised by code the cell runs keeps the cell's frame."""
+    cx = (await new_context(wb))["contextId"]
+    syntax = (await run_in(wb, cx, "x = 1\ndef (:"))["error"]
+    assert syntax["code"] == "exception" and syntax["message"].startswith("SyntaxError"), syntax
+    assert syntax["traceback"].startswith('  File "<cell 1>", line 2\n    def (:\n'), syntax
+    assert "ast.py" not in syntax["traceback"] and "Traceback" not in syntax["traceback"], syntax
+    nested = (await run_in(wb, cx, "eval('(')"))["error"]
+    assert nested["traceback"].startswith("Traceback (most recent call last):\n"), nested
+    assert "line 1, in <module>\n    eval('(')" in nested["traceback"], nested

@@ -200,14 +200,14 @@ class Driver:
         filename = f"<cell {self.cells}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         try:
-            tree = ast.parse(code, filename=filename, mode="exec")
-            last = None
-            tail = tree.body[-1] if tree.body else None
-            if isinstance(tail, ast.Expr):
-                tree.body.pop()
-                last = ast.Expression(tail.value)
-            exec(compile(tree, filename, "exec"), self.namespace)
-            value = eval(compile(last, filename, "eval"), self.namespace) if last is not None else None
+            body, last = _compiled(code, filename)
+        except KeyboardInterrupt as exc:
+            return _done(execution_id, error=_error_of(exc), interrupted=True)
+        except Exception as exc:  # a SyntaxError (or one like it): its frames are the compiler's
+            return _done(execution_id, error=_error_of(exc.with_traceback(None)))
+        try:
+            exec(body, self.namespace)
+            value = eval(last, self.namespace) if last is not None else None
         except KeyboardInterrupt as exc:
             return _done(execution_id, error=_error_of(exc), interrupted=True)
         except BaseException as exc:  # SystemExit too: the context lives on
@@ -222,6 +222,17 @@ class Driver:
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + f"... ({len(text) - MAX_RESULT_CHARS} more characters)"
         return _done(execution_id, result=text)
+
+
+def _compiled(code: str, filename: str) -> tuple[Any, Any]:
+    """The cell's code, and its final expression apart (to be its result) where it ends with one."""
+    tree = ast.parse(code, filename=filename, mode="exec")
+    last = None
+    tail = tree.body[-1] if tree.body else None
+    if isinstance(tail, ast.Expr):
+        tree.body.pop()
+        last = compile(ast.Expression(tail.value), filename, "eval")
+    return compile(tree, filename, "exec"), last
 
 
 class Usage:
