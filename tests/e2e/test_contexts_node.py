@@ -96,6 +96,32 @@ async def test_a_thrown_error_fails_the_execution_with_its_stack(wb: DaemonHandl
 
 
 @needs_node
+async def test_an_error_that_cannot_be_shown_fails_only_its_cell(wb: DaemonHandle) -> None:
+    """A thrown value whose name, message, stack, class or inspection throws, thrown or awaited
+    or the cell's value, and a thrown falsy value: `failed` with error.code `exception`, and the
+    context lives on."""
+    cx = await new_node_context(wb)
+    await run_in(wb, cx, "var kept = 1")
+    cells = [
+        "throw { get name() { throw new Error('no name') }, message: 'm' }",
+        "class E extends Error { get message() { throw new Error('no message') } }\nthrow new E()",
+        "const e = new Error('x')\nObject.defineProperty(e, 'stack', { get() { throw 1 } })\nthrow e",
+        "throw new Proxy({}, { getPrototypeOf() { throw 1 }, get() { throw 2 }, has() { throw 3 } })",
+        "throw { toString() { throw 1 }, [Symbol.for('nodejs.util.inspect.custom')]() { throw 2 } }",
+        "await Promise.reject({ get name() { throw 1 }, message: 'm' })",
+        "({ [Symbol.for('nodejs.util.inspect.custom')]() { throw { get name() { throw 1 } } } })",
+        "throw null",
+        "throw 0",
+    ]
+    for code in cells:
+        record = await run_in(wb, cx, code, timeoutMs=10_000)
+        assert record["status"] == "failed" and record["error"]["code"] == "exception", (code, record)
+        assert isinstance(record["error"]["message"], str) and record["error"]["traceback"], record
+    assert (await run_in(wb, cx, "kept"))["result"] == {"text/plain": "1"}
+    assert (await context_of(wb, cx))["status"] == "ready"
+
+
+@needs_node
 async def test_cancel_interrupts_and_the_context_lives_on(wb: DaemonHandle) -> None:
     cx = await new_node_context(wb)
     await run_in(wb, cx, "var kept = 'yes'")
@@ -174,3 +200,16 @@ async def test_a_node_context_in_the_sandbox_image(wb: DaemonHandle) -> None:
     # Only the mount points of what is bound back in (the workspace, the context's channel).
     check = "seen.every((name) => ['workspaces', 'contexts'].includes(name))"
     assert (await run_in(wb, cx, check))["result"] == {"text/plain": "true"}
+
+
+@needs_node
+async def test_a_node_cell_reports_what_it_used(wb: DaemonHandle) -> None:
+    """`usage` of a node cell: the interpreter's CPU time while it ran (not its children's: node
+    cannot tell them) and its peak resident memory meanwhile."""
+    cx = await new_node_context(wb)
+    busy = (await run_in(wb, cx, "let s = 0\nfor (let i = 0; i < 3e8; i++) s += i\ns > 0"))["usage"]
+    assert busy["cpuUserMs"] >= 200 and busy["cpuSystemMs"] >= 0 and busy["peakMemoryBytes"] > 0, busy
+    big = (await run_in(wb, cx, "let b = Buffer.alloc(300 * 2 ** 20, 1)\nb.length"))["usage"]
+    assert big["peakMemoryBytes"] >= 300 * 2**20, big
+    idle = (await run_in(wb, cx, "b = null\n1"))["usage"]
+    assert idle["cpuUserMs"] < 100, idle

@@ -45,6 +45,12 @@ def until(check: Any, within_s: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+def adoptions(d: DaemonProcess, execution_id: str) -> list[str]:
+    """The messages of the execution's events that say it was picked up after a restart."""
+    said = (e["message"] or "" for e in d.events(execution_id) if e["eventType"] == "status")
+    return [message for message in said if "restart" in message]
+
+
 def gated(gate: Any) -> str:
     """A cell that prints, waits for the file `gate`, prints again and counts itself in `state`."""
     return (
@@ -71,6 +77,8 @@ def test_a_context_is_adopted_across_a_daemon_sigkill(daemon_process: Factory, t
     record = d.wait(running)
     assert record["status"] == "completed" and record["result"] == {"text/plain": "2"}, record
     assert d.output(running) == "before\nafter\n"
+    # Its adoption is an event of its own, as any execution's: it ended while no daemon was there.
+    assert adoptions(d, running) == ["finished while the daemon was down; recorded after its restart"]
     assert d.wait(queued)["result"] == {"text/plain": "20"}
     again = d.wait(start_in(d, cx, "state"))
     assert again["result"] == {"text/plain": "{'n': 2}"}, again
@@ -87,6 +95,7 @@ def test_a_cell_still_running_after_a_restart_can_be_cancelled(daemon_process: F
     d.kill9()
     d.start()
     assert d.get(running)["status"] == "running"
+    assert adoptions(d, running) == ["adopted after a daemon restart"]
     assert d.client.post(f"/v1/executions/{running}/cancel", json={}).status_code == 202
     assert d.wait(running)["status"] == "cancelled"
     assert d.wait(start_in(d, cx, "6 * 7"))["result"] == {"text/plain": "42"}

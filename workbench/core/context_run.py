@@ -24,7 +24,7 @@ from workbench.core.capture import Capture
 from workbench.core.context_link import LinkClosed
 from workbench.core.context_state import Context, Holder
 from workbench.core.finish import Ending, finish
-from workbench.core.live import Live, Outcome, Stop
+from workbench.core.live import ADOPTED, ENDED_MEANWHILE, Live, Outcome, Stop, journal_adoption
 from workbench.core.output import OutputCapture
 from workbench.core.records import now_ms
 from workbench.core.waiting import first_of
@@ -55,6 +55,8 @@ class ContextRun:
         self.capture: Capture | None = None
         #: Its place in the slots (`live.Slots`) was given back.
         self.slot_gone = False
+        #: What the cell used, as its driver measured it (its usage columns; none without a reply).
+        self.usage: dict[str, int | None] = {}
 
     async def supervise(self) -> None:
         """The whole life; never raises (a bug ends the execution `failed`)."""
@@ -170,10 +172,14 @@ class ContextRun:
             await self.ex.journal.transition(
                 self.live.id,
                 S.RUNNING,
-                message="adopted after a daemon restart",
+                message=ADOPTED,
                 fields={"started_at": now_ms(), "containment": self.ex.containment.value},
             )
             self.live.status = S.RUNNING
+        else:
+            # Its driver still runs it, or kept its reply: it ended while no daemon was there.
+            note = ADOPTED if hello.get("busy") == self.live.id else ENDED_MEANWHILE
+            await journal_adoption(self.ex.journal, self.live.id, note)
         offsets = {"stdout": self.row.stdout_offset, "stderr": self.row.stderr_offset}
         if self.live.status is S.CANCEL_REQUESTED and self.live.stop is None:
             self.live.request_stop(Stop.CANCEL, self.row.cancel_reason, 0)
@@ -275,8 +281,11 @@ class ContextRun:
         # Its interpreter is idle (it replied) or dead: the turn goes back before the end is
         # committed, so that whoever learns of the end finds the context `ready`.
         context.release(self)
-        interrupted = reply is None or bool(reply.get("interrupted"))
-        if why is not None and interrupted:
+        self.usage = _usage(reply)
+        # A stop applied before its reply came ends it so, however the cell ended: one that
+        # caught the KeyboardInterrupt and went on is cancelled all the same (as a tree that took
+        # the signal and exited 0), its output kept and its value only in the interpreter's `_`.
+        if why is not None:
             if why is Stop.TIMEOUT:
                 error = {"code": "timeout", "message": f"the deadline of {self.row.timeout_ms} ms passed"}
                 await self._end(S.TIMED_OUT, error=error)
@@ -315,7 +324,12 @@ class ContextRun:
         fields: dict[str, Any] | None = None,
     ) -> None:
         self._slot_back()  # before the end is committed, as a command's
-        values: dict[str, Any] = {"finished_at": now_ms(), "exit_code": exit_code, **(fields or {})}
+        values: dict[str, Any] = {
+            "finished_at": now_ms(),
+            "exit_code": exit_code,
+            **self.usage,
+            **(fields or {}),
+        }
         if reason is not None:
             values["cancel_reason"] = reason
         if error is not None:
@@ -352,6 +366,22 @@ class ContextRun:
             progress_offset=row.progress_offset,
             on_display=partial(self.ex.displays.publish, self.live.id),
         )
+
+
+def _usage(reply: dict[str, Any] | None) -> dict[str, int | None]:
+    """The usage columns of a cell from its driver's reply (each null where it could not tell)."""
+    said = (reply or {}).get("usage")
+    said = said if isinstance(said, dict) else {}
+
+    def number(key: str) -> int | None:
+        value = said.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    return {
+        "cpu_user_ms": number("cpuUserMs"),
+        "cpu_system_ms": number("cpuSystemMs"),
+        "peak_memory_bytes": number("peakMemoryBytes"),
+    }
 
 
 @functools.lru_cache(maxsize=1024)

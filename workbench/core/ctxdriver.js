@@ -9,7 +9,7 @@
 // by path instead (hard links the daemon made in the channel directory): the driver opens them,
 // and what the cell writes to process.stdout, process.stderr and the console goes there. Reply:
 // `{"op": "done", "id", "result": TEXT|null, "error": null|{"type", "message", "traceback"},
-// "interrupted": bool}`. `{"op": "interrupt", "id"}` sends SIGINT to the interpreter if that cell
+// "interrupted": bool, "usage": {"cpuUserMs", "cpuSystemMs", "peakMemoryBytes"}}` (see `Usage`). `{"op": "interrupt", "id"}` sends SIGINT to the interpreter if that cell
 // is the one running: node's `vm` watchdog (breakOnSigint) ends a synchronous cell, and a cell
 // awaiting a promise stops waiting for it.
 //
@@ -207,11 +207,13 @@ class Driver {
     }
     process.env.WORKBENCH_EXECUTION_ID = job.id;
     Atomics.store(this.shared, RUNNING, job.seq);
+    const usage = new Usage();
     try {
-      if (Atomics.load(this.shared, INTERRUPTED) === job.seq) {
-        return done(job.id, { error: errorOf(new Error('interrupted before it started')), interrupted: true });
-      }
-      return await this.evaluate(job);
+      const reply = Atomics.load(this.shared, INTERRUPTED) === job.seq
+        ? done(job.id, { error: errorOf(new Error('interrupted before it started')), interrupted: true })
+        : await this.evaluate(job);
+      reply.usage = usage.taken();
+      return reply;
     } finally {
       Atomics.store(this.shared, RUNNING, 0);
       this.output.close();
@@ -227,32 +229,32 @@ class Driver {
     try {
       script = compile(job.code, filename);
     } catch (err) {
-      if (!(err instanceof SyntaxError) || !job.code.includes('await')) return this.reply(job.id, err);
+      if (!(err instanceof SyntaxError) || !job.code.includes('await')) return this.failed(job.id, err);
       return this.awaited(job, filename);
     }
     let value;
     try {
       value = script.runInContext(this.server.context, { breakOnSigint: true, displayErrors: false });
     } catch (err) {
-      return this.reply(job.id, err);
+      return this.failed(job.id, err);
     }
-    return this.reply(job.id, null, value);
+    return this.answered(job.id, value);
   }
 
   awaited(job, filename) {
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (err, value) => {
+      const finish = (thrown, err, value) => {
         if (settled) return;
         settled = true;
         this.pending = null;
-        resolve(this.reply(job.id, err, value));
+        resolve(thrown ? this.failed(job.id, err) : this.answered(job.id, value));
       };
-      this.pending = (err) => finish(err, undefined);
+      this.pending = (err) => finish(true, err);
       try {
-        this.server.eval(job.code, this.server.context, filename, finish);
+        this.server.eval(job.code, this.server.context, filename, (err, value) => finish(Boolean(err), err, value));
       } catch (err) {
-        finish(err, undefined);
+        finish(true, err);
       }
     });
   }
@@ -267,26 +269,56 @@ class Driver {
     }
   }
 
-  reply(id, err, value) {
-    if (err) {
-      const error = err && err.constructor && err.constructor.name === 'Recoverable' && err.err ? err.err : err;
-      const interrupted = error !== null && typeof error === 'object' && error.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
-      this.server.lastError = error;
-      return done(id, { error: errorOf(error), interrupted });
-    }
+  // The reply to a cell that threw `err` (any value: `throw 0` too). Whatever the value's own
+  // code (getters, a proxy's traps, a custom inspection) throws, the cell gets its answer.
+  failed(id, err) {
+    const error = safely(() => (err.constructor.name === 'Recoverable' && err.err ? err.err : err), err);
+    const interrupted = safely(() => isObject(error) && error.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED', false);
+    this.server.lastError = error;
+    return done(id, { error: errorOf(error), interrupted });
+  }
+
+  answered(id, value) {
     if (value === undefined) return done(id, {});
     this.server.last = value;
     let text;
     try {
-      text = util.inspect(value, { ...util.inspect.defaultOptions, showProxy: true });
+      text = String(util.inspect(value, { ...util.inspect.defaultOptions, showProxy: true }));
     } catch (exc) {
-      return done(id, { error: errorOf(exc) });
+      return this.failed(id, exc);
     }
     if (text.length > MAX_RESULT_CHARS) {
       text = `${text.slice(0, MAX_RESULT_CHARS)}... (${text.length - MAX_RESULT_CHARS} more characters)`;
     }
     return done(id, { result: text });
   }
+}
+
+// What a cell used: the interpreter's CPU time (all its threads; node cannot tell its children's)
+// while the cell ran, and the most resident memory it held meanwhile (its high-water mark, reset
+// as the cell starts where Linux can, else only a lifetime mark that grew tells). In `done`.
+class Usage {
+  constructor() {
+    this.reset = safely(() => { fs.writeFileSync('/proc/self/clear_refs', '5'); return true; }, false);
+    this.start = process.resourceUsage();
+  }
+
+  taken() {
+    const now = process.resourceUsage();
+    let peak = this.reset ? highWater() : null;
+    if (peak === null && now.maxRSS > this.start.maxRSS) peak = now.maxRSS * 1024;
+    return {
+      cpuUserMs: Math.max(0, Math.round((now.userCPUTime - this.start.userCPUTime) / 1000)),
+      cpuSystemMs: Math.max(0, Math.round((now.systemCPUTime - this.start.systemCPUTime) / 1000)),
+      peakMemoryBytes: peak,
+    };
+  }
+}
+
+function highWater() {
+  const status = safely(() => fs.readFileSync('/proc/self/status', 'utf8'), '');
+  const found = /^VmHWM:\s+(\d+) kB$/m.exec(status);
+  return found ? Number(found[1]) * 1024 : null;
 }
 
 // `import()` in a cell loads as the main context does, where this node can (20.8 and later).
@@ -313,24 +345,43 @@ function done(id, { result = null, error = null, interrupted = false }) {
   return { op: 'done', id, result, error, interrupted };
 }
 
+// `make()`, or `fallback` where it throws (a thrown value's getters and traps run the cell's code).
+function safely(make, fallback) {
+  try {
+    return make();
+  } catch {
+    return fallback;
+  }
+}
+
+function isObject(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function');
+}
+
+function inspected(value) {
+  return safely(() => String(util.inspect(value)), '<util.inspect() failed>');
+}
+
 function describe(err) {
-  if (err !== null && typeof err === 'object' && typeof err.stack === 'string') {
+  const stack = safely(() => (isObject(err) ? err.stack : undefined), undefined);
+  if (typeof stack === 'string') {
     // The REPL's and the driver's own frames are not the user's: the trace ends at the cell.
-    const lines = err.stack.split('\n');
+    const lines = stack.split('\n');
     const ours = lines.findIndex((line) => /^\s+at /.test(line) && (/\(node:(vm|repl|domain):/.test(line) || line.includes(__filename)));
     return { traceback: (ours === -1 ? lines : lines.slice(0, ours)).join('\n') };
   }
-  return { traceback: util.inspect(err) };
+  return { traceback: inspected(err) };
 }
 
 function errorOf(err) {
   const { traceback } = describe(err);
-  if (err instanceof Error || (err !== null && typeof err === 'object' && typeof err.name === 'string' && 'message' in err)) {
-    const name = err.name || 'Error';
-    const message = String(err.message);
+  const named = safely(() => (isObject(err) ? err.name : undefined), undefined);
+  if (safely(() => err instanceof Error || (typeof named === 'string' && 'message' in err), false)) {
+    const name = typeof named === 'string' && named ? named : 'Error';
+    const message = safely(() => String(err.message), '<String(message) failed>');
     return { type: name, message: message ? `${name}: ${message}` : name, traceback };
   }
-  return { type: 'Uncaught', message: `Uncaught ${util.inspect(err)}`, traceback };
+  return { type: 'Uncaught', message: `Uncaught ${inspected(err)}`, traceback };
 }
 
 function main() {
@@ -343,7 +394,16 @@ function main() {
   async function next() {
     if (running) return;
     running = true;
-    while (jobs.length > 0) worker.postMessage(await driver.run(jobs.shift()));
+    while (jobs.length > 0) {
+      const job = jobs.shift();
+      let reply;
+      try {
+        reply = await driver.run(job);
+      } catch (err) {
+        reply = done(job.id, { error: errorOf(err) });
+      }
+      worker.postMessage(reply);
+    }
     running = false;
   }
   worker.on('message', (job) => {

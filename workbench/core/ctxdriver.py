@@ -10,11 +10,13 @@ of the last cell, which a daemon that died before reading it still gets).
 
 Requests: ``{"op": "run", "id", "code"}`` carries two file descriptors (SCM_RIGHTS), the
 execution's stdout and stderr spool files: the cell's fds 1 and 2 are those while it runs, so
-that everything it and its children write goes to the execution's own output. Reply:
+that everything it and its children write goes to the execution's own output (and the
+interpreter's own fds 0, 1 and 2 are put back afterwards, whatever the cell did to them). Reply:
 ``{"op": "done", "id", "result": TEXT|null, "error": null|{"type", "message", "traceback"},
-"interrupted": bool}``. ``{"op": "interrupt", "id"}`` raises KeyboardInterrupt in that cell if
-it is still the one running (a SIGINT to the main thread, so that a blocking call is broken too).
-SIGINT is blocked outside cells, so a late interrupt never hits the driver itself.
+"interrupted": bool, "usage": {"cpuUserMs", "cpuSystemMs", "peakMemoryBytes"}}`` (see `Usage`).
+``{"op": "interrupt", "id"}`` raises KeyboardInterrupt in that cell if it is still the one
+running (a SIGINT to the main thread, so that a blocking call is broken too). SIGINT is blocked
+outside cells, so a late interrupt never hits the driver itself.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import linecache
 import os
 import queue
+import resource
 import signal
 import socket
 import struct
@@ -92,6 +95,9 @@ class Driver:
         self.last: dict[str, Any] | None = None
         self.link: Link | None = None
         self.cells = 0
+        # Copies of the interpreter's own fds 0, 1 and 2 (not inherited): whatever a cell does to
+        # those, they are put back from these once it ended.
+        self.own = [os.dup(fd) for fd in (0, 1, 2)]
 
     # -- the connection (a thread) -------------------------------------------------------------
 
@@ -148,12 +154,20 @@ class Driver:
             execution_id, code, fds = self.jobs.get()
             with self.lock:
                 self.current = execution_id
-            self.reply(self.run_cell(execution_id, code, fds))
+            try:
+                reply = self.run_cell(execution_id, code, fds)
+            except Exception as exc:  # the driver's own failure: this cell's answer, not its end
+                reply = _done(execution_id, error=_error_of(exc))
+            self.reply(reply)
 
     def run_cell(self, execution_id: str, code: str, fds: list[int]) -> dict[str, Any]:
         self.cells += 1
-        saved = _flush_and_swap(fds)
+        _flush()
+        for fd, spool in enumerate(fds, start=1):
+            os.dup2(spool, fd)
+            os.close(spool)
         os.environ["WORKBENCH_EXECUTION_ID"] = execution_id
+        usage = Usage()
         reply: dict[str, Any] = _done(execution_id, error=_error_of(KeyboardInterrupt()), interrupted=True)
         try:
             try:
@@ -164,21 +178,36 @@ class Driver:
         except KeyboardInterrupt:
             pass
         _settle()
-        _flush_and_swap(saved)
+        reply["usage"] = usage.taken()
+        _flush()
+        self.restore()
         return reply
+
+    def restore(self) -> None:
+        """Put the interpreter's fds 0, 1 and 2 back, whatever the cell made of them (closed,
+        replaced); one whose copy the cell closed too becomes /dev/null."""
+        for fd, own in enumerate(self.own):
+            try:
+                os.dup2(own, fd)
+            except OSError:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+                self.own[fd] = os.dup(fd)
 
     def execute(self, execution_id: str, code: str) -> dict[str, Any]:
         filename = f"<cell {self.cells}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         try:
-            tree = ast.parse(code, filename=filename, mode="exec")
-            last = None
-            tail = tree.body[-1] if tree.body else None
-            if isinstance(tail, ast.Expr):
-                tree.body.pop()
-                last = ast.Expression(tail.value)
-            exec(compile(tree, filename, "exec"), self.namespace)
-            value = eval(compile(last, filename, "eval"), self.namespace) if last is not None else None
+            body, last = _compiled(code, filename)
+        except KeyboardInterrupt as exc:
+            return _done(execution_id, error=_error_of(exc), interrupted=True)
+        except Exception as exc:  # a SyntaxError (or one like it): its frames are the compiler's
+            return _done(execution_id, error=_error_of(exc.with_traceback(None)))
+        try:
+            exec(body, self.namespace)
+            value = eval(last, self.namespace) if last is not None else None
         except KeyboardInterrupt as exc:
             return _done(execution_id, error=_error_of(exc), interrupted=True)
         except BaseException as exc:  # SystemExit too: the context lives on
@@ -187,12 +216,73 @@ class Driver:
             return _done(execution_id)
         self.namespace["_"] = value
         try:
-            text = repr(value)
+            text = str.__str__(repr(value))
         except BaseException as exc:
             return _done(execution_id, error=_error_of(exc))
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + f"... ({len(text) - MAX_RESULT_CHARS} more characters)"
         return _done(execution_id, result=text)
+
+
+def _compiled(code: str, filename: str) -> tuple[Any, Any]:
+    """The cell's code, and its final expression apart (to be its result) where it ends with one."""
+    tree = ast.parse(code, filename=filename, mode="exec")
+    last = None
+    tail = tree.body[-1] if tree.body else None
+    if isinstance(tail, ast.Expr):
+        tree.body.pop()
+        last = compile(ast.Expression(tail.value), filename, "eval")
+    return compile(tree, filename, "exec"), last
+
+
+class Usage:
+    """What a cell used: the CPU time of the interpreter (all its threads) and of the children it
+    waited for while the cell ran, and the most resident memory the interpreter held meanwhile
+    (or a child it waited for, when that is more). Each figure null where it cannot be told."""
+
+    def __init__(self) -> None:
+        # The high-water mark of the resident memory starts again at what the interpreter holds
+        # now (Linux 4.0 and later); where it cannot, only a lifetime mark that grew tells.
+        self.reset = _write("/proc/self/clear_refs", "5")
+        self.own = resource.getrusage(resource.RUSAGE_SELF)
+        self.children = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def taken(self) -> dict[str, int | None]:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user = own.ru_utime - self.own.ru_utime + children.ru_utime - self.children.ru_utime
+        system = own.ru_stime - self.own.ru_stime + children.ru_stime - self.children.ru_stime
+        peak = _high_water() if self.reset else None
+        if peak is None and own.ru_maxrss > self.own.ru_maxrss:
+            peak = own.ru_maxrss * 1024
+        if children.ru_maxrss > self.children.ru_maxrss:
+            peak = max(peak or 0, children.ru_maxrss * 1024)
+        return {
+            "cpuUserMs": max(0, round(user * 1000)),
+            "cpuSystemMs": max(0, round(system * 1000)),
+            "peakMemoryBytes": peak,
+        }
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+        return True
+    except OSError:
+        return False
+
+
+def _high_water() -> int | None:
+    """The interpreter's peak resident memory since its mark was reset (VmHWM), in bytes."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _done(
@@ -206,14 +296,35 @@ def _done(
 
 
 def _error_of(exc: BaseException) -> dict[str, str]:
+    """The error of a cell, however it behaves: each part that runs the exception's own code (its
+    `str`, its type's attributes, the traceback's formatting) has a stand-in where it fails."""
     tb = exc.__traceback__
     # The driver's own frames are not the user's: the traceback starts at the cell.
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
-    text = "".join(traceback.format_exception(type(exc), exc, tb))
-    said = str(exc)
-    name = type(exc).__name__
-    return {"type": name, "message": f"{name}: {said}" if said else name, "traceback": text}
+    # Read past the type's metaclass, which may define its attribute lookups.
+    name = _text(lambda: _TYPE_NAME.__get__(type(exc)), "<unknown>")
+    said = _text(lambda: str(exc), "<exception str() failed>")
+    last = f"{name}: {said}" if said else name
+    text = _text(
+        lambda: "".join(traceback.format_exception(type(exc), exc, tb)),
+        _text(lambda: "".join(["Traceback (most recent call last):\n", *traceback.format_tb(tb)]), "")
+        + last
+        + "\n",
+    )
+    return {"type": name, "message": last, "traceback": text}
+
+
+_TYPE_NAME = type.__dict__["__name__"]
+
+
+def _text(make: Any, fallback: str) -> str:
+    """`make()` as a plain str, else `fallback` (whatever it raised: the cell's code may raise
+    anything, an interrupt included, and the driver must still answer)."""
+    try:
+        return str.__str__(make())
+    except BaseException:
+        return fallback
 
 
 def _noop() -> None:
@@ -232,20 +343,14 @@ def _settle() -> None:
             continue
 
 
-def _flush_and_swap(fds: list[int]) -> list[int]:
-    """Flush Python's streams, point fds 1 and 2 at `fds` (closing them); returns the old ones."""
+def _flush() -> None:
+    """Write out what Python's streams hold (to wherever their fds point now)."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):
-            pass
-    saved = [os.dup(1), os.dup(2)]
-    os.dup2(fds[0], 1)
-    os.dup2(fds[1], 2)
-    for fd in fds:
-        os.close(fd)
-    return saved
+        except Exception:
+            pass  # closed, or replaced by the cell with something that fails: the cell's own
 
 
 def _close(conn: socket.socket) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,10 +18,19 @@ from workbench.core.display import Displays
 from workbench.core.follow import Inotify
 from workbench.core.images import Image
 from workbench.core.journal import Journal
+from workbench.core.records import event_builder
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow, Watch
 from workbench.core.warm import WarmPool
+from workbench.wire.errors import Unavailable
 from workbench.wire.status import ExecutionStatus as S
+
+log = logging.getLogger("workbench.core.live")
+
+#: What the journal says of an execution a restarted daemon picked up while it ran...
+ADOPTED = "adopted after a daemon restart"
+#: ... and of one that ended while no daemon was there.
+ENDED_MEANWHILE = "finished while the daemon was down; recorded after its restart"
 
 
 class Stop(enum.Enum):
@@ -238,3 +248,24 @@ class RunContext:
     #: Pre-started interpreters for stateless python code (`warm`).
     warm: WarmPool
     observe: Observers = field(default_factory=Observers)
+
+
+def adoption_note(live: Live, lives_on: bool = False) -> str:
+    """What the journal says of a tree picked up after a restart (`lives_on`: a service whose
+    leader ended while its tree goes on)."""
+    if live.adopted_exit is not None and not lives_on:
+        return ENDED_MEANWHILE
+    if not live.adopted_known:
+        return f"{ADOPTED} (its supervisor had died: the exit status will not be known)"
+    return ADOPTED
+
+
+async def journal_adoption(journal: Journal, execution_id: str, message: str) -> None:
+    """The status event that says an execution was picked up after a restart (every adopted
+    execution's, whatever runs it)."""
+    note = [("status", event_builder("status", message=message))]
+    try:
+        await journal.append(execution_id, note, retry=False)
+    except Unavailable as exc:
+        # A full disk must not keep the daemon from starting: the run is adopted all the same.
+        log.warning("execution %s: its adoption is not journaled: %s", execution_id, exc)

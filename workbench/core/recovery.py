@@ -23,23 +23,11 @@ import trio
 
 import sandbox
 from workbench.core.executor import Executor
-from workbench.core.live import Live
-from workbench.core.records import event_builder
+from workbench.core.live import Live, adoption_note, journal_adoption
 from workbench.core.store import ExecutionRow, Store
-from workbench.wire.errors import Unavailable
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.recovery")
-
-
-def adoption_note(live: Live, lives_on: bool = False) -> str:
-    """What the journal says of an execution picked up after a restart (`lives_on`: a service
-    whose leader ended while its tree goes on)."""
-    if live.adopted_exit is not None and not lives_on:
-        return "finished while the daemon was down; recorded after its restart"
-    if not live.adopted_known:
-        return "adopted after a daemon restart (its supervisor had died: the exit status will not be known)"
-    return "adopted after a daemon restart"
 
 
 def _child_info(row: ExecutionRow, directory: Path) -> sandbox.ChildInfo | None:
@@ -125,12 +113,7 @@ async def recover(
 
 
 async def _note(executor: Executor, live: Live, living_service: bool) -> None:
-    note = [("status", event_builder("status", message=adoption_note(live, living_service)))]
-    try:
-        await executor.journal.append(live.id, note, retry=False)
-    except Unavailable as exc:
-        # A full disk must not keep the daemon from starting: the run is adopted all the same.
-        log.warning("recovery: execution %s: its adoption is not journaled: %s", live.id, exc)
+    await journal_adoption(executor.journal, live.id, adoption_note(live, living_service))
 
 
 async def _release_strays(

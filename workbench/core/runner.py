@@ -21,7 +21,7 @@ import sandbox
 from workbench.core import launch, services, warm
 from workbench.core.capture import Capture
 from workbench.core.finish import Ending, finish
-from workbench.core.live import Live, Outcome, RunContext, Stop
+from workbench.core.live import ADOPTED, Live, Outcome, RunContext, Stop
 from workbench.core.output import OutputCapture
 from workbench.core.records import now_ms
 from workbench.core.store.base import Pending
@@ -384,7 +384,7 @@ class Run:
             await self.ex.journal.transition(
                 live.id,
                 S.RUNNING,
-                message="adopted after a daemon restart",
+                message=ADOPTED,
                 owner=self.row.node_id,
                 fields={
                     "started_at": now_ms(),
