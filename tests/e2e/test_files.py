@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import tarfile
 import zipfile
 from pathlib import Path
@@ -100,6 +101,15 @@ async def test_a_replaced_file_keeps_its_mode(wb: DaemonHandle) -> None:
     await put(wb, "run.sh", b"#!/bin/sh\necho two\n")
     record = await wb.run("./run.sh", sessionId="work")
     assert record["exitCode"] == 0 and os.access(workspace(wb) / "run.sh", os.X_OK)
+
+
+async def test_a_replaced_file_keeps_its_permission_bits_but_never_setuid_or_setgid(wb: DaemonHandle) -> None:
+    """An execution may leave a setuid file; the API's new file (its owner the directory's) does
+    not take those bits over, as an archive's members do not."""
+    await put(wb, "tool", b"one")
+    (workspace(wb) / "tool").chmod(0o6755)
+    assert (await put(wb, "tool", b"two")).status_code == 200
+    assert stat.S_IMODE((workspace(wb) / "tool").stat().st_mode) == 0o755
 
 
 async def test_listings_go_down_to_their_depth_and_never_follow_a_symlink(wb: DaemonHandle) -> None:

@@ -132,7 +132,8 @@ def _replace(
     if old is not None and stat.S_ISDIR(old.st_mode):
         raise Conflict(f"{beneath.join(parts)!r} is a directory")
     if old is not None and stat.S_ISREG(old.st_mode):
-        os.fchmod(fd, stat.S_IMODE(old.st_mode))  # an executable stays executable
+        # An executable stays executable; setuid, setgid (and sticky) never come over.
+        os.fchmod(fd, stat.S_IMODE(old.st_mode) & 0o777)
     own = os.fstat(fd)
     _still_own(parent, tmp, own, parts)
     # What is at the name now (a fifo, a symlink swapped in meanwhile) is replaced itself:
