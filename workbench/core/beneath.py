@@ -28,6 +28,8 @@ _RESOLVE_NO_XDEV = 0x01
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_BENEATH = 0x08
 _RESOLVE = _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS | _RESOLVE_NO_XDEV
+_AT_SYMLINK_NOFOLLOW = 0x100
+_AT_EMPTY_PATH = 0x1000
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -218,9 +220,14 @@ def make_dirs(dirfd: int, parts: Parts, field: str = "path") -> None:
 
 
 def inherit_owner(parent: int, name: str | None = None, fd: int | None = None) -> None:
-    """Give what was just made in `parent` (entry `name`, or the open file `fd`) the owner of
-    `parent`, when the daemon runs as root and that is another user: workspaces of a root daemon
-    belong to the sandbox's user (`Layout.give`), who must be able to change what the API wrote."""
+    """Give what was just made in `parent` (the directory or symlink `name`, or the open file
+    `fd`) the owner of `parent`, when the daemon runs as root and that is another user:
+    workspaces of a root daemon belong to the sandbox's user (`Layout.give`), who must be able to
+    change what the API wrote.
+
+    An execution may swap something else in for `name` as soon as it is made: it is given through
+    a descriptor of what is there (never following a symlink), and only if that is still a
+    directory or a symlink, never a hard link to some other file (409 then)."""
     if os.geteuid() != 0:
         return
     st = os.fstat(parent)
@@ -229,7 +236,19 @@ def inherit_owner(parent: int, name: str | None = None, fd: int | None = None) -
     if fd is not None:
         os.fchown(fd, st.st_uid, st.st_gid)
     elif name is not None:
-        os.chown(name, st.st_uid, st.st_gid, dir_fd=parent, follow_symlinks=False)
+        with closing(os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)) as made:
+            mode = os.fstat(made).st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                raise Conflict(f"{name[:200]!r} was replaced while it was made")
+            _fchown_empty(made, st.st_uid, st.st_gid)
+
+
+def _fchown_empty(fd: int, uid: int, gid: int) -> None:
+    """fchownat(fd, "", AT_EMPTY_PATH): the owner of what an `O_PATH` descriptor holds, a
+    symlink itself too (which `fchown` refuses on such a descriptor)."""
+    if _libc.fchownat(fd, b"", uid, gid, _AT_EMPTY_PATH | _AT_SYMLINK_NOFOLLOW) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
 
 
 def follow_final(dirfd: int, parts: Parts, field: str = "path") -> Parts:
