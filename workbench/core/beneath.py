@@ -283,6 +283,41 @@ def follow_final(dirfd: int, parts: Parts, field: str = "path") -> Parts:
     raise _invalid(field, f"{join(parts)[:200]!r} goes through more than 40 symlinks")
 
 
+#: A directory opened to be read: never through a symlink, and never anything else (a fifo or a
+#: device in its place is not opened at all: ENOTDIR).
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def open_directory(parent: int | None, name: str) -> int:
+    """The directory `name` of `parent` (None: of the working directory), opened to read;
+    OSError for anything else there
+    (`shutil.rmtree` and `os.fwalk` open what they found to be a directory a moment before
+    without O_NOFOLLOW: a symlink swapped in meanwhile is followed, a fifo blocks)."""
+    return os.open(name, _DIRECTORY, dir_fd=parent)
+
+
+def remove_tree(parent: int, name: str) -> None:
+    """Remove the entry `name` of the directory `parent`, a directory with everything under it,
+    by descriptors: what is not a directory (any more) is unlinked itself, never followed."""
+    try:
+        fd = open_directory(parent, name)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        os.unlink(name, dir_fd=parent)
+        return
+    with closing(fd):
+        with os.scandir(fd) as entries:
+            names = [entry.name for entry in entries]
+        for child in names:
+            with contextlib.suppress(FileNotFoundError):  # gone meanwhile
+                try:
+                    os.unlink(child, dir_fd=fd)
+                except IsADirectoryError:
+                    remove_tree(fd, child)
+    os.rmdir(name, dir_fd=parent)
+
+
 def reopen(fd: int, flags: int) -> int:
     """`fd` (an `O_PATH` descriptor) opened again for reading or writing: the same inode, whatever
     its path now points to. (Through `/proc/self/fd`, the daemon's own descriptor.)"""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import shutil
 import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -242,12 +241,13 @@ class Files:
                 current = beneath.etag(st) if stat.S_ISREG(st.st_mode) else None
                 if if_match is not None and not writing.matches(if_match, current):
                     raise PreconditionFailed(f"{path[:200]!r} is not the version If-Match names")
-                if stat.S_ISDIR(st.st_mode):
-                    # Descriptor-based: it never follows a symlink out of the tree.
-                    with closing(beneath.reopen(parent, os.O_RDONLY | os.O_DIRECTORY)) as dirfd:
-                        shutil.rmtree(name, dir_fd=dirfd)
-                    return None
-                os.unlink(name, dir_fd=parent)
+                try:
+                    if stat.S_ISDIR(st.st_mode):
+                        beneath.remove_tree(parent, name)  # never following a symlink out
+                        return None
+                    os.unlink(name, dir_fd=parent)
+                except OSError as exc:
+                    raise beneath.translate(exc, parts) from None
                 return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
         async with self.workspaces.locked(workspace):
