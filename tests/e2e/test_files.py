@@ -163,6 +163,16 @@ async def test_moves_make_parents_and_do_not_replace_unless_asked(wb: DaemonHand
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
 
 
+async def test_a_moved_symlink_answers_its_entry_with_its_target(wb: DaemonHandle) -> None:
+    await put(wb, "a.txt", b"a")
+    os.symlink("../a.txt", workspace(wb) / "link")
+    moved = await wb.client.post(f"{FILES}:move", json={"from": "link", "to": "sub/link"})
+    assert moved.status_code == 200, moved.text
+    assert (moved.json()["type"], moved.json()["target"]) == ("symlink", "../a.txt")
+    listed = (await wb.client.get(f"{FILES}/sub", params={"list": ""})).json()["entries"]
+    assert listed == [moved.json()]
+
+
 async def test_deleting_files_directories_and_whole_sessions(wb: DaemonHandle) -> None:
     await put(wb, "d/e/f.txt", b"f")
     await put(wb, "g.txt", b"g")

@@ -281,7 +281,7 @@ class Files:
                 with closing(beneath.open_parent(root, target, make=True, field="to")) as dst:
                     _rename(src, source[-1], dst, target[-1], overwrite=req.overwrite, parts=target)
                     st = os.stat(target[-1], dir_fd=dst, follow_symlinks=False)
-                    return entry_of(target, st)
+                    return entry_of(target, st, _link_target(dst, target[-1], st))
 
         async with self.workspaces.locked(workspace):
             return await trio.to_thread.run_sync(work)
@@ -317,13 +317,7 @@ def _walk(fd: int, parts: Parts, depth: int, device: int, out: list[FileEntry]) 
         except OSError:
             continue
         here = (*parts, item.name)
-        target = None
-        if stat.S_ISLNK(st.st_mode):
-            try:
-                target = os.readlink(item.name, dir_fd=fd)
-            except OSError:
-                target = None
-        out.append(entry_of(here, st, target))
+        out.append(entry_of(here, st, _link_target(fd, item.name, st)))
         if depth > 1 and stat.S_ISDIR(st.st_mode) and st.st_dev == device:
             try:
                 flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -332,6 +326,16 @@ def _walk(fd: int, parts: Parts, depth: int, device: int, out: list[FileEntry]) 
                 continue
             with closing(sub):
                 _walk(sub, here, depth - 1, device, out)
+
+
+def _link_target(parent: int, name: str, st: os.stat_result) -> str | None:
+    """What the symlink `name` of `parent` (`st`, its own stat) points to; None for anything else."""
+    if not stat.S_ISLNK(st.st_mode):
+        return None
+    try:
+        return os.readlink(name, dir_fd=parent)
+    except OSError:
+        return None
 
 
 def _cached(fd: int, size: int) -> bytes | None:
