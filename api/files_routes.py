@@ -26,7 +26,7 @@ from werkzeug.routing import PathConverter
 from api.download import file_chunks, parse_range
 from api.errors import error_response, from_exception, json_response
 from api.files_operations import LIST_DEPTH, WATCH_TIMEOUT
-from api.requests import authenticate, check_query, parse_body
+from api.requests import authenticate, check_query, parse_body, session_alive
 from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.files import Opened
@@ -253,7 +253,7 @@ def _transfers(app: QuartTrio, daemon: Daemon) -> None:
         timeout_ms = WATCH_TIMEOUT.read()
         path = _exact(request.args.get("path", ""), "query_string")
         watching = await face.watch(principal.name, session_id, path)
-        return _watch_response(daemon, watching, timeout_ms)
+        return _watch_response(daemon, watching, timeout_ms, session_alive(daemon))
 
 
 def _exact(path: str, part: str) -> str:
@@ -322,22 +322,29 @@ def _file_response(opened: Opened, if_none_match: str | None) -> Response:
     return response
 
 
-def _watch_response(daemon: Daemon, watching: Any, timeout_ms: int) -> Response:
+def _watch_response(daemon: Daemon, watching: Any, timeout_ms: int, alive: Callable[[], bool]) -> Response:
     """The SSE stream of a watch: one frame per change; ends when the daemon stops, after
-    `timeoutMs` (when given), or once the watched directory is deleted."""
+    `timeoutMs` (when given), once the watched directory is deleted, or with the browser's
+    session that opened it (`alive`: looked at after every tick of the store's watches, at once
+    after a logout)."""
+    ticked = daemon.service.store.watches.ticked
+
+    async def ended() -> None:
+        while alive():
+            await ticked.wait_changed(ticked.version)
 
     async def frames() -> AsyncIterator[bytes]:
         try:
             yield b": watching\n\n"
             with trio.move_on_after(timeout_ms / 1000 if timeout_ms else float("inf")):
-                while not daemon.stopping.is_set() and not watching.closed:
+                while not daemon.stopping.is_set() and not watching.closed and alive():
                     events: list[Any] = []
 
                     async def take(out: list[Any] = events) -> None:
                         out.extend(await watching.take())
 
                     with trio.move_on_after(KEEPALIVE_S) as quiet:
-                        await first_of(take, daemon.stopping.wait)
+                        await first_of(take, daemon.stopping.wait, ended)
                     if quiet.cancelled_caught:
                         yield b": keepalive\n\n"
                         continue

@@ -59,12 +59,15 @@ async def read_body(limit: int) -> None:
         raise
 
 
-def authenticate(daemon: Daemon, scope: str, *, stream_of: str | None = None) -> Principal:
+def authenticate(
+    daemon: Daemon, scope: str, *, stream_of: str | None = None, changes: bool = False
+) -> Principal:
     """The request's principal, which must hold `scope` (401 / 403 otherwise).
 
     One resolution for every route: a bearer token; else, on the stream of `stream_of`, a
     `?streamToken=` bound to that execution; else the session cookie, with the CSRF header on
-    any request that may change something (403 without it).
+    any request that may change something (403 without it): every method but `GET` and `HEAD`,
+    and those too on a route that `changes` (the exits feed, which leases what it hands out).
     """
     header = request.headers.get("Authorization")
     cookie = request.cookies.get(daemon.browser.cookie_name)
@@ -74,7 +77,7 @@ def authenticate(daemon: Daemon, scope: str, *, stream_of: str | None = None) ->
         principal = daemon.browser.stream_principal(token, stream_of or "")
     elif header is None and cookie is not None:
         session = daemon.browser.session(cookie)
-        if request.method not in ("GET", "HEAD"):
+        if changes or request.method not in ("GET", "HEAD"):
             daemon.browser.check_csrf(session, request.headers.get(CSRF_HEADER))
         principal = session.principal
         g.session = session

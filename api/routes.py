@@ -332,7 +332,7 @@ def _daemon(app: QuartTrio, daemon: Daemon) -> None:
 
     @app.get("/v1/exits")
     async def exits() -> Response:
-        principal = authenticate(daemon, READ)
+        principal = authenticate(daemon, READ, changes=True)  # it leases: CSRF with a cookie
         check_query(("limit", "waitTimeoutMs", "leaseMs"))
         handed = await daemon.exits.poll(
             principal,

@@ -95,6 +95,35 @@ async def test_logout_ends_the_streams_of_its_session(wb: DaemonHandle, tmp_path
         await wb.wait(eid)
 
 
+async def test_logout_ends_the_file_watches_of_its_session(wb: DaemonHandle) -> None:
+    """A watch opened with the session's cookie ends with it; one opened with a bearer token goes on."""
+    watch = "/v1/sessions/work/files:watch"
+    assert (await wb.client.put("/v1/sessions/work/files/seed.txt", content=b"x")).status_code == 201
+    browser, session = await login(wb)
+    streams = _Streams()
+    seen = streams.events
+    async with (
+        contextlib.aclosing(browser),
+        browser.stream("GET", watch) as mine,
+        wb.client.stream("GET", watch) as bearer,
+        trio.open_nursery() as nursery,
+    ):
+        assert mine.status_code == bearer.status_code == 200
+        nursery.start_soon(streams.read, mine, "mine")
+        nursery.start_soon(streams.read, bearer, "bearer")
+        # Each begins with its `: watching` comment (an event of its own for `_Streams`).
+        await streams.until("the watches to begin", 30, lambda: bool(seen.get("mine") and seen.get("bearer")))
+        out = await browser.post("/v1/logout", headers={CSRF: session["csrfToken"]})
+        assert out.status_code == 204, out.text
+        await streams.until("the logged-out session's watch to end", ENDED_S, lambda: "mine" in streams.ended)
+        await wb.client.put("/v1/sessions/work/files/next.txt", content=b"y")
+        await streams.until(
+            "the bearer's watch to see the next change", 30, lambda: "created" in seen["bearer"]
+        )
+        assert "bearer" not in streams.ended
+        nursery.cancel_scope.cancel()
+
+
 async def test_two_daemons_on_one_host_keep_a_session_each(make_daemon: Any, tmp_path: Path) -> None:
     first: DaemonHandle = await make_daemon(tmp_path / "one")
     second: DaemonHandle = await make_daemon(tmp_path / "two")

@@ -69,6 +69,26 @@ async def test_a_session_reads_and_changes_only_with_its_csrf_header(
         assert (await wb.client.post(path + "/cancel", json={})).status_code in (200, 202)
 
 
+async def test_a_session_leases_exits_only_with_its_csrf_header(wb: DaemonHandle) -> None:
+    """`GET /v1/exits` hides what it hands out for `leaseMs`: a cookie-authenticated poll changes
+    something, so it needs the CSRF header as any change does (403 without it, nothing leased)."""
+    record = await wb.run("true", detached=True)
+    browser, session = await login(wb)
+    async with contextlib.aclosing(browser):
+        for method in ("GET", "HEAD"):
+            refused = await browser.request(method, "/v1/exits", params={"leaseMs": 60_000})
+            assert refused.status_code == 403, (method, refused.text)
+        assert error_code(await browser.get("/v1/exits", params={"leaseMs": 0}), 403) == "forbidden"
+        look = await wb.client.get("/v1/exits", params={"leaseMs": 0})
+        assert [(e["executionId"], e["attempt"]) for e in look.json()["exits"]] == [
+            (record["executionId"], 1)
+        ]
+        leased = await browser.get(
+            "/v1/exits", params={"leaseMs": 60_000}, headers={CSRF: session["csrfToken"]}
+        )
+        assert leased.status_code == 200 and len(leased.json()["exits"]) == 1, leased.text
+
+
 async def test_logout_ends_the_session_for_good(make_daemon: Any, tmp_path: Path) -> None:
     wb: DaemonHandle = await make_daemon(tmp_path / "data")
     browser, session = await login(wb)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import tarfile
 import zipfile
 from pathlib import Path
@@ -102,6 +103,15 @@ async def test_a_replaced_file_keeps_its_mode(wb: DaemonHandle) -> None:
     assert record["exitCode"] == 0 and os.access(workspace(wb) / "run.sh", os.X_OK)
 
 
+async def test_a_replaced_file_keeps_its_permission_bits_but_never_setuid_or_setgid(wb: DaemonHandle) -> None:
+    """An execution may leave a setuid file; the API's new file (its owner the directory's) does
+    not take those bits over, as an archive's members do not."""
+    await put(wb, "tool", b"one")
+    (workspace(wb) / "tool").chmod(0o6755)
+    assert (await put(wb, "tool", b"two")).status_code == 200
+    assert stat.S_IMODE((workspace(wb) / "tool").stat().st_mode) == 0o755
+
+
 async def test_listings_go_down_to_their_depth_and_never_follow_a_symlink(wb: DaemonHandle) -> None:
     await put(wb, "src/app.py", b"print(1)\n")
     await put(wb, "src/lib/util.py", b"x = 1\n")
@@ -151,6 +161,16 @@ async def test_moves_make_parents_and_do_not_replace_unless_asked(wb: DaemonHand
     assert gone.status_code == 404
     bad = await wb.client.post(f"{FILES}:move", json={"from": "x", "to": "y", "extra": 1})
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+
+
+async def test_a_moved_symlink_answers_its_entry_with_its_target(wb: DaemonHandle) -> None:
+    await put(wb, "a.txt", b"a")
+    os.symlink("../a.txt", workspace(wb) / "link")
+    moved = await wb.client.post(f"{FILES}:move", json={"from": "link", "to": "sub/link"})
+    assert moved.status_code == 200, moved.text
+    assert (moved.json()["type"], moved.json()["target"]) == ("symlink", "../a.txt")
+    listed = (await wb.client.get(f"{FILES}/sub", params={"list": ""})).json()["entries"]
+    assert listed == [moved.json()]
 
 
 async def test_deleting_files_directories_and_whole_sessions(wb: DaemonHandle) -> None:

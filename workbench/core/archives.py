@@ -20,7 +20,7 @@ from typing import IO
 
 from workbench.core import beneath
 from workbench.core.beneath import Parts, closing
-from workbench.core.files import _write_all, temp_name
+from workbench.core.writing import temp_name, write_all
 from workbench.wire.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from workbench.wire.files import UploadResult
 
@@ -265,7 +265,7 @@ def _write_member(parent: int, tmp: str, member: Member, archive: Archive, limit
                     raise PayloadTooLarge(
                         f"archive member {beneath.join(member.parts)!r} is larger than it says"
                     )
-                _write_all(fd, block)
+                write_all(fd, block)
         os.fchmod(fd, member.mode)  # the umask took bits off; setuid and setgid never come in
         if member.mtime is not None:
             os.utime(fd, (member.mtime, member.mtime))

@@ -28,6 +28,8 @@ _RESOLVE_NO_XDEV = 0x01
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_BENEATH = 0x08
 _RESOLVE = _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS | _RESOLVE_NO_XDEV
+_AT_SYMLINK_NOFOLLOW = 0x100
+_AT_EMPTY_PATH = 0x1000
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -218,9 +220,14 @@ def make_dirs(dirfd: int, parts: Parts, field: str = "path") -> None:
 
 
 def inherit_owner(parent: int, name: str | None = None, fd: int | None = None) -> None:
-    """Give what was just made in `parent` (entry `name`, or the open file `fd`) the owner of
-    `parent`, when the daemon runs as root and that is another user: workspaces of a root daemon
-    belong to the sandbox's user (`Layout.give`), who must be able to change what the API wrote."""
+    """Give what was just made in `parent` (the directory or symlink `name`, or the open file
+    `fd`) the owner of `parent`, when the daemon runs as root and that is another user:
+    workspaces of a root daemon belong to the sandbox's user (`Layout.give`), who must be able to
+    change what the API wrote.
+
+    An execution may swap something else in for `name` as soon as it is made: it is given through
+    a descriptor of what is there (never following a symlink), and only if that is still a
+    directory or a symlink, never a hard link to some other file (409 then)."""
     if os.geteuid() != 0:
         return
     st = os.fstat(parent)
@@ -229,7 +236,19 @@ def inherit_owner(parent: int, name: str | None = None, fd: int | None = None) -
     if fd is not None:
         os.fchown(fd, st.st_uid, st.st_gid)
     elif name is not None:
-        os.chown(name, st.st_uid, st.st_gid, dir_fd=parent, follow_symlinks=False)
+        with closing(os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)) as made:
+            mode = os.fstat(made).st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                raise Conflict(f"{name[:200]!r} was replaced while it was made")
+            _fchown_empty(made, st.st_uid, st.st_gid)
+
+
+def _fchown_empty(fd: int, uid: int, gid: int) -> None:
+    """fchownat(fd, "", AT_EMPTY_PATH): the owner of what an `O_PATH` descriptor holds, a
+    symlink itself too (which `fchown` refuses on such a descriptor)."""
+    if _libc.fchownat(fd, b"", uid, gid, _AT_EMPTY_PATH | _AT_SYMLINK_NOFOLLOW) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
 
 
 def follow_final(dirfd: int, parts: Parts, field: str = "path") -> Parts:
@@ -262,6 +281,41 @@ def follow_final(dirfd: int, parts: Parts, field: str = "path") -> Parts:
             raise escape_error(parts, field)
         parts = tuple(p for p in joined.split("/") if p not in ("", "."))
     raise _invalid(field, f"{join(parts)[:200]!r} goes through more than 40 symlinks")
+
+
+#: A directory opened to be read: never through a symlink, and never anything else (a fifo or a
+#: device in its place is not opened at all: ENOTDIR).
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def open_directory(parent: int | None, name: str) -> int:
+    """The directory `name` of `parent` (None: of the working directory), opened to read;
+    OSError for anything else there
+    (`shutil.rmtree` and `os.fwalk` open what they found to be a directory a moment before
+    without O_NOFOLLOW: a symlink swapped in meanwhile is followed, a fifo blocks)."""
+    return os.open(name, _DIRECTORY, dir_fd=parent)
+
+
+def remove_tree(parent: int, name: str) -> None:
+    """Remove the entry `name` of the directory `parent`, a directory with everything under it,
+    by descriptors: what is not a directory (any more) is unlinked itself, never followed."""
+    try:
+        fd = open_directory(parent, name)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        os.unlink(name, dir_fd=parent)
+        return
+    with closing(fd):
+        with os.scandir(fd) as entries:
+            names = [entry.name for entry in entries]
+        for child in names:
+            with contextlib.suppress(FileNotFoundError):  # gone meanwhile
+                try:
+                    os.unlink(child, dir_fd=fd)
+                except IsADirectoryError:
+                    remove_tree(fd, child)
+    os.rmdir(name, dir_fd=parent)
 
 
 def reopen(fd: int, flags: int) -> int:

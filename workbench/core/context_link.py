@@ -4,9 +4,11 @@ its driver (`workbench.core.ctxdriver`) listens on, with file descriptors passed
 from __future__ import annotations
 
 import array
+import errno
 import json
 import os
 import socket
+import stat
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -31,17 +33,26 @@ class Link:
 
     @classmethod
     async def connect(cls, path: str) -> Link:
-        """Connect to the socket at `path`. Raises OSError when nothing listens there."""
+        """Connect to the socket at `path`. Raises OSError when nothing listens there, or when
+        what is there is not a socket.
+
+        Its directory belongs to the interpreter (the sandbox's user, under a root daemon), which
+        could put a symlink to any socket of the host there: the socket is opened as what the
+        name holds (`O_PATH | O_NOFOLLOW`) and connected through that descriptor, never by its
+        name. (Which also lets any path fit: a socket's path is at most 107 bytes.)
+        """
         sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        # A socket's path is at most 107 bytes: reached through its directory's fd, any path fits.
-        directory = os.open(os.path.dirname(path), os.O_PATH | os.O_CLOEXEC)
         try:
-            await sock.connect(f"/proc/self/fd/{directory}/{os.path.basename(path)}")
+            target = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                if not stat.S_ISSOCK(os.fstat(target).st_mode):
+                    raise OSError(errno.ENOTSOCK, "not a socket (a symlink is never followed)", path)
+                await sock.connect(f"/proc/self/fd/{target}")
+            finally:
+                os.close(target)
         except BaseException:
             sock.close()
             raise
-        finally:
-            os.close(directory)
         return cls(sock)
 
     async def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:

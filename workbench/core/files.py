@@ -2,9 +2,9 @@
 
 Every path goes through `beneath` from the workspace's own descriptor, so none leads out of it.
 A write streams the body into a temporary file beside its target (`.workbench-<hex>.part`) and
-renames it into place: a reader sees the old file or the new one, never a part. `If-Match` and
-`If-None-Match` are checked under the workspace's lock just before the rename, so two writers
-through the API cannot both win. Sizes are capped by `WORKBENCH_MAX_FILE_BYTES` and the
+renames it into place (`writing`): a reader sees the old file or the new one, never a part.
+`If-Match` and `If-None-Match` are checked under the workspace's lock just before the rename, so
+two writers through the API cannot both win. Sizes are capped by `WORKBENCH_MAX_FILE_BYTES` and the
 workspace's quota (`WORKBENCH_WORKSPACE_QUOTA_BYTES`).
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import secrets
-import shutil
 import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -22,32 +20,17 @@ from pathlib import Path
 
 import trio
 
-from workbench.core import beneath
+from workbench.core import beneath, writing
 from workbench.core.beneath import Parts, closing
 from workbench.core.records import format_time
 from workbench.core.sessions import Workspaces
 from workbench.wire.errors import Conflict, NotFound, PayloadTooLarge, PreconditionFailed
 from workbench.wire.files import MAX_LIST_ENTRIES, FileEntry, FileList, MoveRequest
 
-#: Bytes gathered from the request before one write to the file (one thread hop per write).
-_WRITE_AT = 1024 * 1024
 #: A file at most this big is read whole when it is opened (one thread hop, not two).
 _READ_AT_ONCE = 1024 * 1024
-#: The name of a write's temporary file; watchers leave these out.
-TEMP_PREFIX, TEMP_SUFFIX = ".workbench-", ".part"
 _RENAME_NOREPLACE = 1
 _libc = ctypes.CDLL(None, use_errno=True)
-
-
-_TEMP_LENGTH = len(TEMP_PREFIX) + 16 + len(TEMP_SUFFIX)
-
-
-def temp_name() -> str:
-    return f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
-
-
-def is_temp(name: str) -> bool:
-    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX) and len(name) == _TEMP_LENGTH
 
 
 @dataclass(frozen=True)
@@ -78,14 +61,6 @@ def entry_of(parts: Parts, st: os.stat_result, target: str | None = None) -> Fil
         etag=beneath.etag(st) if kind == "file" else None,
         target=None if target is None else beneath.shown(target),
     )
-
-
-def matches(header: str, current: str | None) -> bool:
-    """Whether an `If-Match`-style header (`*` or a list of strong ETags) names `current`."""
-    if current is None:
-        return False
-    tags = [t.strip() for t in header.split(",")]
-    return "*" in tags or current in tags
 
 
 class Files:
@@ -205,18 +180,19 @@ class Files:
         ready = self._prepare(workspace, parts, length, make)
         parts, room = ready.parts, ready.room
         with closing(ready.root), closing(ready.parent):
-            tmp = temp_name()
-            fd, pending, written = await self._spool(ready.parent, tmp, body, min(limit, room), limit)
+            tmp = writing.temp_name()
+            most, quota_error = min(limit, room), self.workspaces.quota_error
+            fd, pending, written = await writing.spool(ready.parent, tmp, body, most, limit, quota_error)
             try:
                 async with self.workspaces.locked(workspace):
-                    entry, replaced, existed = await trio.to_thread.run_sync(
-                        self._commit, ready.parent, fd, pending, tmp, parts, if_match, if_none_match
+                    st, replaced, existed = await trio.to_thread.run_sync(
+                        writing.commit, ready.parent, fd, pending, tmp, parts, if_match, if_none_match
                     )
             except BaseException:
-                _unlink(ready.parent, tmp)
+                writing.unlink_quietly(ready.parent, tmp)
                 raise
         self.workspaces.grew(workspace, written - replaced)
-        return entry, not existed
+        return entry_of(parts, st), not existed
 
     def _prepare(self, workspace: Path, parts: Parts, length: int | None, make: bool) -> _Prepared:
         """Where the write lands (through a symlink that stays inside), the room the quota leaves
@@ -243,76 +219,6 @@ class Files:
             raise
         return _Prepared(parts, room, root, parent)
 
-    async def _spool(
-        self, parent: int, tmp: str, body: AsyncIterator[bytes], most: int, limit: int
-    ) -> tuple[int, bytes, int]:
-        """Stream `body` into `tmp` in `parent`: (its descriptor, the last bytes not yet written,
-        the size). Refused past `most` bytes (the file and `tmp` removed)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(tmp, flags, 0o644, dir_fd=parent)
-        beneath.inherit_owner(parent, fd=fd)
-        written = 0
-        pending: list[bytes] = []
-        held = 0
-        try:
-            async for chunk in body:
-                written += len(chunk)
-                if written > most:
-                    if written > limit:
-                        raise PayloadTooLarge(f"the file is larger than {limit} bytes")
-                    raise self.workspaces.quota_error(written)
-                pending.append(chunk)
-                held += len(chunk)
-                if held >= _WRITE_AT:
-                    await trio.to_thread.run_sync(_write_all, fd, b"".join(pending))
-                    pending, held = [], 0
-        except BaseException:
-            os.close(fd)
-            _unlink(parent, tmp)
-            raise
-        return fd, b"".join(pending), written
-
-    def _commit(
-        self,
-        parent: int,
-        fd: int,
-        pending: bytes,
-        tmp: str,
-        parts: Parts,
-        if_match: str | None,
-        if_none_match: str | None,
-    ) -> tuple[FileEntry, int, bool]:
-        """Write the last bytes, check the preconditions against what is there now, then rename;
-        (entry, bytes replaced, whether something was there)."""
-        try:
-            _write_all(fd, pending)
-        finally:
-            os.close(fd)
-        name = parts[-1]
-        try:
-            old: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        except FileNotFoundError:
-            old = None
-        current = beneath.etag(old) if old is not None and stat.S_ISREG(old.st_mode) else None
-        shown = beneath.join(parts)[:200]
-        if if_match is not None and not matches(if_match, current):
-            raise PreconditionFailed(f"{shown!r} is not the version If-Match names (it is {current})")
-        none_match = if_none_match is not None and (
-            if_none_match.strip() == "*" or matches(if_none_match, current)
-        )
-        if old is not None and none_match:
-            raise PreconditionFailed(f"{shown!r} exists (If-None-Match)")
-        if old is not None and stat.S_ISDIR(old.st_mode):
-            raise Conflict(f"{beneath.join(parts)!r} is a directory")
-        if old is not None and stat.S_ISREG(old.st_mode):
-            os.chmod(tmp, stat.S_IMODE(old.st_mode), dir_fd=parent)  # an executable stays executable
-        # What is at the name now (a fifo, a symlink swapped in meanwhile) is replaced itself:
-        # nothing is ever written through it.
-        os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        replaced = old.st_size if old is not None and stat.S_ISREG(old.st_mode) else 0
-        return entry_of(parts, st), replaced, old is not None
-
     # -- removing and moving ----------------------------------------------------------------
 
     async def delete(self, principal: str, session_id: str, path: str, if_match: str | None = None) -> None:
@@ -333,14 +239,15 @@ class Files:
                 except FileNotFoundError:
                     raise NotFound(f"no file {beneath.join(parts)!r} in the workspace") from None
                 current = beneath.etag(st) if stat.S_ISREG(st.st_mode) else None
-                if if_match is not None and not matches(if_match, current):
+                if if_match is not None and not writing.matches(if_match, current):
                     raise PreconditionFailed(f"{path[:200]!r} is not the version If-Match names")
-                if stat.S_ISDIR(st.st_mode):
-                    # Descriptor-based: it never follows a symlink out of the tree.
-                    with closing(beneath.reopen(parent, os.O_RDONLY | os.O_DIRECTORY)) as dirfd:
-                        shutil.rmtree(name, dir_fd=dirfd)
-                    return None
-                os.unlink(name, dir_fd=parent)
+                try:
+                    if stat.S_ISDIR(st.st_mode):
+                        beneath.remove_tree(parent, name)  # never following a symlink out
+                        return None
+                    os.unlink(name, dir_fd=parent)
+                except OSError as exc:
+                    raise beneath.translate(exc, parts) from None
                 return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
         async with self.workspaces.locked(workspace):
@@ -374,7 +281,7 @@ class Files:
                 with closing(beneath.open_parent(root, target, make=True, field="to")) as dst:
                     _rename(src, source[-1], dst, target[-1], overwrite=req.overwrite, parts=target)
                     st = os.stat(target[-1], dir_fd=dst, follow_symlinks=False)
-                    return entry_of(target, st)
+                    return entry_of(target, st, _link_target(dst, target[-1], st))
 
         async with self.workspaces.locked(workspace):
             return await trio.to_thread.run_sync(work)
@@ -403,20 +310,14 @@ def _walk(fd: int, parts: Parts, depth: int, device: int, out: list[FileEntry]) 
     for item in sorted(os.scandir(fd), key=lambda e: e.name):
         if len(out) > MAX_LIST_ENTRIES:
             return
-        if is_temp(item.name):
+        if writing.is_temp(item.name):
             continue
         try:
             st = item.stat(follow_symlinks=False)
         except OSError:
             continue
         here = (*parts, item.name)
-        target = None
-        if stat.S_ISLNK(st.st_mode):
-            try:
-                target = os.readlink(item.name, dir_fd=fd)
-            except OSError:
-                target = None
-        out.append(entry_of(here, st, target))
+        out.append(entry_of(here, st, _link_target(fd, item.name, st)))
         if depth > 1 and stat.S_ISDIR(st.st_mode) and st.st_dev == device:
             try:
                 flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -425,6 +326,16 @@ def _walk(fd: int, parts: Parts, depth: int, device: int, out: list[FileEntry]) 
                 continue
             with closing(sub):
                 _walk(sub, here, depth - 1, device, out)
+
+
+def _link_target(parent: int, name: str, st: os.stat_result) -> str | None:
+    """What the symlink `name` of `parent` (`st`, its own stat) points to; None for anything else."""
+    if not stat.S_ISLNK(st.st_mode):
+        return None
+    try:
+        return os.readlink(name, dir_fd=parent)
+    except OSError:
+        return None
 
 
 def _cached(fd: int, size: int) -> bytes | None:
@@ -438,19 +349,6 @@ def _cached(fd: int, size: int) -> bytes | None:
     if got < size - 1:  # short: part of it is not cached (or the file shrank)
         return None
     return bytes(memoryview(buffer)[:got])
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _unlink(parent: int, name: str) -> None:
-    try:
-        os.unlink(name, dir_fd=parent)
-    except OSError:
-        pass
 
 
 def _rename(src: int, old: str, dst: int, new: str, *, overwrite: bool, parts: Parts) -> None:

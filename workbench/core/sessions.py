@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import trio
 
+from workbench.core import beneath
 from workbench.core.records import format_time
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow
@@ -38,20 +38,36 @@ def valid_session(session_id: str) -> bool:
 
 def measure(path: Path) -> int:
     """Bytes of the regular files under `path` (each inode once), never following a symlink."""
-    total, seen = 0, set()
     try:
-        walker = os.fwalk(path, follow_symlinks=False)
-        for _dir, _dirs, files, dirfd in walker:
-            for name in files:
-                try:
-                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
-                    seen.add((st.st_dev, st.st_ino))
-                    total += st.st_size
+        fd = beneath.open_directory(None, str(path))
     except OSError:
-        pass
+        return 0
+    with beneath.closing(fd):
+        return _sizes(fd, set())
+
+
+def _sizes(fd: int, seen: set[tuple[int, int]]) -> int:
+    total = 0
+    try:
+        with os.scandir(fd) as entries:
+            found = list(entries)
+    except OSError:
+        return 0
+    for entry in found:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                sub = beneath.open_directory(fd, entry.name)
+            except OSError:
+                continue
+            with beneath.closing(sub):
+                total += _sizes(sub, seen)
+        elif stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_size
     return total
 
 
@@ -217,6 +233,11 @@ class Workspaces:
                 f"session {session_id!r} has {live} execution(s) queued or running; cancel them first"
             )
         async with self.locked(path):
-            # rmtree works on descriptors and never follows a symlink out of the tree.
-            await trio.to_thread.run_sync(shutil.rmtree, path)
+            await trio.to_thread.run_sync(_remove, path)
         self._usage.pop(path, None)
+
+
+def _remove(workspace: Path) -> None:
+    """Remove a workspace with everything in it, never following a symlink out of it."""
+    with beneath.closing(os.open(workspace.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) as parent:
+        beneath.remove_tree(parent, workspace.name)

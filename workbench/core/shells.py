@@ -106,7 +106,10 @@ def parse(raw: bytes, secret_names: set[str]) -> ShellState | None:
 def keep(layout: Layout, row: ExecutionRow) -> None:
     """Make what the shell of `row` (ended with an exit code) left its session's state. Blocking."""
     try:
-        raw = state_file(layout.execution(row.id)).read_bytes()
+        # The tree writes this file, as big as its file size limit lets it: one byte past the
+        # cap is enough to refuse it.
+        with open(state_file(layout.execution(row.id)), "rb") as f:
+            raw = f.read(MAX_STATE_BYTES + 1)
     except OSError:
         return
     secrets = set(json.loads(row.secret_env_names_json or "[]"))

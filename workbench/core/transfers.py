@@ -20,7 +20,8 @@ import trio
 
 from workbench.core import archives, beneath
 from workbench.core.beneath import Parts, closing
-from workbench.core.files import Files, is_temp
+from workbench.core.files import Files
+from workbench.core.writing import is_temp
 from workbench.wire.errors import PayloadTooLarge
 from workbench.wire.files import UploadResult
 

@@ -24,9 +24,9 @@ import trio
 
 from workbench.core import beneath
 from workbench.core.beneath import Parts, closing
-from workbench.core.files import is_temp
 from workbench.core.follow import IN_CLOEXEC, IN_CLOSE_WRITE, IN_CREATE, IN_IGNORED, IN_MODIFY, IN_NONBLOCK
 from workbench.core.records import format_time, now_ms
+from workbench.core.writing import is_temp
 from workbench.wire.errors import InvalidRequest
 from workbench.wire.files import FileEvent
 

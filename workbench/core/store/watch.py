@@ -57,6 +57,9 @@ class Watches:
         self.changes = Watch()
         #: Woken when a shared queue may have work to claim (a shared store's nodes sleep on it).
         self.queue = Watch()
+        #: Bumped at every tick: a stream that waits on no execution (a file watch) looks then at
+        #: what else may have changed (its session).
+        self.ticked = Watch()
 
     @property
     def followers(self) -> int:
@@ -94,6 +97,7 @@ class Watches:
         self.ticks += 1
         for watch in (*self._by_id.values(), self.changes):
             watch._lot.unpark_all()
+        self.ticked.bump()
 
     def notify(self, execution_id: str, final: Found | None = None) -> None:
         """Wake the watchers of an execution (after a commit that touched it)."""
