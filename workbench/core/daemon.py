@@ -21,7 +21,7 @@ from pathlib import Path
 import trio
 
 import sandbox
-from workbench.core import auth, storage
+from workbench.core import auth, storage, store_mark
 from workbench.core.browser import BrowserAuth, load_key
 from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
@@ -168,13 +168,12 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         ConfigError: a setting, an image, the tokens file, the lock or the store is not usable,
             or the disk is too full to start.
     """
+    # Reached (and migrated) before anything is made: a store that cannot be used leaves no data dir.
+    store_name = await _reach_store(settings)
     with _full_disk_stops_the_start(settings.data_dir):
         _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
-        with _full_disk_stops_the_start(settings.data_dir):
-            _adopt_shared_workspaces(settings)
-            token, created = auth.admin_token(settings.token, settings.token_path)
-            key = load_key(settings.layout.session_key)
+        token, created, key = _claim_data_dir(settings, store_name)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
         images = _images(settings)
@@ -292,6 +291,17 @@ def _running_rows(executor: Executor) -> list[ExecutionRow]:
     return [live.row for live in executor.live.values() if not live.ending]
 
 
+def _claim_data_dir(settings: Settings, store_name: store_mark.StoreName) -> tuple[str, bool, bytes]:
+    """With the data dir locked: refuse it when it belongs to another store, else note the store,
+    adopt the shared workspaces of an older layout; (the admin token, whether it was made, the
+    browsers' session key)."""
+    with _full_disk_stops_the_start(settings.data_dir):
+        store_mark.claim(settings.layout, settings.store_path, store_name)
+        _adopt_shared_workspaces(settings)
+        token, created = auth.admin_token(settings.token, settings.token_path)
+        return token, created, load_key(settings.layout.session_key)
+
+
 def _adopt_shared_workspaces(settings: Settings) -> None:
     """Workspaces of a data dir from before they were per principal become the admin's."""
     moved = settings.layout.adopt_shared_workspaces(ADMIN)
@@ -303,11 +313,10 @@ def _adopt_shared_workspaces(settings: Settings) -> None:
         )
 
 
-async def _prepared_store(settings: Settings) -> Store:
-    """The engine the settings name, its schema ready: PostgreSQL for a URL, else SQLite."""
+async def _reach_store(settings: Settings) -> store_mark.StoreName:
+    """Which store the settings name; a PostgreSQL one is reached and its schema made ready."""
     if settings.store_url is None:
-        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
-        return SQLiteStore(settings.store_path)
+        return store_mark.StoreName(store_mark.SQLITE, "the SQLite store")
     try:
         from workbench.core.store.postgres import PostgresStore
     except ImportError:
@@ -315,9 +324,21 @@ async def _prepared_store(settings: Settings) -> Store:
             "WORKBENCH_STORE_URL names PostgreSQL, but psycopg is not installed: "
             "pip install 'workbench[postgres]'"
         ) from None
+    from workbench.core.store.postgres_schema import redacted
+
+    identity = await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
+    where = f"the PostgreSQL store at {redacted(settings.store_url)}"
+    return store_mark.StoreName(f"{store_mark.POSTGRES} {identity}", where)
+
+
+async def _prepared_store(settings: Settings) -> Store:
+    """The engine the settings name, its schema ready (PostgreSQL's by `_reach_store`)."""
+    if settings.store_url is None:
+        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+        return SQLiteStore(settings.store_path)
+    from workbench.core.store.postgres import PostgresStore
     from workbench.core.store.postgres_schema import fence, node_url
 
-    await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
     url = node_url(settings.store_url, settings.node_id)
     ended = await trio.to_thread.run_sync(fence, url)
     if ended:

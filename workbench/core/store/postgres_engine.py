@@ -65,9 +65,9 @@ class PostgresEngine(PostgresThreads, Store):
         self.on_remote: Callable[[str], None] | None = None
 
     @staticmethod
-    def prepare(url: str) -> None:
-        """Reach the server and migrate its schema (blocking; before `start`)."""
-        prepare(url)
+    def prepare(url: str) -> str:
+        """Reach the server and migrate its schema (blocking; before `start`); the store's identity."""
+        return prepare(url)
 
     # -- accepting ------------------------------------------------------------------------------
 
