@@ -213,7 +213,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
-                        retention, metrics = _side_tasks(settings, store, journal, executor, exits, outer)
+                        retention, metrics = await _side_tasks(settings, store, executor, exits, outer)
                         daemon = Daemon(
                             settings=settings,
                             service=service,
@@ -250,19 +250,24 @@ async def _containment(settings: Settings) -> tuple[sandbox.Capabilities, sandbo
     return caps, containment
 
 
-def _side_tasks(
+async def _side_tasks(
     settings: Settings,
     store: Store,
-    journal: Journal,
     executor: Executor,
     exits: ExitsFeed,
     nursery: trio.Nursery,
 ) -> tuple[Retention, Metrics]:
     """Start the retention sweep, the exit webhook and the warm pool's refill (after recovery, which
-    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics."""
-    retention = Retention(settings, store)
+    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics.
+    Remove the directories of executions deleted elsewhere or meanwhile (on a shared store, also
+    as other nodes delete them)."""
+    retention = Retention(settings, store, executor.live.keys)
+    if isinstance(store, SharedStore):
+        store.on_deleted = retention.deleted_elsewhere
+        nursery.start_soon(retention.remove_leftovers)
+    await retention.sweep_leftovers()
     metrics = Metrics()
-    journal.observe_commit = metrics.commit_seconds.observe
+    executor.journal.observe_commit = metrics.commit_seconds.observe
     executor.context.observe.spawn = metrics.spawn_seconds.observe
     metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
