@@ -221,3 +221,17 @@ async def test_piped_stdin_is_fed_unless_refused(cli: Cli) -> None:
     assert "--no-stdin" in too_much.error
     both = await cli("run", "--stdin", "-", "--no-stdin", "--", "cat")
     assert both.code == 2 and "--no-stdin" in both.error
+
+
+async def test_node_pins_the_run_and_show_names_it(cli: Cli, wb: DaemonHandle) -> None:
+    """`--node` reaches the start (a single daemon refuses another node's id); `show` says the node."""
+    here = (await wb.run("true"))["nodeId"]
+    ran = await cli.ok("run", "--node", here, "--", "echo pinned")
+    assert ran.text == "pinned\n"
+    started = (await cli.ok("run", "-b", "--node", here, "--", "true")).text.strip()
+    record = await wb.wait(started)
+    assert record["nodeId"] == here and record["cwd"] != str(Path.cwd())
+    shown = (await cli.ok("show", started)).text
+    assert any(line.split() == ["node:", here] for line in shown.splitlines()), shown
+    refused = await cli("run", "--node", "no-such-node", "--", "true")
+    assert refused.code == 125 and "invalid_request" in refused.error and "no-such-node" in refused.error

@@ -182,3 +182,22 @@ async def test_exits_feed_and_ack(wb: DaemonHandle) -> None:
         await client.ack_exit(delivered)
         later = await client.exits(wait_timeout=0, lease=1)
         assert run.execution_id not in {e.execution_id for e in later}
+
+
+async def test_node_is_passed_on_by_both_clients(wb: DaemonHandle) -> None:
+    """`node` pins a start: a single daemon takes its own id and refuses another's."""
+    async with AsyncClient(wb.url, TOKEN) as wb_async:
+        here = (await wb_async.run_bash("true")).node_id
+        assert here
+        pinned = await wb_async.run_code("python", "print(1)", node=here)
+        assert pinned.status is ExecutionStatus.COMPLETED and pinned.node_id == here
+        with pytest.raises(InvalidRequest, match="node"):
+            await wb_async.run_bash("true", node="no-such-node")
+
+    def blocking() -> None:
+        with Client(wb.url, TOKEN) as client:
+            assert client.run_bash("echo hi", node=here).node_id == here
+            with pytest.raises(InvalidRequest, match="no-such-node"):
+                client.run_code("python", "print(1)", node="no-such-node")
+
+    await trio.to_thread.run_sync(blocking)

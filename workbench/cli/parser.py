@@ -183,6 +183,9 @@ def _starting_options() -> Parser:
         help="pass our whole environment (but WORKBENCH_*); default: the image's clean one",
     )
     group.add_argument("--image", help="the image to run in (default host; see `workbench images`)")
+    group.add_argument(
+        "--node", metavar="ID", help="run it on this node of a shared store only (its WORKBENCH_NODE_ID)"
+    )
     group.add_argument("--metadata", metavar="JSON", help="JSON kept with the record")
     stdin = group.add_mutually_exclusive_group()
     stdin.add_argument(

@@ -185,6 +185,7 @@ def show(record: dict[str, Any], reruns: list[str] | None = None) -> str:
     lines += [
         ("cwd", record.get("cwd")),
         ("image", record.get("image")),
+        ("node", record.get("nodeId")),
         ("session", record.get("sessionId")),
         ("env", " ".join(f"{k}={v}" for k, v in (record.get("env") or {}).items()) or None),
         ("secret env", " ".join(record.get("secretEnvNames") or []) or None),

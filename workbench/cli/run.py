@@ -38,9 +38,12 @@ def start_options(http: Http, args: argparse.Namespace, *, stdin_is_code: bool =
         body["timeoutMs"] = args.timeout
     if args.idle_timeout is not None:
         body["idleTimeoutMs"] = args.idle_timeout
+    # A node of its own runs it in the session's workspace there, not in our directory.
     cwd = (
         os.path.abspath(args.cwd)
         if args.cwd is not None
+        else None
+        if getattr(args, "node", None) is not None
         else default_cwd(http.target, args.image, args.session)
     )
     if cwd is not None:
@@ -55,6 +58,8 @@ def start_options(http: Http, args: argparse.Namespace, *, stdin_is_code: bool =
         body["image"] = args.image
     if args.session is not None:
         body["sessionId"] = args.session
+    if getattr(args, "node", None) is not None:
+        body["node"] = args.node
     if args.metadata is not None:
         try:
             body["metadata"] = json.loads(args.metadata)
@@ -168,6 +173,7 @@ FIXED_BY_CONTEXT = (
     ("secret_env", "--secret-env"),
     ("env_from_shell", "--env-from-shell"),
     ("image", "--image"),
+    ("node", "--node"),
     ("session", "--session"),
     ("stdin", "--stdin"),
     ("idle_timeout", "--idle-timeout"),

@@ -182,6 +182,7 @@ def start_body(
     open_stdin: bool = False,
     tty: bool | tuple[int, int] = False,
     persist_shell: bool = False,
+    node: str | None = None,
 ) -> dict[str, Any]:
     """The common fields of a start body, camelCase, leaving out what the daemon defaults.
 
@@ -211,6 +212,7 @@ def start_body(
         "sessionId": session_id,
         "previewBytes": preview_bytes,
         "previewFormat": preview_format,
+        "node": node,
     }
     body.update({k: v for k, v in optional.items() if v is not None})
     if detached:

@@ -69,6 +69,7 @@ def run_bash(
     open_stdin: bool = False,
     tty: bool | tuple[int, int] = False,
     persist_shell: bool = False,
+    node: str | None = None,
 ) -> Plan[Execution]:
     """Start `command` (run by bash) and return its record (docs/python.md tells each option).
 
@@ -85,6 +86,7 @@ def run_bash(
     `background`, this returns once it is ready or ended. `open_stdin=True` keeps stdin open for
     `send_input`; `tty=True` (or `(rows, cols)`) runs it on a terminal; `persist_shell=True`
     carries its session's shell directory and exported variables from one command to the next.
+    `node` runs it on that node of a shared store only (`WORKBENCH_NODE_ID`).
     """
     service_body = calls.service_fields(service, ready_port, ready_log, ready_timeout)
     body = calls.start_body(
@@ -106,6 +108,7 @@ def run_bash(
         open_stdin=open_stdin,
         tty=tty,
         persist_shell=persist_shell,
+        node=node,
     )
     body = {"command": command, **body}
     output = _outputs(on_stdout, on_stderr)
@@ -141,6 +144,7 @@ def run_code(
     context_id: str | None = None,
     open_stdin: bool = False,
     tty: bool | tuple[int, int] = False,
+    node: str | None = None,
 ) -> Plan[Execution]:
     """Run `code` in `language` (`python`, `bash`, `sh`, ... as the image has them); as `run_bash`.
 
@@ -164,6 +168,7 @@ def run_code(
         secret_env=secret_env,
         open_stdin=open_stdin,
         tty=tty,
+        node=node,
     )
     body = {"language": language, "code": code, **body}
     if context_id is not None:

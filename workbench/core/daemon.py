@@ -21,7 +21,7 @@ from pathlib import Path
 import trio
 
 import sandbox
-from workbench.core import auth, storage
+from workbench.core import auth, storage, store_mark
 from workbench.core.browser import BrowserAuth, load_key
 from workbench.core.cluster import Cluster
 from workbench.core.executor import Executor
@@ -168,13 +168,12 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         ConfigError: a setting, an image, the tokens file, the lock or the store is not usable,
             or the disk is too full to start.
     """
+    # Reached (and migrated) before anything is made: a store that cannot be used leaves no data dir.
+    store_name = await _reach_store(settings)
     with _full_disk_stops_the_start(settings.data_dir):
         _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
-        with _full_disk_stops_the_start(settings.data_dir):
-            _adopt_shared_workspaces(settings)
-            token, created = auth.admin_token(settings.token, settings.token_path)
-            key = load_key(settings.layout.session_key)
+        token, created, key = _claim_data_dir(settings, store_name)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
         images = _images(settings)
@@ -214,7 +213,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
-                        retention, metrics = _side_tasks(settings, store, journal, executor, exits, outer)
+                        retention, metrics = await _side_tasks(settings, store, executor, exits, outer)
                         daemon = Daemon(
                             settings=settings,
                             service=service,
@@ -251,19 +250,24 @@ async def _containment(settings: Settings) -> tuple[sandbox.Capabilities, sandbo
     return caps, containment
 
 
-def _side_tasks(
+async def _side_tasks(
     settings: Settings,
     store: Store,
-    journal: Journal,
     executor: Executor,
     exits: ExitsFeed,
     nursery: trio.Nursery,
 ) -> tuple[Retention, Metrics]:
     """Start the retention sweep, the exit webhook and the warm pool's refill (after recovery, which
-    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics."""
-    retention = Retention(settings, store)
+    kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics.
+    Remove the directories of executions deleted elsewhere or meanwhile (on a shared store, also
+    as other nodes delete them)."""
+    retention = Retention(settings, store, executor.live.keys)
+    if isinstance(store, SharedStore):
+        store.on_deleted = retention.deleted_elsewhere
+        nursery.start_soon(retention.remove_leftovers)
+    await retention.sweep_leftovers()
     metrics = Metrics()
-    journal.observe_commit = metrics.commit_seconds.observe
+    executor.journal.observe_commit = metrics.commit_seconds.observe
     executor.context.observe.spawn = metrics.spawn_seconds.observe
     metrics.warm_starts = executor.warm.starts  # the pool counts into it
     nursery.start_soon(retention.run)
@@ -292,6 +296,17 @@ def _running_rows(executor: Executor) -> list[ExecutionRow]:
     return [live.row for live in executor.live.values() if not live.ending]
 
 
+def _claim_data_dir(settings: Settings, store_name: store_mark.StoreName) -> tuple[str, bool, bytes]:
+    """With the data dir locked: refuse it when it belongs to another store, else note the store,
+    adopt the shared workspaces of an older layout; (the admin token, whether it was made, the
+    browsers' session key)."""
+    with _full_disk_stops_the_start(settings.data_dir):
+        store_mark.claim(settings.layout, settings.store_path, store_name)
+        _adopt_shared_workspaces(settings)
+        token, created = auth.admin_token(settings.token, settings.token_path)
+        return token, created, load_key(settings.layout.session_key)
+
+
 def _adopt_shared_workspaces(settings: Settings) -> None:
     """Workspaces of a data dir from before they were per principal become the admin's."""
     moved = settings.layout.adopt_shared_workspaces(ADMIN)
@@ -303,11 +318,10 @@ def _adopt_shared_workspaces(settings: Settings) -> None:
         )
 
 
-async def _prepared_store(settings: Settings) -> Store:
-    """The engine the settings name, its schema ready: PostgreSQL for a URL, else SQLite."""
+async def _reach_store(settings: Settings) -> store_mark.StoreName:
+    """Which store the settings name; a PostgreSQL one is reached and its schema made ready."""
     if settings.store_url is None:
-        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
-        return SQLiteStore(settings.store_path)
+        return store_mark.StoreName(store_mark.SQLITE, "the SQLite store")
     try:
         from workbench.core.store.postgres import PostgresStore
     except ImportError:
@@ -315,9 +329,21 @@ async def _prepared_store(settings: Settings) -> Store:
             "WORKBENCH_STORE_URL names PostgreSQL, but psycopg is not installed: "
             "pip install 'workbench[postgres]'"
         ) from None
+    from workbench.core.store.postgres_schema import redacted
+
+    identity = await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
+    where = f"the PostgreSQL store at {redacted(settings.store_url)}"
+    return store_mark.StoreName(f"{store_mark.POSTGRES} {identity}", where)
+
+
+async def _prepared_store(settings: Settings) -> Store:
+    """The engine the settings name, its schema ready (PostgreSQL's by `_reach_store`)."""
+    if settings.store_url is None:
+        await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
+        return SQLiteStore(settings.store_path)
+    from workbench.core.store.postgres import PostgresStore
     from workbench.core.store.postgres_schema import fence, node_url
 
-    await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
     url = node_url(settings.store_url, settings.node_id)
     ended = await trio.to_thread.run_sync(fence, url)
     if ended:

@@ -78,7 +78,20 @@ async def resize(executor: Executor, journal: Journal, row: ExecutionRow, rows: 
     )
 
 
+def on_another_node(executor: Executor, row: ExecutionRow, what: str) -> None:
+    """Raise Conflict naming the node when another node of a shared store runs `row`: only that
+    node holds its tree, its stdin and its terminal, so its `what` must be sent there."""
+    node = row.node_id
+    if node is None or node == executor.settings.node_id or row.id in executor.live or row.status.terminal:
+        return
+    raise Conflict(
+        f"execution {row.id} runs on node {node!r}: send its {what} to that node",
+        details={"nodeId": node},
+    )
+
+
 def _running_child(executor: Executor, row: ExecutionRow, what: str) -> str:
+    on_another_node(executor, row, what.removeprefix("a "))
     live = executor.live.get(row.id)
     if (
         live is None

@@ -10,6 +10,7 @@
     <data>/spool/                              uploaded archives, while they are unpacked
     <data>/session.key                         the key that signs browsers' session cookies
     <data>/sessions.revoked                    sessions ended by logout, until they expire
+    <data>/store                               the store the data dir was last used with
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -126,6 +127,11 @@ class Layout:
     @property
     def session_key(self) -> Path:
         return self.data_dir / "session.key"
+
+    @property
+    def store_mark(self) -> Path:
+        """The store the data dir was last used with (`store_mark`): a start on another is refused."""
+        return self.data_dir / "store"
 
     @property
     def revoked_sessions(self) -> Path:

@@ -4,13 +4,18 @@ giving their space back, and what the store holds (`GET /v1/stats`).
 A delete removes the rows in short transactions (`_CHUNK` executions each), so that live
 executions' writes go on between them, then each execution's directory, then gives the freed
 pages back to the filesystem a few MiB at a time.
+
+On a shared store an execution's directory is on the disk of the node that ran it, whichever node
+deleted it: each node removes its directories of executions the store no longer holds, as it is
+told of the deletes, at its start (for those deleted while it was down) and every few minutes
+(for any it was not told of).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import trio
@@ -19,6 +24,7 @@ from workbench.core.principals import Principal
 from workbench.core.records import now_ms
 from workbench.core.settings import SECONDS, MiB, Settings
 from workbench.core.store import Store
+from workbench.wire.ids import created_ms
 from workbench.wire.stats import Stats
 from workbench.wire.status import TERMINAL, ExecutionStatus
 
@@ -31,16 +37,26 @@ _RECLAIM_STEP = 8 * MiB
 #: How often the retention sweep runs at most and at least.
 _SWEEP_MIN_MS = 1 * SECONDS
 _SWEEP_MAX_MS = 60 * SECONDS
+#: How often a node looks for directories of executions deleted unheard.
+_LEFTOVERS_S = 300
+#: A directory is made just before its execution's row commits: one of an execution made this
+#: recently is left to a later look.
+_SETTLED_MS = 60 * SECONDS
 
 
 class Retention:
     """Bulk deletes and the store's statistics."""
 
-    def __init__(self, settings: Settings, store: Store) -> None:
+    def __init__(self, settings: Settings, store: Store, live: Callable[[], Iterable[str]] = tuple) -> None:
         self.settings = settings
         self.store = store
+        #: The executions this daemon runs now: their directories are never removed as leftovers.
+        self.live = live
         #: Executions deleted since the start (for `/metrics`).
         self.deleted_total = 0
+        #: Executions other nodes deleted, not yet looked at ("": some, unknown which).
+        self._told: set[str] = set()
+        self._wake = trio.Event()
 
     async def delete(
         self, principal: Principal, statuses: Iterable[ExecutionStatus] | None, ended_before: int | None
@@ -92,6 +108,53 @@ class Retention:
             except Exception as exc:  # the daemon goes on; the next sweep tries again
                 log.warning("retention: sweep failed: %s", exc)
             await trio.sleep(period / 1000)
+
+    def deleted_elsewhere(self, execution_id: str) -> None:
+        """The store's word (on the trio thread) that another node deleted `execution_id` ("":
+        some may have been, unheard): `remove_leftovers` removes their directories here."""
+        self._told.add(execution_id)
+        self._wake.set()
+
+    async def sweep_leftovers(self, settled_ms: int = 0) -> int:
+        """Remove the directories of executions the store no longer holds (deleted through
+        another node, or while this daemon was down): how many. Never the directory of one the
+        store holds or this daemon runs, nor of one made in the last `settled_ms`."""
+        names = await trio.to_thread.run_sync(self._directories)
+        bound = now_ms() - settled_ms
+        live = set(self.live())
+        candidates = [n for n in names if n not in live and (created_ms(n) or bound + 1) <= bound]
+        gone: list[str] = []
+        for start in range(0, len(candidates), 1000):
+            chunk = candidates[start : start + 1000]
+            held = await self.store.existing(chunk)
+            gone.extend(n for n in chunk if n not in held)
+        if gone:
+            await trio.to_thread.run_sync(self._remove_directories, gone)
+            log.info("retention: removed the directories of %d executions deleted elsewhere", len(gone))
+        return len(gone)
+
+    def _directories(self) -> list[str]:
+        try:
+            return sorted(e.name for e in os.scandir(self.settings.layout.executions_dir) if e.is_dir())
+        except FileNotFoundError:
+            return []
+
+    async def remove_leftovers(self) -> None:
+        """For ever, on a shared store: remove the directories of the executions other nodes
+        delete, as the store tells of them, and look for any unheard every `_LEFTOVERS_S`."""
+        while True:
+            with trio.move_on_after(_LEFTOVERS_S):
+                await self._wake.wait()
+            self._wake = trio.Event()
+            told, self._told = self._told, set()
+            try:
+                if told and "" not in told:
+                    gone = sorted(n for n in told - set(self.live()) if created_ms(n) is not None)
+                    await trio.to_thread.run_sync(self._remove_directories, gone)
+                else:
+                    await self.sweep_leftovers(_SETTLED_MS)
+            except Exception as exc:  # the daemon goes on; the next look tries again
+                log.warning("retention: could not remove the directories of deleted executions: %s", exc)
 
     async def stats(self, principal: Principal) -> Stats:
         """The principal's (admin: everyone's) executions by status, and the sizes on disk."""

@@ -311,7 +311,9 @@ class Service(Reads):
         await self._found(principal, execution_id, kind)
         full = f"SIG{name}"
         if not await self.executor.signal(execution_id, getattr(signals, full)):
-            status = (await self._found(principal, execution_id, kind)).row.status.value
+            row = (await self._found(principal, execution_id, kind)).row
+            inputs.on_another_node(self.executor, row, "signal")
+            status = row.status.value
             raise Conflict(f"execution {execution_id} is {status}: only a running execution takes a signal")
         await self.journal.append(execution_id, [("signal", event_builder("signal", signal=full))])
         return await self.get(principal, execution_id, kind)

@@ -35,6 +35,21 @@ _PAIRS = [a + b for a in "0123456789ABCDEFGHJKMNPQRSTVWXYZ" for b in "0123456789
 _SHIFTS = tuple(range(120, -1, -10))
 
 
+def created_ms(identifier: str) -> int | None:
+    """When an id of `ulid` was made (ms since the epoch, from its first 10 characters after the
+    prefix), or None when it is not one."""
+    prefix, _, value = identifier.partition("_")
+    if len(prefix) != 2 or len(value) != 26:
+        return None
+    ms = 0
+    for char in value[:10]:
+        digit = _CROCKFORD.find(char)
+        if digit < 0:
+            return None
+        ms = ms * 32 + digit
+    return ms
+
+
 def new_execution_id() -> str:
     return "ex_" + ulid()
 

@@ -57,6 +57,9 @@ class Store(abc.ABC):
     health: StoreHealth
     #: Executions whose transition was refused for its owner (see `begin_transition`).
     disowned: set[str]
+    #: Told (on the trio thread) of each execution another daemon deleted, "" when some may
+    #: have been deleted unheard: each node removes its own directories of them.
+    on_deleted: Callable[[str], None] | None = None
 
     @abc.abstractmethod
     def start(self) -> None:
@@ -172,6 +175,10 @@ class Store(abc.ABC):
         execution without an end time counts from its creation). A live execution is never
         deleted, whatever `statuses` says. One transaction: call again until fewer come back.
         """
+
+    @abc.abstractmethod
+    async def existing(self, execution_ids: Sequence[str]) -> set[str]:
+        """Those of `execution_ids` the store holds (the others were deleted, or never made)."""
 
     @abc.abstractmethod
     async def reclaim(self, max_bytes: int) -> bool:

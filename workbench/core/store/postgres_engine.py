@@ -25,6 +25,7 @@ from workbench.core.store.batching import LINGER_S
 from workbench.core.store.postgres_schema import prepare
 from workbench.core.store.postgres_threads import (
     CHANGED,
+    DELETED,
     ENDED,
     EVERYTHING,
     EXITS,
@@ -65,9 +66,9 @@ class PostgresEngine(PostgresThreads, Store):
         self.on_remote: Callable[[str], None] | None = None
 
     @staticmethod
-    def prepare(url: str) -> None:
-        """Reach the server and migrate its schema (blocking; before `start`)."""
-        prepare(url)
+    def prepare(url: str) -> str:
+        """Reach the server and migrate its schema (blocking; before `start`); the store's identity."""
+        return prepare(url)
 
     # -- accepting ------------------------------------------------------------------------------
 
@@ -218,7 +219,10 @@ class PostgresEngine(PostgresThreads, Store):
         return await self._write(lambda conn: q.set_detached(conn, execution_id))
 
     async def delete_execution(self, execution_id: str) -> bool:
-        return await self._write(lambda conn: q.delete_execution(conn, execution_id))
+        return await self._write(
+            lambda conn: q.delete_execution(conn, execution_id),
+            notes=lambda deleted: [(DELETED, execution_id)] if deleted else [],
+        )
 
     async def delete_terminal(
         self,
@@ -229,8 +233,13 @@ class PostgresEngine(PostgresThreads, Store):
     ) -> list[str]:
         wanted = tuple(statuses)
         return await self._write(
-            lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit)
+            lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit),
+            notes=lambda ids: [(DELETED, execution_id) for execution_id in ids],
         )
+
+    async def existing(self, execution_ids: Sequence[str]) -> set[str]:
+        wanted = list(execution_ids)
+        return await self._read(lambda conn: retention.existing(conn, wanted))
 
     async def reclaim(self, max_bytes: int) -> bool:
         return False  # autovacuum makes deleted rows' space reusable by itself
@@ -319,6 +328,11 @@ class PostgresEngine(PostgresThreads, Store):
                     self._spawn_refresh(watched)
                 if self.on_remote is not None:
                     self.on_remote("")
+                if self.on_deleted is not None:
+                    self.on_deleted("")
+            elif kind == DELETED:
+                if self.on_deleted is not None:
+                    self.on_deleted(execution_id)
             elif kind in (CHANGED, ENDED):
                 self.watches.notify(execution_id)
                 # Another node's change may be one of the changes feed's: its readers look again.

@@ -14,6 +14,12 @@ from workbench.wire.status import ExecutionStatus
 _TABLES = ("executions", "events", "artifacts", "exits")
 
 
+def existing(conn: Conn, execution_ids: list[str]) -> set[str]:
+    """Those of `execution_ids` that have a row."""
+    rows = conn.execute("SELECT id FROM executions WHERE id = ANY(%s)", (execution_ids,)).fetchall()
+    return {str(r[0]) for r in rows}
+
+
 def delete_terminal(
     conn: Conn,
     principal: str | None,

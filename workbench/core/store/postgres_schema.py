@@ -84,7 +84,7 @@ def fence(url: str) -> int:
     try:
         return _fence(url)
     except psycopg.Error as exc:
-        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {exc}".strip()) from None
+        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {one_line(exc)}") from None
 
 
 def _fence(url: str) -> int:
@@ -129,8 +129,14 @@ def redacted(url: str) -> str:
     return " ".join(f"{k}={v}" for k, v in info.items() if k in ("host", "port", "dbname", "user"))
 
 
-def prepare(url: str) -> None:
-    """Connect, check the schema's version, and migrate it to the current one.
+def one_line(exc: BaseException) -> str:
+    """The server's or libpq's message on one line (libpq adds hints on lines of their own)."""
+    return "; ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+
+
+def prepare(url: str) -> str:
+    """Connect, check the schema's version, and migrate it to the current one; returns the store's
+    identity (made once with it: a data dir notes the store it was used with).
 
     Raises:
         ConfigError: the server cannot be reached, or its schema is newer than this Workbench.
@@ -138,7 +144,7 @@ def prepare(url: str) -> None:
     try:
         conn = connect(url)
     except psycopg.Error as exc:
-        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {exc}".strip()) from None
+        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {one_line(exc)}") from None
     try:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -161,7 +167,11 @@ def prepare(url: str) -> None:
                 with conn.transaction():
                     conn.execute(sql.encode())
                     conn.execute("UPDATE workbench_schema SET version = %s", (number,))
+            identity = conn.execute("SELECT id FROM workbench_store").fetchone()
     except psycopg.Error as exc:
-        raise ConfigError(f"the store at {redacted(url)} cannot be migrated: {exc}") from None
+        raise ConfigError(f"the store at {redacted(url)} cannot be migrated: {one_line(exc)}") from None
     finally:
         conn.close()
+    if identity is None:
+        raise ConfigError(f"the store at {redacted(url)} has lost its identity (workbench_store is empty)")
+    return str(identity[0])

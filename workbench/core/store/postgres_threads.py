@@ -48,9 +48,10 @@ _READ_RETRY_S = 20.0
 _LISTEN_SLICE_S = 0.5
 _DISK_FULL = "53100"
 
-#: Notification kinds: an execution changed, an execution ended, the exits feed changed, the
-#: shared queue has work to claim, and (after the listener reconnected) anything may have.
-CHANGED, ENDED, EXITS, QUEUED, EVERYTHING = "e", "t", "x", "q", "*"
+#: Notification kinds: an execution changed, an execution ended, an execution was deleted, the
+#: exits feed changed, the shared queue has work to claim, and (after the listener reconnected)
+#: anything may have.
+CHANGED, ENDED, DELETED, EXITS, QUEUED, EVERYTHING = "e", "t", "d", "x", "q", "*"
 
 
 @dataclass(eq=False)

@@ -283,6 +283,10 @@ class SQLiteStore(Store):
             lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit)
         )
 
+    async def existing(self, execution_ids: Sequence[str]) -> set[str]:
+        wanted = list(execution_ids)
+        return await self._read(lambda conn: retention.existing(conn, wanted))
+
     async def reclaim(self, max_bytes: int) -> bool:
         more = await self._write(lambda conn: retention.reclaim(conn, max_bytes))
         if not more:  # the file is shortened on disk by the checkpoint

@@ -18,6 +18,16 @@ from workbench.wire.status import ExecutionStatus
 INCREMENTAL = 2
 
 
+def existing(conn: sqlite3.Connection, execution_ids: list[str]) -> set[str]:
+    """Those of `execution_ids` that have a row."""
+    found: set[str] = set()
+    for start in range(0, len(execution_ids), 500):  # within SQLite's bound on parameters
+        chunk = execution_ids[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        found.update(r[0] for r in conn.execute(f"SELECT id FROM executions WHERE id IN ({marks})", chunk))
+    return found
+
+
 def delete_terminal(
     conn: sqlite3.Connection,
     principal: str | None,
