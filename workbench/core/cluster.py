@@ -11,7 +11,9 @@ From the claim on, the execution is this node's like any other (`Executor.submit
 - every node beats its heart each quarter lease; every node also looks for lost nodes as often:
   their claims that never started go back to the queue, their running executions end `failed`
   with `error.code = "node_lost"` (the guarded transition: only one node's wins), and queued
-  executions past their deadline that no living node will run end `timed_out`;
+  executions past their deadline that no living node will run end `timed_out`. A node judges
+  others only once its own heartbeats have come without a gap for a lease (the store says which
+  nodes it may take for lost): after the database was away, every living node beats again first;
 - when another node ended an execution this node still runs (this node was taken for lost), its
   tree is killed instead of being recorded again: terminal is final.
 """
@@ -70,7 +72,11 @@ class Cluster:
 
     async def join(self) -> None:
         """The first heartbeat: this node is among the living before it recovers or claims."""
-        await self.store.heartbeat(self.node_id, self.settings.node_url, self.settings.node_lease_ms)
+        await self._heartbeat(joining=True)
+
+    async def _heartbeat(self, *, joining: bool = False) -> None:
+        lease_ms = self.settings.node_lease_ms
+        await self.store.heartbeat(self.node_id, self.settings.node_url, lease_ms, joining=joining)
 
     async def kill_lost_trees(self, supervisor: sandbox.Supervisor) -> None:
         """At start: kill the trees of executions other nodes ended `node_lost` while this node
@@ -231,7 +237,7 @@ class Cluster:
         while True:
             await trio.sleep(self._every_s)
             try:
-                await self.join()
+                await self._heartbeat()
             except Unavailable as exc:
                 log.warning("cluster: heartbeat failed: %s", exc)
 
@@ -244,15 +250,15 @@ class Cluster:
                 log.warning("cluster: cannot look for lost nodes: %s", exc)
 
     async def _reap_once(self) -> None:
-        released = await self.store.release_lost_claims()
+        released = await self.store.release_lost_claims(self.node_id)
         if released:
             log.warning("cluster: %d queued executions of lost nodes are back in the queue", released)
-        for row in await self.store.lost_executions():
+        for row in await self.store.lost_executions(self.node_id):
             if row.node_id == self.node_id:
                 continue  # this node is alive, whatever its last heartbeat says
             message = f"its node {row.node_id!r} stopped beating (lease {self.settings.node_lease_ms} ms)"
             await self._end(row, S.FAILED, {"code": "node_lost", "message": message})
-        for row in await self.store.overdue_unclaimed(now_ms()):
+        for row in await self.store.overdue_unclaimed(self.node_id, now_ms()):
             message = f"the deadline of {row.timeout_ms} ms passed while queued"
             await self._end(row, S.TIMED_OUT, {"code": "timeout", "message": message})
 
