@@ -1,11 +1,12 @@
 """Many daemons, one PostgreSQL journal, through faults: the database away for longer than the
-lease, and a node whose owner is dead asked for what only a living owner answers.
+lease, and a second daemon started with a living node's id.
 
 Each test that stops PostgreSQL runs on a server of its own, so that no other test sees it go.
 """
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -57,3 +58,27 @@ def test_a_database_outage_longer_than_the_lease_loses_no_living_node(
         final = n["a"].wait(execution_id)
         assert (final["status"], final["exitCode"], final["nodeId"]) == ("completed", 0, name), final
         assert n["a"].output(execution_id) == expected
+
+
+@pytest.mark.timeout(120)
+def test_a_second_daemon_with_a_living_node_s_id_is_refused_and_the_node_runs_on(
+    daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
+) -> None:
+    """A daemon of another data dir started as node "a" while "a" beats is refused with one
+    line and exit status 2, before it touches the store's sessions: "a" runs on undisturbed."""
+    a = nodes(daemon_process, postgres_server, tmp_path, "a", lease_ms=15_000)["a"]
+    execution_id = a.start_bash("sleep 3; echo done", node="a")["executionId"]
+    _wait_running(a, execution_id)
+    twin_dir = tmp_path / "node-a-twin"
+    twin = daemon_process(twin_dir, **{**a.env, "WORKBENCH_DATA_DIR": str(twin_dir)})
+    proc = twin.start(wait=False)
+    try:
+        status = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        status = None
+    said = [line for line in twin.log_text().splitlines() if line.startswith("workbench: ")]
+    assert status == 2, twin.log_text()
+    assert len(said) == 1 and "WORKBENCH_NODE_ID" in said[0] and "'a'" in said[0], said
+    final = a.wait(execution_id)
+    assert (final["status"], final["exitCode"], final["nodeId"]) == ("completed", 0, "a"), final
+    assert a.output(execution_id) == "done\n"

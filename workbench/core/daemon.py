@@ -315,9 +315,15 @@ async def _prepared_store(settings: Settings) -> Store:
             "WORKBENCH_STORE_URL names PostgreSQL, but psycopg is not installed: "
             "pip install 'workbench[postgres]'"
         ) from None
-    from workbench.core.store.postgres_schema import fence, node_url
+    from workbench.core.store.postgres_schema import claim_node, fence, node_url
 
     await trio.to_thread.run_sync(PostgresStore.prepare, settings.store_url)
+    # A living node of this id on another data dir keeps it: this start is refused before its
+    # fence would end that node's sessions.
+    here = settings.layout.data_dir_id()
+    await trio.to_thread.run_sync(
+        claim_node, settings.store_url, settings.node_id, here, settings.node_lease_ms
+    )
     url = node_url(settings.store_url, settings.node_id)
     ended = await trio.to_thread.run_sync(fence, url)
     if ended:
