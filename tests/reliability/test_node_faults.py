@@ -1,15 +1,20 @@
 """Many daemons, one PostgreSQL journal, through faults: the database away for longer than the
-lease, and a second daemon started with a living node's id.
+lease, a second daemon started with a living node's id, and a node whose owner is dead asked for
+what only a living owner answers.
 
 Each test that stops PostgreSQL runs on a server of its own, so that no other test sees it go.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +87,56 @@ def test_a_second_daemon_with_a_living_node_s_id_is_refused_and_the_node_runs_on
     final = a.wait(execution_id)
     assert (final["status"], final["exitCode"], final["nodeId"]) == ("completed", 0, "a"), final
     assert a.output(execution_id) == "done\n"
+
+
+def _kill_node(node: DaemonProcess) -> None:
+    """SIGKILL a node's daemon and its shim: the node is dead, its heartbeat stops."""
+    assert node.proc is not None
+    os.kill(int((node.data_dir / "run" / "shim.pid").read_text().strip()), signal.SIGKILL)
+    node.proc.kill()
+    node.proc.wait()
+
+
+@pytest.mark.timeout(120)
+def test_a_cancel_asked_of_another_node_while_its_owner_is_dead_is_recorded_at_once(
+    daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
+) -> None:
+    """B is asked to cancel what dead A ran: `202 cancel_requested` at once, not after A's lease;
+    once A is found lost the execution ends `cancelled` with the reason, `error.code` saying why
+    nothing was seen to end. The same for the cancel of a foreground start's expired wait."""
+    n = nodes(daemon_process, postgres_server, tmp_path, "ab", lease_ms=6000)
+    a, b = n["a"], n["b"]
+    command = "for i in $(seq 1 600); do echo n$i; sleep 0.1; done"
+    execution_id = a.start_bash(command, node="a")["executionId"]
+    _wait_running(a, execution_id)
+    body = {"command": command, "node": "a", "waitTimeoutMs": 3000, "onWaitTimeout": "cancel"}
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        foreground = pool.submit(b.client.post, "/v1/executions/workbench_bash", json=body, timeout=60)
+        listed: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 20
+        while not [e for e in listed if e["status"] == "running" and e["executionId"] != execution_id]:
+            assert time.monotonic() < deadline, listed
+            listed = b.client.get("/v1/executions").json()["executions"]
+            time.sleep(0.05)
+        _kill_node(a)
+        try:
+            began = time.monotonic()
+            response = b.client.post(f"/v1/executions/{execution_id}/cancel", json={"reason": "stop it"})
+            took_s = time.monotonic() - began
+            answered = foreground.result()
+            final = b.wait(execution_id)
+        finally:
+            a.start()  # kills the trees A's death left, which were ended without it
+    assert response.status_code == 202, response.text
+    assert response.json()["cancelled"] is True
+    assert response.json()["execution"]["status"] == "cancel_requested"
+    assert took_s < 2.0, took_s
+    assert (final["status"], final["cancelReason"], final["error"]["code"]) == (
+        "cancelled",
+        "stop it",
+        "node_lost",
+    )
+    assert answered.status_code == 201, answered.text
+    ended = answered.json()
+    assert (ended["status"], ended["error"]["code"]) == ("cancelled", "node_lost"), ended
+    assert ended["cancelReason"] == "the wait of 3000 ms passed (onWaitTimeout: cancel)"

@@ -4,13 +4,16 @@ With a shared store (PostgreSQL) a start is accepted by any node into the shared
 node runs it once it claims it: when the node has a free slot, oldest first (`NodeStore.claim`).
 From the claim on, the execution is this node's like any other (`Executor.submit`). The rest:
 
-- a cancel asked on a node that does not run the execution is noted on its row; the node that
-  runs it is told by the store's notification, reads the row and cancels as usual (its guarded
-  transitions are the fence); a queued one that nobody claimed yet is claimed by the asking node,
-  which cancels it at once;
+- a cancel asked on a node that does not run the execution is recorded there: a running one
+  moves to `cancel_requested` at once (with the cancel's reason and grace on its row), whether
+  its node lives or not; the node that runs it is told by the store's notification, reads the
+  row, kills the tree and records the end (its guarded transitions are the fence). A queued one
+  that nobody claimed yet is claimed by the asking node, which cancels it at once; one that
+  another node claimed has the cancel noted on its row, and that node cancels it;
 - every node beats its heart each quarter lease; every node also looks for lost nodes as often:
   their claims that never started go back to the queue, their running executions end `failed`
-  with `error.code = "node_lost"` (the guarded transition: only one node's wins), and queued
+  with `error.code = "node_lost"` (the guarded transition: only one node's wins; one whose
+  cancel was recorded ends `cancelled`, with that code all the same), and queued
   executions past their deadline that no living node will run end `timed_out`. A node judges
   others only once its own heartbeats have come without a gap for a lease (the store says which
   nodes it may take for lost): after the database was away, every living node beats again first;
@@ -186,8 +189,15 @@ class Cluster:
     # -- cancels and ends from other nodes ------------------------------------------------------
 
     async def cancel(self, row: ExecutionRow, reason: str | None, grace_ms: int) -> None:
-        """Cancel an execution this node does not run; returns once the cancel is recorded, it
-        ended, or a lease passed (its node is then lost, and it ends `node_lost`)."""
+        """Cancel an execution this node does not run; returns once the cancel is recorded (a
+        running one: at once, `cancel_requested`), it ended, or a lease passed."""
+        if row.status is S.RUNNING:
+            fields = {"cancel_reason": reason, "cancel_grace_ms": grace_ms}
+            # Its node reads the row when told (or, lost, the execution ends `cancelled`).
+            journal = self.executor.journal
+            recorded = await journal.transition(row.id, S.CANCEL_REQUESTED, fields=fields, message=reason)
+            if recorded is not None:
+                return
         await self.store.ask_cancel(row.id, reason, grace_ms)
         if row.status is S.QUEUED and row.node_id is None:
             async with self.claiming:
@@ -257,7 +267,15 @@ class Cluster:
             if row.node_id == self.node_id:
                 continue  # this node is alive, whatever its last heartbeat says
             message = f"its node {row.node_id!r} stopped beating (lease {self.settings.node_lease_ms} ms)"
-            await self._end(row, S.FAILED, {"code": "node_lost", "message": message})
+            # A cancel that was recorded (the user asked for the end) ends it `cancelled`.
+            asked = row.status is S.CANCEL_REQUESTED or (
+                row.status is S.QUEUED and row.cancel_grace_ms is not None
+            )
+            if asked:
+                message += " before it carried out the cancel"
+            await self._end(
+                row, S.CANCELLED if asked else S.FAILED, {"code": "node_lost", "message": message}
+            )
         for row in await self.store.overdue_unclaimed(self.node_id, now_ms()):
             message = f"the deadline of {row.timeout_ms} ms passed while queued"
             await self._end(row, S.TIMED_OUT, {"code": "timeout", "message": message})
