@@ -140,3 +140,38 @@ def test_a_cancel_asked_of_another_node_while_its_owner_is_dead_is_recorded_at_o
     ended = answered.json()
     assert (ended["status"], ended["error"]["code"]) == ("cancelled", "node_lost"), ended
     assert ended["cancelReason"] == "the wait of 3000 ms passed (onWaitTimeout: cancel)"
+
+
+@pytest.mark.timeout(120)
+def test_a_lost_node_s_execution_keeps_its_journaled_output_in_its_preview_and_exit(
+    daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
+) -> None:
+    """The node that ends a dead node's execution has none of its files: the final preview and
+    the exit's tails are made from the output the journal holds, as the files would give them."""
+    n = nodes(daemon_process, postgres_server, tmp_path, "ab")
+    a, b = n["a"], n["b"]
+    output = "for i in $(seq 1 30); do echo out$i; echo err$i >&2; done"
+    # The same output, ended on its own node: its preview is made from its files.
+    local = b.wait(b.start_bash(output, node="b", previewBytes=64)["executionId"])
+    execution_id = a.start_bash(f"{output}; sleep 60", node="a", detached=True, previewBytes=64)[
+        "executionId"
+    ]
+    deadline = time.monotonic() + 20
+    while "err30" not in a.output(execution_id, "stderr") or "out30" not in a.output(execution_id):
+        assert time.monotonic() < deadline, a.events(execution_id)
+        time.sleep(0.05)
+    _kill_node(a)
+    try:
+        final = b.wait(execution_id, wait_ms=20_000)
+        exits = b.client.get("/v1/exits", params={"waitTimeoutMs": 5000}).json()["exits"]
+    finally:
+        a.start()  # kills the tree A's death left, which was ended without it
+    assert (final["status"], final["error"]["code"]) == ("failed", "node_lost"), final
+    assert final["output"] == local["output"]
+    assert final["preview"]["stdoutElidedBytes"] > 0
+    assert final["preview"] == local["preview"]
+    stdout, stderr = b.output(execution_id), b.output(execution_id, "stderr")
+    assert stdout.endswith("out30\n") and stderr.endswith("err30\n")
+    assert [(e["executionId"], e["stdoutTail"], e["stderrTail"]) for e in exits] == [
+        (execution_id, stdout, stderr)
+    ], exits

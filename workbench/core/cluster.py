@@ -34,6 +34,7 @@ import trio
 
 import sandbox
 from workbench.core.finish import exit_body
+from workbench.core.journaled import journaled_output, journaled_preview, journaled_tails
 from workbench.core.live import Live, Outcome, Stop
 from workbench.core.nodecalls import NodeCalls
 from workbench.core.principals import Principal, principal_key
@@ -288,6 +289,9 @@ class Cluster:
         }
         outcome = Outcome(status, error=error)
         directory = self.settings.layout.execution(row.id)
+        # Its files are on its node's disk: the preview and the exit's tails come from the journal.
+        output = await journaled_output(self.store, row.id)
+        fields["preview_json"] = journaled_preview(row, output).model_dump_json(by_alias=True)
         with trio.CancelScope(shield=True):
             sequence = await self.executor.journal.transition(
                 row.id,
@@ -295,7 +299,7 @@ class Cluster:
                 fields=fields,
                 message=error["message"],
                 error=error,
-                exit_body=exit_body(directory, outcome),
+                exit_body=exit_body(directory, outcome, journaled_tails(output)),
             )
         if sequence is not None:
             log.warning("cluster: %s ended %s: %s", row.id, status.value, error["message"])

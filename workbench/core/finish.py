@@ -102,8 +102,9 @@ async def _publish_artifacts(
     await ctx.journal.append(execution_id, events, artifacts=artifacts, created_at=now_ms())
 
 
-def exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
-    """The exit saved with the terminal status when the execution is detached (decided in-tx)."""
+def exit_body(directory: ExecutionDir, outcome: Outcome, tails: tuple[str, str] | None = None) -> ExitBody:
+    """The exit saved with the terminal status when the execution is detached (decided in-tx);
+    its tails from `directory`'s files, or `tails` (stdout, stderr) when given."""
 
     def body(row: ExecutionRow) -> dict[str, Any]:
         # Read only for a detached execution, inside the transaction that decides it.
@@ -116,8 +117,8 @@ def exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
             "signal": outcome.signal,
             "error": outcome.error,
             "metadata": json.loads(row.metadata_json) if row.metadata_json else None,
-            "stdoutTail": tail(directory.stdout),
-            "stderrTail": tail(directory.stderr),
+            "stdoutTail": tails[0] if tails is not None else tail(directory.stdout),
+            "stderrTail": tails[1] if tails is not None else tail(directory.stderr),
             "usage": usage.wire() if usage is not None else None,
             "finishedAt": format_time(row.finished_at),
         }
@@ -135,8 +136,17 @@ def tail(path: Any) -> str:
             data = f.read(EXIT_TAIL_BYTES)
     except OSError:
         return ""
+    return _tail(data, cut=size > EXIT_TAIL_BYTES)
+
+
+def tail_text(data: bytes) -> str:
+    """`tail` of a stream's bytes held in memory (as the journal's output events give them)."""
+    return _tail(data[-EXIT_TAIL_BYTES:], cut=len(data) > EXIT_TAIL_BYTES)
+
+
+def _tail(data: bytes, *, cut: bool) -> str:
     start = 0
-    if size > EXIT_TAIL_BYTES:
+    if cut:
         # Skip continuation bytes so the tail does not begin inside a character.
         while start < min(4, len(data)) and (data[start] & 0xC0) == 0x80:
             start += 1
