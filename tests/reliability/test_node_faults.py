@@ -175,3 +175,24 @@ def test_a_lost_node_s_execution_keeps_its_journaled_output_in_its_preview_and_e
     assert [(e["executionId"], e["stdoutTail"], e["stderrTail"]) for e in exits] == [
         (execution_id, stdout, stderr)
     ], exits
+
+
+@pytest.mark.timeout(120)
+def test_a_cancel_from_another_node_while_the_owner_kills_a_timed_out_tree_still_ends_it(
+    daemon_process: Factory, postgres_server: pg.PostgresServer, tmp_path: Path
+) -> None:
+    """A's deadline passed and A is killing the tree (SIGTERM ignored: the deadline's grace)
+    when B records a cancel: `cancel_requested` leads to no timeout, so the end is the cancel's."""
+    n = nodes(daemon_process, postgres_server, tmp_path, "ab", lease_ms=15_000)
+    a, b = n["a"], n["b"]
+    started = time.monotonic()
+    execution_id = a.start_bash("trap '' TERM; sleep 30", node="a", timeoutMs=1000)["executionId"]
+    _wait_running(a, execution_id)
+    time.sleep(max(0.0, started + 1.6 - time.monotonic()))  # past the deadline, within its 2 s grace
+    response = b.client.post(f"/v1/executions/{execution_id}/cancel", json={"reason": "late"})
+    assert response.status_code in (200, 202), response.text
+    final = b.wait(execution_id, wait_ms=15_000)
+    if response.status_code == 200:  # the grace was already over: the timeout's end stands
+        assert final["status"] == "timed_out", final
+        return
+    assert (final["status"], final["cancelReason"], final["error"]) == ("cancelled", "late", None), final

@@ -6,8 +6,10 @@ From the claim on, the execution is this node's like any other (`Executor.submit
 
 - a cancel asked on a node that does not run the execution is recorded there: a running one
   moves to `cancel_requested` at once (with the cancel's reason and grace on its row), whether
-  its node lives or not; the node that runs it is told by the store's notification, reads the
-  row, kills the tree and records the end (its guarded transitions are the fence). A queued one
+  its node lives or not (a batch has the cancel noted on its row, and its node records it);
+  the node that runs it is told by the store's notification, reads the row, kills the tree and
+  records the end, `cancelled` even when it was killing the tree for its deadline (its guarded
+  transitions are the fence). A queued one
   that nobody claimed yet is claimed by the asking node, which cancels it at once; one that
   another node claimed has the cancel noted on its row, and that node cancels it;
 - every node beats its heart each quarter lease; every node also looks for lost nodes as often:
@@ -192,7 +194,7 @@ class Cluster:
     async def cancel(self, row: ExecutionRow, reason: str | None, grace_ms: int) -> None:
         """Cancel an execution this node does not run; returns once the cancel is recorded (a
         running one: at once, `cancel_requested`), it ended, or a lease passed."""
-        if row.status is S.RUNNING:
+        if row.status is S.RUNNING and row.kind != "batch":
             fields = {"cancel_reason": reason, "cancel_grace_ms": grace_ms}
             # Its node reads the row when told (or, lost, the execution ends `cancelled`).
             journal = self.executor.journal

@@ -70,8 +70,26 @@ async def finish(
     preview = await execution_preview(ending.directory, live.row, final=True)
     fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}
     live.ending = True  # before the commit: whoever learns of the end sees it so
-    sequence = await ctx.journal.transition(
-        live.id,
+    sequence = await _commit(ctx, ending, status, fields, outcome, owner)
+    if sequence is None and status is S.TIMED_OUT:
+        # Another node recorded a cancel while the tree was being killed for its deadline
+        # (`cancel_requested`, from which no timeout leads): the end is the cancel's.
+        status, outcome = S.CANCELLED, Outcome(S.CANCELLED, outcome.exit_code, outcome.signal)
+        fields = {k: v for k, v in fields.items() if k not in ("error_code", "error_message")}
+        sequence = await _commit(ctx, ending, status, fields, outcome, owner)
+    if sequence is None and not force:
+        log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
+    live.status = status
+    ctx.displays.forget(live.id)
+    ctx.tidy(live.id, ending.held, kept)
+
+
+async def _commit(
+    ctx: RunContext, ending: Ending, status: S, fields: dict[str, Any], outcome: Outcome, owner: str | None
+) -> int | None:
+    """The guarded terminal transition of `finish`: its sequence, or None when refused."""
+    return await ctx.journal.transition(
+        ending.live.id,
         status,
         fields=fields,
         message=outcome.error["message"] if outcome.error else None,
@@ -81,11 +99,6 @@ async def finish(
         exit_body=exit_body(ending.directory, outcome),
         owner=owner,
     )
-    if sequence is None and not force:
-        log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
-    live.status = status
-    ctx.displays.forget(live.id)
-    ctx.tidy(live.id, ending.held, kept)
 
 
 async def _publish_artifacts(
