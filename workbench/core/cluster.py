@@ -4,14 +4,21 @@ With a shared store (PostgreSQL) a start is accepted by any node into the shared
 node runs it once it claims it: when the node has a free slot, oldest first (`NodeStore.claim`).
 From the claim on, the execution is this node's like any other (`Executor.submit`). The rest:
 
-- a cancel asked on a node that does not run the execution is noted on its row; the node that
-  runs it is told by the store's notification, reads the row and cancels as usual (its guarded
-  transitions are the fence); a queued one that nobody claimed yet is claimed by the asking node,
-  which cancels it at once;
+- a cancel asked on a node that does not run the execution is recorded there: a running one
+  moves to `cancel_requested` at once (with the cancel's reason and grace on its row), whether
+  its node lives or not (a batch has the cancel noted on its row, and its node records it);
+  the node that runs it is told by the store's notification, reads the row, kills the tree and
+  records the end, `cancelled` even when it was killing the tree for its deadline (its guarded
+  transitions are the fence). A queued one
+  that nobody claimed yet is claimed by the asking node, which cancels it at once; one that
+  another node claimed has the cancel noted on its row, and that node cancels it;
 - every node beats its heart each quarter lease; every node also looks for lost nodes as often:
   their claims that never started go back to the queue, their running executions end `failed`
-  with `error.code = "node_lost"` (the guarded transition: only one node's wins), and queued
-  executions past their deadline that no living node will run end `timed_out`;
+  with `error.code = "node_lost"` (the guarded transition: only one node's wins; one whose
+  cancel was recorded ends `cancelled`, with that code all the same), and queued
+  executions past their deadline that no living node will run end `timed_out`. A node judges
+  others only once its own heartbeats have come without a gap for a lease (the store says which
+  nodes it may take for lost): after the database was away, every living node beats again first;
 - when another node ended an execution this node still runs (this node was taken for lost), its
   tree is killed instead of being recorded again: terminal is final.
 """
@@ -29,6 +36,7 @@ import trio
 
 import sandbox
 from workbench.core.finish import exit_body
+from workbench.core.journaled import journaled_output, journaled_preview, journaled_tails
 from workbench.core.live import Live, Outcome, Stop
 from workbench.core.nodecalls import NodeCalls
 from workbench.core.principals import Principal, principal_key
@@ -70,7 +78,11 @@ class Cluster:
 
     async def join(self) -> None:
         """The first heartbeat: this node is among the living before it recovers or claims."""
-        await self.store.heartbeat(self.node_id, self.settings.node_url, self.settings.node_lease_ms)
+        await self._heartbeat(joining=True)
+
+    async def _heartbeat(self, *, joining: bool = False) -> None:
+        lease_ms = self.settings.node_lease_ms
+        await self.store.heartbeat(self.node_id, self.settings.node_url, lease_ms, joining=joining)
 
     async def kill_lost_trees(self, supervisor: sandbox.Supervisor) -> None:
         """At start: kill the trees of executions other nodes ended `node_lost` while this node
@@ -187,8 +199,15 @@ class Cluster:
     # -- cancels and ends from other nodes ------------------------------------------------------
 
     async def cancel(self, row: ExecutionRow, reason: str | None, grace_ms: int) -> None:
-        """Cancel an execution this node does not run; returns once the cancel is recorded, it
-        ended, or a lease passed (its node is then lost, and it ends `node_lost`)."""
+        """Cancel an execution this node does not run; returns once the cancel is recorded (a
+        running one: at once, `cancel_requested`), it ended, or a lease passed."""
+        if row.status is S.RUNNING and row.kind != "batch":
+            fields = {"cancel_reason": reason, "cancel_grace_ms": grace_ms}
+            # Its node reads the row when told (or, lost, the execution ends `cancelled`).
+            journal = self.executor.journal
+            recorded = await journal.transition(row.id, S.CANCEL_REQUESTED, fields=fields, message=reason)
+            if recorded is not None:
+                return
         await self.store.ask_cancel(row.id, reason, grace_ms)
         if row.status is S.QUEUED and row.node_id is None:
             async with self.claiming:
@@ -238,7 +257,7 @@ class Cluster:
         while True:
             await trio.sleep(self._every_s)
             try:
-                await self.join()
+                await self._heartbeat()
             except Unavailable as exc:
                 log.warning("cluster: heartbeat failed: %s", exc)
 
@@ -251,15 +270,23 @@ class Cluster:
                 log.warning("cluster: cannot look for lost nodes: %s", exc)
 
     async def _reap_once(self) -> None:
-        released = await self.store.release_lost_claims()
+        released = await self.store.release_lost_claims(self.node_id)
         if released:
             log.warning("cluster: %d queued executions of lost nodes are back in the queue", released)
-        for row in await self.store.lost_executions():
+        for row in await self.store.lost_executions(self.node_id):
             if row.node_id == self.node_id:
                 continue  # this node is alive, whatever its last heartbeat says
             message = f"its node {row.node_id!r} stopped beating (lease {self.settings.node_lease_ms} ms)"
-            await self._end(row, S.FAILED, {"code": "node_lost", "message": message})
-        for row in await self.store.overdue_unclaimed(now_ms()):
+            # A cancel that was recorded (the user asked for the end) ends it `cancelled`.
+            asked = row.status is S.CANCEL_REQUESTED or (
+                row.status is S.QUEUED and row.cancel_grace_ms is not None
+            )
+            if asked:
+                message += " before it carried out the cancel"
+            await self._end(
+                row, S.CANCELLED if asked else S.FAILED, {"code": "node_lost", "message": message}
+            )
+        for row in await self.store.overdue_unclaimed(self.node_id, now_ms()):
             message = f"the deadline of {row.timeout_ms} ms passed while queued"
             await self._end(row, S.TIMED_OUT, {"code": "timeout", "message": message})
 
@@ -271,6 +298,9 @@ class Cluster:
         }
         outcome = Outcome(status, error=error)
         directory = self.settings.layout.execution(row.id)
+        # Its files are on its node's disk: the preview and the exit's tails come from the journal.
+        output = await journaled_output(self.store, row.id)
+        fields["preview_json"] = journaled_preview(row, output).model_dump_json(by_alias=True)
         with trio.CancelScope(shield=True):
             sequence = await self.executor.journal.transition(
                 row.id,
@@ -278,7 +308,7 @@ class Cluster:
                 fields=fields,
                 message=error["message"],
                 error=error,
-                exit_body=exit_body(directory, outcome),
+                exit_body=exit_body(directory, outcome, journaled_tails(output)),
             )
         if sequence is not None:
             log.warning("cluster: %s ended %s: %s", row.id, status.value, error["message"])

@@ -342,8 +342,14 @@ async def _prepared_store(settings: Settings) -> Store:
         await trio.to_thread.run_sync(SQLiteStore.prepare, settings.store_path)
         return SQLiteStore(settings.store_path)
     from workbench.core.store.postgres import PostgresStore
-    from workbench.core.store.postgres_schema import fence, node_url
+    from workbench.core.store.postgres_schema import claim_node, fence, node_url
 
+    # A living node of this id on another data dir keeps it: this start is refused before its
+    # fence would end that node's sessions.
+    here = settings.layout.data_dir_id()
+    await trio.to_thread.run_sync(
+        claim_node, settings.store_url, settings.node_id, here, settings.node_lease_ms
+    )
     url = node_url(settings.store_url, settings.node_id)
     ended = await trio.to_thread.run_sync(fence, url)
     if ended:

@@ -70,8 +70,26 @@ async def finish(
     preview = await execution_preview(ending.directory, live.row, final=True)
     fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}
     live.ending = True  # before the commit: whoever learns of the end sees it so
-    sequence = await ctx.journal.transition(
-        live.id,
+    sequence = await _commit(ctx, ending, status, fields, outcome, owner)
+    if sequence is None and status is S.TIMED_OUT:
+        # Another node recorded a cancel while the tree was being killed for its deadline
+        # (`cancel_requested`, from which no timeout leads): the end is the cancel's.
+        status, outcome = S.CANCELLED, Outcome(S.CANCELLED, outcome.exit_code, outcome.signal)
+        fields = {k: v for k, v in fields.items() if k not in ("error_code", "error_message")}
+        sequence = await _commit(ctx, ending, status, fields, outcome, owner)
+    if sequence is None and not force:
+        log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
+    live.status = status
+    ctx.displays.forget(live.id)
+    ctx.tidy(live.id, ending.held, kept)
+
+
+async def _commit(
+    ctx: RunContext, ending: Ending, status: S, fields: dict[str, Any], outcome: Outcome, owner: str | None
+) -> int | None:
+    """The guarded terminal transition of `finish`: its sequence, or None when refused."""
+    return await ctx.journal.transition(
+        ending.live.id,
         status,
         fields=fields,
         message=outcome.error["message"] if outcome.error else None,
@@ -81,11 +99,6 @@ async def finish(
         exit_body=exit_body(ending.directory, outcome),
         owner=owner,
     )
-    if sequence is None and not force:
-        log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
-    live.status = status
-    ctx.displays.forget(live.id)
-    ctx.tidy(live.id, ending.held, kept)
 
 
 async def _publish_artifacts(
@@ -102,8 +115,9 @@ async def _publish_artifacts(
     await ctx.journal.append(execution_id, events, artifacts=artifacts, created_at=now_ms())
 
 
-def exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
-    """The exit saved with the terminal status when the execution is detached (decided in-tx)."""
+def exit_body(directory: ExecutionDir, outcome: Outcome, tails: tuple[str, str] | None = None) -> ExitBody:
+    """The exit saved with the terminal status when the execution is detached (decided in-tx);
+    its tails from `directory`'s files, or `tails` (stdout, stderr) when given."""
 
     def body(row: ExecutionRow) -> dict[str, Any]:
         # Read only for a detached execution, inside the transaction that decides it.
@@ -116,8 +130,8 @@ def exit_body(directory: ExecutionDir, outcome: Outcome) -> ExitBody:
             "signal": outcome.signal,
             "error": outcome.error,
             "metadata": json.loads(row.metadata_json) if row.metadata_json else None,
-            "stdoutTail": tail(directory.stdout),
-            "stderrTail": tail(directory.stderr),
+            "stdoutTail": tails[0] if tails is not None else tail(directory.stdout),
+            "stderrTail": tails[1] if tails is not None else tail(directory.stderr),
             "usage": usage.wire() if usage is not None else None,
             "finishedAt": format_time(row.finished_at),
         }
@@ -135,8 +149,17 @@ def tail(path: Any) -> str:
             data = f.read(EXIT_TAIL_BYTES)
     except OSError:
         return ""
+    return _tail(data, cut=size > EXIT_TAIL_BYTES)
+
+
+def tail_text(data: bytes) -> str:
+    """`tail` of a stream's bytes held in memory (as the journal's output events give them)."""
+    return _tail(data[-EXIT_TAIL_BYTES:], cut=len(data) > EXIT_TAIL_BYTES)
+
+
+def _tail(data: bytes, *, cut: bool) -> str:
     start = 0
-    if size > EXIT_TAIL_BYTES:
+    if cut:
         # Skip continuation bytes so the tail does not begin inside a character.
         while start < min(4, len(data)) and (data[start] & 0xC0) == 0x80:
             start += 1

@@ -11,6 +11,8 @@
     <data>/session.key                         the key that signs browsers' session cookies
     <data>/sessions.revoked                    sessions ended by logout, until they expire
     <data>/store                               the store the data dir was last used with
+    <data>/data-dir.id                         this data dir's random id, made once (a node on a
+                                               shared store is known by it, beside its node id)
 
 The sandbox supervisor writes its own status and proc files into the same directory; their names
 are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`).
@@ -19,6 +21,7 @@ are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +139,21 @@ class Layout:
     @property
     def revoked_sessions(self) -> Path:
         return self.data_dir / "sessions.revoked"
+
+    def data_dir_id(self) -> str:
+        """This data dir's random id, made on first use. Call with the data dir locked."""
+        path = self.data_dir / "data-dir.id"
+        try:
+            found = path.read_text(encoding="ascii").strip()
+        except (FileNotFoundError, UnicodeDecodeError):
+            found = ""
+        if len(found) == 32 and all(c in "0123456789abcdef" for c in found):
+            return found
+        made = secrets.token_hex(16)
+        staging = self.data_dir / "data-dir.id.new"
+        staging.write_text(made + "\n", encoding="ascii")
+        os.replace(staging, path)
+        return made
 
     def adopt_shared_workspaces(self, admin: str) -> list[str]:
         """Move workspaces of the first layout (`workspaces/<session>`, shared by every principal)

@@ -264,7 +264,9 @@ class NodeStore(abc.ABC):
     """What a store shared by several daemons (nodes) offers besides `Store`'s operations.
 
     Times of heartbeats are the database's clock, so that nodes' clocks need not agree. A node is
-    lost once its heartbeat is older than its own lease.
+    lost once its heartbeat is older than its own lease, to a node that has itself beaten without
+    a gap (none longer than half its own lease) for at least that lease: the operations that act
+    on lost nodes take the id of the node that asks.
     """
 
     #: Told (on the trio thread) of each execution another node changed or ended; "" when
@@ -272,8 +274,9 @@ class NodeStore(abc.ABC):
     on_remote: Callable[[str], None] | None
 
     @abc.abstractmethod
-    async def heartbeat(self, node_id: str, url: str | None, lease_ms: int) -> None:
-        """Say this node is alive (joining the nodes if it was not among them)."""
+    async def heartbeat(self, node_id: str, url: str | None, lease_ms: int, *, joining: bool = False) -> None:
+        """Say this node is alive (joining the nodes if it was not among them). `joining`: this
+        node has just started, so its heartbeats begin a new run."""
 
     @abc.abstractmethod
     async def live_nodes(self) -> dict[str, str | None]:
@@ -303,20 +306,20 @@ class NodeStore(abc.ABC):
         """Note a cancel for the node that runs it (it reads it when told); False once ended."""
 
     @abc.abstractmethod
-    async def release_lost_claims(self) -> int:
-        """Put back in the shared queue what lost nodes claimed and never started."""
+    async def release_lost_claims(self, node_id: str) -> int:
+        """Put back in the shared queue what nodes lost to `node_id` claimed and never started."""
 
     @abc.abstractmethod
-    async def lost_executions(self) -> list[ExecutionRow]:
-        """The running executions of lost nodes (to be ended `node_lost` under the guard)."""
+    async def lost_executions(self, node_id: str) -> list[ExecutionRow]:
+        """The running executions of nodes lost to `node_id` (to be ended `node_lost` under the guard)."""
 
     @abc.abstractmethod
     async def taken_for_lost(self, node_id: str, since: int) -> list[ExecutionRow]:
         """This node's executions that other nodes ended `node_lost` since `since` (ms)."""
 
     @abc.abstractmethod
-    async def overdue_unclaimed(self, now: int) -> list[ExecutionRow]:
-        """Queued executions past their deadline that no living node will run."""
+    async def overdue_unclaimed(self, node_id: str, now: int) -> list[ExecutionRow]:
+        """Queued executions past their deadline that nobody claimed, or a node lost to `node_id`."""
 
 
 class SharedStore(Store, NodeStore):

@@ -5,7 +5,9 @@ claims queued executions from the shared queue when it has free slots (`FOR UPDA
 nodes claiming at once never wait for each other and never take the same row), and learns of a
 cancel asked on another node from the execution's row. A node whose heartbeat is older than its
 lease is lost: what it claimed and never started goes back to the queue; what it ran is ended by
-the guarded transitions of the living (`workbench.core.cluster`).
+the guarded transitions of the living (`workbench.core.cluster`). Only a node that has itself beaten
+without a gap (none longer than half its lease) for the lost node's lease judges it so: after the
+database, or the judging node, was away, every living node first gets a lease to beat again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ from workbench.core.store.rows import ExecutionRow
 #: Nodes whose heartbeat is within their lease (the database's clock).
 _ALIVE = (
     "SELECT node_id FROM nodes WHERE heartbeat_at >= clock_timestamp() - lease_ms * interval '1 millisecond'"
+)
+#: The nodes that the node of the query's parameter may take for lost: their heartbeat is older
+#: than their lease, and that node's own heartbeats have come without a gap for as long (a gap of
+#: more than half its lease starts its run again, `heartbeat`), up to one within half its lease.
+_LOST = (
+    "SELECT n.node_id FROM nodes n JOIN nodes me ON me.node_id = %s "
+    "WHERE n.heartbeat_at < clock_timestamp() - n.lease_ms * interval '1 millisecond' "
+    "AND me.beating_since <= clock_timestamp() - n.lease_ms * interval '1 millisecond' "
+    "AND me.heartbeat_at >= clock_timestamp() - me.lease_ms * interval '0.5 millisecond'"
 )
 _LIVE_STATUSES = "('running', 'cancel_requested')"
 
@@ -70,13 +81,15 @@ def _claim_one(conn: Conn, node_id: str, execution_id: str, workspaces: str) -> 
 class PostgresStore(PostgresEngine, SharedStore):
     """A store in a PostgreSQL database that other daemons may share."""
 
-    async def heartbeat(self, node_id: str, url: str | None, lease_ms: int) -> None:
+    async def heartbeat(self, node_id: str, url: str | None, lease_ms: int, *, joining: bool = False) -> None:
         def beat(conn: Conn) -> None:
             conn.execute(
                 "INSERT INTO nodes (node_id, url, lease_ms) VALUES (%s, %s, %s) ON CONFLICT (node_id) "
                 "DO UPDATE SET url = excluded.url, lease_ms = excluded.lease_ms, "
-                "heartbeat_at = clock_timestamp()",
-                (node_id, url, lease_ms),
+                "heartbeat_at = clock_timestamp(), beating_since = CASE WHEN %s OR nodes.heartbeat_at "
+                "< clock_timestamp() - nodes.lease_ms * interval '0.5 millisecond' "
+                "THEN clock_timestamp() ELSE nodes.beating_since END",
+                (node_id, url, lease_ms, joining),
             )
 
         await self._write(beat)
@@ -129,13 +142,14 @@ class PostgresStore(PostgresEngine, SharedStore):
 
         return await self._write(ask, None, lambda asked: [(CHANGED, execution_id)] if asked else [])
 
-    async def release_lost_claims(self) -> int:
+    async def release_lost_claims(self, node_id: str) -> int:
         def release(conn: Conn) -> int:
             cur = conn.execute(
                 "UPDATE executions SET node_id = NULL, row_version = row_version + 1 "
-                f"WHERE status = 'queued' AND node_id IS NOT NULL AND node_id NOT IN ({_ALIVE}) "
+                f"WHERE status = 'queued' AND node_id IN ({_LOST}) "
                 # A batch's items stay with their batch, which a lost node held: they end with it.
-                "AND batch_id IS NULL AND kind <> 'batch' AND child_json IS NULL"
+                "AND batch_id IS NULL AND kind <> 'batch' AND child_json IS NULL",
+                (node_id,),
             )
             return cur.rowcount
 
@@ -145,14 +159,14 @@ class PostgresStore(PostgresEngine, SharedStore):
 
         return await self._write(release, released, lambda n: [(QUEUED, "")] if n else [])
 
-    async def lost_executions(self) -> list[ExecutionRow]:
+    async def lost_executions(self, node_id: str) -> list[ExecutionRow]:
         return await self._read(
             lambda conn: _rows(
                 conn,
                 f"SELECT * FROM executions WHERE (status IN {_LIVE_STATUSES} OR (status = 'queued' AND "
                 "(kind = 'batch' OR batch_id IS NOT NULL OR child_json IS NOT NULL))) "
-                f"AND node_id IS NOT NULL AND node_id NOT IN ({_ALIVE}) ORDER BY id",
-                (),
+                f"AND node_id IN ({_LOST}) ORDER BY id",
+                (node_id,),
             )
         )
 
@@ -166,12 +180,12 @@ class PostgresStore(PostgresEngine, SharedStore):
             )
         )
 
-    async def overdue_unclaimed(self, now: int) -> list[ExecutionRow]:
+    async def overdue_unclaimed(self, node_id: str, now: int) -> list[ExecutionRow]:
         return await self._read(
             lambda conn: _rows(
                 conn,
                 "SELECT * FROM executions WHERE status = 'queued' AND deadline_at <= %s "
-                f"AND (node_id IS NULL OR node_id NOT IN ({_ALIVE})) ORDER BY id",
-                (now,),
+                f"AND (node_id IS NULL OR node_id IN ({_LOST})) ORDER BY id",
+                (now, node_id),
             )
         )

@@ -119,6 +119,41 @@ def _sessions(conn: psycopg.Connection[Any], name: str) -> list[int]:
     return [int(pid) for (pid,) in rows]
 
 
+def claim_node(url: str, node_id: str, data_dir_id: str, lease_ms: int) -> None:
+    """Take the node id `node_id` for the data dir `data_dir_id` (blocking; before `fence`, whose
+    ending of that node's sessions would cut off a living node of that id).
+
+    Raises:
+        ConfigError: a node of that id beats within its lease from another data dir, or the
+            server cannot be reached.
+    """
+    try:
+        with connect(url, autocommit=True) as conn:
+            taken = conn.execute(
+                "INSERT INTO nodes (node_id, lease_ms, data_dir_id) VALUES (%s, %s, %s) "
+                "ON CONFLICT (node_id) DO UPDATE SET data_dir_id = excluded.data_dir_id "
+                "WHERE nodes.data_dir_id IS NULL OR nodes.data_dir_id = excluded.data_dir_id "
+                "OR nodes.heartbeat_at < clock_timestamp() - nodes.lease_ms * interval '1 millisecond' "
+                "RETURNING node_id",
+                (node_id, lease_ms, data_dir_id),
+            ).fetchone()
+            if taken is not None:
+                return
+            found = conn.execute(
+                "SELECT (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint, lease_ms "
+                "FROM nodes WHERE node_id = %s",
+                (node_id,),
+            ).fetchone()
+    except psycopg.Error as exc:
+        raise ConfigError(f"the store at {redacted(url)} cannot be reached: {exc}".strip()) from None
+    age, lease = found if found is not None else ("?", "?")
+    raise ConfigError(
+        f"WORKBENCH_NODE_ID {node_id!r} is taken: a node of that id on another data dir beat its "
+        f"heart {age} ms ago (lease {lease} ms) on the store at {redacted(url)}; give this daemon "
+        "a WORKBENCH_NODE_ID of its own, or stop that node and start this one after its lease"
+    )
+
+
 def redacted(url: str) -> str:
     """The URL without its password, for messages."""
     try:
