@@ -1,6 +1,9 @@
 # Shared set-up for scripts/serve and scripts/test: sourced, not run.
 # Creates .venv when needed, installs the project (and system packages it needs), then returns.
+# WB_FOR says for which: `serve` (the default) installs what the daemon and its tools run with;
+# `test` adds the tests' own needs (the dev extra, PostgreSQL's server).
 set -euo pipefail
+WB_FOR="${WB_FOR:-serve}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
@@ -29,10 +32,13 @@ need_system_packages() {
     # unavailable), so nothing here may stop the start.
     local missing=()
     command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
-    # PostgreSQL: the tests of many daemons on one database start a server of their own.
-    [ -n "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] || missing+=(postgresql)
+    local without="the sandbox image (bubblewrap) will be unavailable"
+    if [ "$WB_FOR" = test ]; then
+        # PostgreSQL: the tests of many daemons on one database start a server of their own.
+        [ -n "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] || missing+=(postgresql)
+        without="the sandbox image (bubblewrap) or the PostgreSQL tests (postgresql) will be unavailable"
+    fi
     [ ${#missing[@]} -gt 0 ] || return 0
-    local without="the sandbox image (bubblewrap) or the PostgreSQL tests (postgresql) will be unavailable"
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "setup: ${missing[*]} missing and no apt-get: $without" >&2
     elif ! can_be_root; then
@@ -67,15 +73,21 @@ make_venv() {
 }
 
 install_project() {
-    # Reinstall only when the dependency list changed.
-    local stamp="$VENV/.workbench-installed" want
-    want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
+    # Reinstall only when the dependency list changed, or an extra is wanted that is not there.
+    # mcp: the MCP server (`workbench mcp`); postgres: the PostgreSQL engine (many daemons on one
+    # database); dev: the tests' and checks' tools (pytest, ruff, mypy, Playwright, ...).
+    local stamp="$VENV/.workbench-installed" hash extras=mcp,postgres had=""
+    if [ "$WB_FOR" = test ]; then extras=dev,mcp,postgres; fi
+    hash="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+    [ -f "$stamp" ] && had="$(cat "$stamp")"
+    # The stamp is "<hash of pyproject.toml> <extras>"; the serve set is in every install.
+    if [ "${had%% *}" = "$hash" ] && { [ "$WB_FOR" != test ] || [[ "$had" == *" dev,"* ]]; }; then
+        return 0
+    fi
     echo "setup: installing workbench into $VENV" >&2
     # The venv's own pip (Python 3.11's is 23.2) installs the project as it is: no upgrade first.
-    # mcp: the optional MCP server (`workbench mcp`) is tested too; postgres: the PostgreSQL engine.
-    "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,mcp,postgres]"
-    echo "$want" > "$stamp"
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[$extras]"
+    echo "$hash $extras" > "$stamp"
 }
 
 need_system_packages
