@@ -55,13 +55,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[pg.PostgresServer]:
     """A real PostgreSQL server for the session (started on first use, removed at the end)."""
-    if pg.pg_bin() is None:
-        pytest.skip("PostgreSQL is not installed (scripts/test installs it: apt-get install postgresql)")
-    server = pg.PostgresServer()
-    try:
+    with pg.running_server() as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(autouse=True)

@@ -11,13 +11,17 @@ other's executions.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.ports import free_port
 
@@ -33,6 +37,19 @@ def pg_bin() -> Path | None:
             return Path(candidate)
     found = shutil.which("initdb")
     return Path(found).parent if found else None
+
+
+@contextlib.contextmanager
+def running_server() -> Iterator[PostgresServer]:
+    """A server started for the `with` block and removed after it (the test skipped without
+    PostgreSQL)."""
+    if pg_bin() is None:
+        pytest.skip("PostgreSQL is not installed (scripts/test installs it: apt-get install postgresql)")
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 class PostgresServer:

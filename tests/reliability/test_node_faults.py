@@ -28,13 +28,8 @@ Factory = Callable[..., DaemonProcess]
 @pytest.fixture
 def own_server() -> Iterator[pg.PostgresServer]:
     """A PostgreSQL server of the test's own, which it may stop and start."""
-    if pg.pg_bin() is None:
-        pytest.skip("PostgreSQL is not installed (scripts/test installs it: apt-get install postgresql)")
-    server = pg.PostgresServer()
-    try:
+    with pg.running_server() as server:
         yield server
-    finally:
-        server.close()
 
 
 def _wait_running(node: DaemonProcess, execution_id: str, within_s: float = 20) -> None:
