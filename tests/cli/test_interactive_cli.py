@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from typing import Any
 
 import trio
@@ -41,6 +43,31 @@ async def test_send_text_then_stdin_with_eof(cli: Cli, wb: DaemonHandle) -> None
     assert [e["inputDelta"] for e in inputs] == ["one\n", None, "\x00x\n"]
     late = await cli("send", eid, "three")
     assert late.code != 0 and "conflict" in late.error
+
+
+async def test_send_of_more_than_the_backlog_waits_for_a_slow_reader(cli: Cli, wb: DaemonHandle) -> None:
+    """3 MB through `send -` to a program that reads only after a while: three pieces, the later
+    ones refused (`input_backlog`) until it reads, then sent again: it gets every byte once, in order."""
+    data = os.urandom(3_000_000)
+    eid = await _running(
+        wb, "sleep 2; cat > got; wc -c < got; sha256sum < got | cut -d' ' -f1", openStdin=True
+    )
+    await cli.ok("send", "--eof", "--no-record", eid, "-", stdin=data)
+    record = await wb.wait(eid)
+    assert record["status"] == "completed", record
+    assert record["preview"]["stdout"] == f"3000000\n{hashlib.sha256(data).hexdigest()}\n"
+
+
+async def test_send_that_gives_up_says_how_many_bytes_were_taken(cli: Cli, wb: DaemonHandle) -> None:
+    """A program that never reads and then ends: its first piece was taken, the rest not: exit 1,
+    and the message says how many bytes went through (so that a retry sends the rest)."""
+    eid = await _running(wb, "sleep 2", openStdin=True)
+    ran = await cli("send", eid, "-", stdin=b"x" * 3_000_000)
+    assert ran.code == 1, ran
+    assert "the first 1048576 bytes of the input were taken" in ran.error, ran
+    assert "conflict" in ran.error, ran
+    inputs = [e for e in await wb.events(eid) if e["eventType"] == "input"]
+    assert [e["inputBytes"] for e in inputs] == [1048576]
 
 
 async def test_kill_sends_a_signal_without_ending_the_tree(cli: Cli, wb: DaemonHandle) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any, cast
+
 import pytest
 
 from workbench.cli import exitcodes
 from workbench.cli.env import default_cwd, is_local, shell_environment, unknown_variables
 from workbench.cli.exitcodes import BadId
+from workbench.cli.http import ApiError, Http
 from workbench.cli.ids import below_time, normal, shortest
+from workbench.cli.inputs import send_piece
 from workbench.cli.logs import last_lines
 from workbench.cli.main import command_of
 from workbench.client.config import resolve
@@ -67,6 +72,33 @@ def test_exit_statuses_keep_the_execution_s_and_the_cli_s_apart() -> None:
     assert of("failed", error={"code": "spawn_failed", "message": ""}) == 126
     assert of("failed", error={"code": "lost", "message": ""}) == 125
     assert len({exitcodes.USAGE, exitcodes.WAIT_GAVE_UP, exitcodes.TIMED_OUT, exitcodes.FAILED}) == 4
+
+
+class _Refusing:
+    """A daemon that refuses input with `code` the first `times` times, then takes it."""
+
+    def __init__(self, code: str, times: int) -> None:
+        self.code, self.times, self.sent = code, times, 0
+
+    def request_bytes(self, method: str, path: str, content: bytes, **kw: Any) -> None:
+        self.sent += 1
+        if self.sent <= self.times:
+            raise ApiError(self.code, "refused", 429)
+
+
+def test_a_piece_of_input_is_sent_again_on_a_full_backlog_within_its_bound() -> None:
+    taken = _Refusing("input_backlog", 3)
+    send_piece(cast("Http", taken), "/input", b"x", backlog_for=5.0)
+    assert taken.sent == 4
+    never = _Refusing("input_backlog", 10**9)
+    began = time.monotonic()
+    with pytest.raises(ApiError, match="input_backlog"):
+        send_piece(cast("Http", never), "/input", b"x", backlog_for=0.3)
+    assert 0.3 <= time.monotonic() - began < 3 and never.sent > 3
+    other = _Refusing("conflict", 1)
+    with pytest.raises(ApiError, match="conflict"):
+        send_piece(cast("Http", other), "/input", b"x", backlog_for=5.0)
+    assert other.sent == 1, "any other refusal is not sent again"
 
 
 def test_what_decides_that_the_daemon_is_local() -> None:

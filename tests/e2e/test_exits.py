@@ -146,6 +146,28 @@ async def test_bad_exit_requests(wb: DaemonHandle) -> None:
         assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request", params
 
 
+async def _read_post(stream: trio.SocketStream) -> dict[str, Any]:
+    """The JSON body of the one POST a webhook receiver's connection carries."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += await stream.receive_some(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(
+        next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")).split(b":")[
+            1
+        ]
+    )
+    while len(body) < length:
+        body += await stream.receive_some(65536)
+    item: dict[str, Any] = json.loads(body)
+    return item
+
+
+async def _answer(stream: trio.SocketStream, status: bytes) -> None:
+    await stream.send_all(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    await stream.aclose()
+
+
 @pytest.mark.sqlite_only
 async def test_the_webhook_retries_until_the_receiver_takes_it(make_daemon: Any) -> None:
     """A receiver that fails twice then succeeds: delivered, with backoff, and acked."""
@@ -153,21 +175,8 @@ async def test_the_webhook_retries_until_the_receiver_takes_it(make_daemon: Any)
     done = trio.Event()
 
     async def receiver(stream: trio.SocketStream) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += await stream.receive_some(65536)
-        head, _, body = data.partition(b"\r\n\r\n")
-        length = int(
-            next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")).split(
-                b":"
-            )[1]
-        )
-        while len(body) < length:
-            body += await stream.receive_some(65536)
-        received.append(json.loads(body))
-        status = b"500 Internal Server Error" if len(received) <= 2 else b"204 No Content"
-        await stream.send_all(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        await stream.aclose()
+        received.append(await _read_post(stream))
+        await _answer(stream, b"500 Internal Server Error" if len(received) <= 2 else b"204 No Content")
         if len(received) == 3:
             done.set()
 
@@ -190,3 +199,38 @@ async def test_the_webhook_retries_until_the_receiver_takes_it(make_daemon: Any)
 
     await procs.eventually(acked)
     assert await poll(wb) == []
+
+
+async def test_a_failing_webhook_hides_no_exit_from_the_feed(make_daemon: Any) -> None:
+    """While the webhook waits to try a failed delivery again, the exit is in the feed: a look
+    shows it, a reader leases it (the webhook does not post it meanwhile), and its ack ends both."""
+    received: list[dict[str, Any]] = []
+
+    async def receiver(stream: trio.SocketStream) -> None:
+        received.append(await _read_post(stream))
+        await _answer(stream, b"500 Internal Server Error")
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, receiver, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        wb: DaemonHandle = await make_daemon(exit_webhook_url=f"http://127.0.0.1:{port}/hook")
+        record = await wb.run("echo hooked", detached=True)
+        with trio.fail_after(30):
+            while len(received) < 2:  # noqa: ASYNC110 - the receiver under test counts the posts
+                await trio.sleep(0.01)
+        # Its next try is 2 s away: meanwhile the feed shows it, to a look (woken when the webhook
+        # gives it back) as to a lease.
+        looked = await poll(wb, wait_ms=1500, lease_ms=0)
+        assert [(e["executionId"], e["attempt"]) for e in looked] == [(record["executionId"], 3)]
+        leased = await poll(wb, lease_ms=4000)
+        assert [(e["deliveryId"], e["attempt"]) for e in leased] == [(looked[0]["deliveryId"], 3)]
+        posted = len(received)
+        await trio.sleep(2.5)  # past the webhook's retry, within the reader's lease
+        assert len(received) == posted, "the webhook does not post an exit a reader holds"
+        assert await poll(wb, lease_ms=0) == [], "a reader's lease hides it, as any lease does"
+        await ack(wb, leased[0]["deliveryId"])
+        await trio.sleep(2.5)  # past the lease: nothing is posted again
+        assert len(received) == posted
+        nursery.cancel_scope.cancel()
+    assert {r["attempt"] for r in received[:2]} == {1, 2}
+    assert await poll(wb, lease_ms=0) == []

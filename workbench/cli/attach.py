@@ -16,7 +16,6 @@ import select
 import signal
 import sys
 import threading
-import time
 from dataclasses import dataclass
 
 from workbench.cli import exitcodes
@@ -24,6 +23,7 @@ from workbench.cli.exitcodes import UsageError
 from workbench.cli.follow import RunReactions, Stopped, react_all
 from workbench.cli.http import RECONNECT_FOR_S, ApiError, Http
 from workbench.cli.ids import resolve
+from workbench.cli.inputs import send_piece
 from workbench.cli.signals import Interrupted, Signals, died
 
 TYPE_CHECKING = False
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 #: Ctrl-P Ctrl-Q, as docker's: leave the execution running.
 DETACH_KEYS = b"\x10\x11"
 _CHUNK = 65536
-#: How long an input refused with `input_backlog` waits before it is sent again (doubling).
-_BACKLOG_PAUSE_S, _BACKLOG_PAUSE_MAX_S = 0.01, 0.25
 #: The input thread sends this to the main thread when an input failed (see `_Feeder`).
 INPUT_FAILED = signal.SIGUSR1
 #: The most rows or columns a terminal has on the wire.
@@ -333,27 +331,11 @@ class _Feeder:
         return True
 
     def _send(self, data: bytes, *, eof: bool = False) -> None:
-        if not (data or eof):
-            return
-        query = {"eof": "true" if eof else "false"}
-        pause = _BACKLOG_PAUSE_S
-        unreachable_since: float | None = None
-        while True:
-            try:
-                self.http.request_bytes("POST", self.path + "/input", data, query=query, ok=(204,))
-                return
-            except ApiError as exc:
-                # `input_backlog`: it has not read what we sent before, and none of this was
-                # taken: send it again once it reads (a slow reader of a large piped stdin).
-                # `unavailable`: the daemon restarts; the output stream waits for it as long.
-                if exc.code == "unavailable":
-                    unreachable_since = unreachable_since or time.monotonic()
-                    if time.monotonic() - unreachable_since > RECONNECT_FOR_S:
-                        raise
-                elif exc.code != "input_backlog":
-                    raise
-            time.sleep(pause)
-            pause = min(pause * 2, _BACKLOG_PAUSE_MAX_S)
+        # `input_backlog` (a slow reader of a large piped stdin) is sent again once it reads, for
+        # as long as it takes; `unavailable` (the daemon restarts) as long as the output stream
+        # waits for it.
+        if data or eof:
+            send_piece(self.http, self.path + "/input", data, eof=eof, reconnect_for=RECONNECT_FOR_S)
 
     def _detach(self) -> None:
         _restore(self.saved)

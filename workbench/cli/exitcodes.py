@@ -26,6 +26,8 @@ FAILED = 125
 #: The execution could not be started (`spawn_failed`).
 CANNOT_RUN = 126
 CANCELLED = 130
+#: `send` gave up with its input taken in part or not at all (its message says how many bytes).
+INPUT_GAVE_UP = 1
 #: A batch some of whose items did not complete (`failed`, `partial_failed`), for `batch` and `wait`.
 ITEMS_FAILED = 1
 #: Whoever read our stdout stopped: as a process killed by SIGPIPE.
@@ -35,7 +37,8 @@ BROKEN_PIPE = 141
 TABLE = """exit status:
   0        it worked (run, code, rerun, wait: the execution completed)
   1-255    run, code, rerun, wait: the execution's own exit code
-  1        batch, and wait on a batch: some of its items did not complete
+  1        batch, and wait on a batch: some of its items did not complete; send: it gave up
+           with its input taken in part or not at all (the message says how many bytes)
   2        a usage error: nothing was done
   75       wait --timeout gave up; the execution goes on
   124      the execution timed out (its deadline or its idle timeout)

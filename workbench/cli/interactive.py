@@ -4,34 +4,78 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 
+from workbench.cli import exitcodes
 from workbench.cli.exitcodes import UsageError
-from workbench.cli.http import Http
+from workbench.cli.http import ApiError, Http
 from workbench.cli.ids import resolve
+from workbench.cli.inputs import MAX_INPUT_BYTES, send_piece
 
-#: The most bytes one input request carries (the daemon's limit).
-MAX_INPUT_BYTES = 1 << 20
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
 SIGNALS = ("HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "WINCH", "CONT", "STOP", "TSTP")
+#: How long `send` waits for the execution to read before it gives up on a piece (`input_backlog`).
+SEND_BACKLOG_FOR_S = 60.0
 
 
 def cmd_send(http: Http, args: argparse.Namespace) -> int:
-    """Write TEXT (and a newline, as Enter would) or all of stdin (`-`, bytes as they are)."""
+    """Write TEXT (and a newline, as Enter would) or all of stdin (`-`, bytes as they are), in
+    pieces of at most 1 MiB, each sent again while the execution has not read the ones before."""
     execution_id = resolve(http, args.id)
     path = f"/v1/executions/{execution_id}/input"
-    record = "false" if args.no_record else "true"
     if args.text == "-":
-        data = sys.stdin.buffer.read()
-        chunks = [data[i : i + MAX_INPUT_BYTES] for i in range(0, len(data), MAX_INPUT_BYTES)] or [b""]
-        for n, chunk in enumerate(chunks):
-            eof = "true" if args.eof and n == len(chunks) - 1 else "false"
-            http.request_bytes("POST", path, chunk, query={"eof": eof, "record": record}, ok=(204,))
-        return 0
-    text = args.text if args.no_newline else args.text + "\n"
-    if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
-        raise UsageError(f"TEXT is longer than {MAX_INPUT_BYTES} bytes: send it with - from stdin")
-    body = {"data": text, "eof": args.eof, "record": not args.no_record}
-    http.request("POST", path, body, ok=(204,), resend=False)
-    return 0
+        pieces = _pieces(sys.stdin.buffer)
+    else:
+        text = args.text if args.no_newline else args.text + "\n"
+        data = text.encode("utf-8", "surrogateescape")  # an argument's bytes, as they were given
+        if len(data) > MAX_INPUT_BYTES:
+            raise UsageError(f"TEXT is longer than {MAX_INPUT_BYTES} bytes: send it with - from stdin")
+        pieces = iter([(data, True)])
+    taken = 0
+    try:
+        for piece, last in pieces:
+            send_piece(
+                http,
+                path,
+                piece,
+                eof=args.eof and last,
+                record=not args.no_record,
+                backlog_for=SEND_BACKLOG_FOR_S,
+            )
+            taken += len(piece)
+    except ApiError as exc:
+        if taken == 0 and exc.code != "input_backlog":
+            raise  # refused outright: nothing was sent (exit status 125)
+        print(f"workbench: {exc.code}: {exc.message}; {_taken(taken, exc.code)}", file=sys.stderr)
+        return exitcodes.INPUT_GAVE_UP
+    return exitcodes.OK
+
+
+def _pieces(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """`stream` in pieces of at most 1 MiB, each with whether it is the last (one read ahead)."""
+    piece = stream.read(MAX_INPUT_BYTES)
+    while True:
+        after = stream.read(MAX_INPUT_BYTES) if piece else b""
+        yield piece, not after
+        if not after:
+            return
+        piece = after
+
+
+def _taken(taken: int, code: str) -> str:
+    """What a `send` that gave up says of its input, so that a retry sends the rest once."""
+    if taken == 0:
+        return "none of the input was taken: send it again later"
+    said = (
+        f"the first {taken} bytes of the input were taken, the rest was not: send only the rest "
+        f"again (from byte {taken + 1}, as `tail -c +{taken + 1}` gives it)"
+    )
+    if code == "unavailable":  # the answer to the piece sent then may be what was lost
+        said += "; the piece sent when the daemon went away may have been taken too"
+    return said
 
 
 def cmd_kill(http: Http, args: argparse.Namespace) -> int:

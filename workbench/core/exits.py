@@ -4,7 +4,10 @@ An exit is saved in the transaction that records its execution's terminal status
 `Executor.finish`). Consumers lease exits: a leased exit is hidden for `leaseMs`, then handed out
 again with `attempt + 1`, until it is acked; leases and acks are rows of the store, so this holds
 across restarts. Handing out is one guarded UPDATE in the store's single writer, so two consumers
-never hold a lease on one exit at once. Long-polls sleep on the journal's terminal wake-up (and,
+never hold a lease on one exit at once. The webhook is a consumer too, but only while it posts:
+after a failed delivery it gives its lease back and keeps its backoff in a column of its own
+(`webhook_after`), which hides the exit from the webhook alone, so that readers of the feed see
+it (and may lease it) meanwhile. Long-polls sleep on the journal's terminal wake-up (and,
 when exits are leased out, until the earliest lease ends): never a timer poll.
 """
 
@@ -27,7 +30,8 @@ from workbench.wire.errors import NotFound, Unavailable
 log = logging.getLogger("workbench.core.exits")
 
 #: Webhook: how many exits are in flight at once, per POST timeout, the lease that covers one
-#: attempt (longer than the timeout, so an exit is never sent twice at once), and the backoff.
+#: attempt (longer than the timeout, so an exit is never sent twice at once), and the backoff
+#: (which hides an exit from the webhook alone).
 WEBHOOK_CONCURRENCY = 8
 WEBHOOK_TIMEOUT_S = 10.0
 WEBHOOK_LEASE_MS = 15_000
@@ -50,15 +54,18 @@ class ExitsFeed:
         self._store = store
         self._stopping = stopping
 
-    async def lease(self, principal: Principal | None, limit: int, lease_ms: int) -> list[dict[str, Any]]:
-        """Hand out up to `limit` exits that are neither acked nor leased (None: every principal)."""
+    async def lease(
+        self, principal: Principal | None, limit: int, lease_ms: int, *, webhook: bool = False
+    ) -> list[dict[str, Any]]:
+        """Hand out up to `limit` exits that are neither acked nor leased (None: every principal);
+        to the `webhook`, not those whose failed delivery it tries again later."""
         owner = None if principal is None or principal.sees_all else principal.name
         now = now_ms()
-        rows = await self._store.lease_exits(owner, now, lease_ms, limit)
+        rows = await self._store.lease_exits(owner, now, lease_ms, limit, webhook=webhook)
         return [exit_json(e.delivery_id, e.body, e.attempt) for e in rows]
 
     async def poll(
-        self, principal: Principal | None, limit: int, wait_ms: int, lease_ms: int
+        self, principal: Principal | None, limit: int, wait_ms: int, lease_ms: int, *, webhook: bool = False
     ) -> list[dict[str, Any]]:
         """Wait up to `wait_ms` for exits to hand out; returns at once when there are some."""
         owner = None if principal is None or principal.sees_all else principal.name
@@ -66,10 +73,10 @@ class ExitsFeed:
         with trio.move_on_after(wait_ms / 1000):
             while not self._stopping.is_set():
                 seen = watch.version
-                exits = await self.lease(principal, limit, lease_ms)
+                exits = await self.lease(principal, limit, lease_ms, webhook=webhook)
                 if exits:
                     return exits
-                next_end = await self._store.next_exit_lease_end(owner)
+                next_end = await self._store.next_exit_lease_end(owner, webhook=webhook)
                 # Sleep until a new exit is saved, or until a leased-out one comes back.
                 wake_at = (
                     trio.current_time() + max(0, next_end - now_ms()) / 1000 if next_end else float("inf")
@@ -104,7 +111,9 @@ class Webhook:
                 await self._slots.acquire()
                 self._slots.release()  # hand out exits only when a delivery slot is free
                 try:
-                    exits = await self._feed.poll(None, self._slots.value, 30_000, WEBHOOK_LEASE_MS)
+                    exits = await self._feed.poll(
+                        None, self._slots.value, 30_000, WEBHOOK_LEASE_MS, webhook=True
+                    )
                 except Unavailable as exc:  # a lease is a write: a full disk refuses it for a while
                     log.warning("webhook: cannot hand out exits now: %s", exc)
                     await trio.sleep(_STORE_RETRY_S)
@@ -122,7 +131,7 @@ class Webhook:
                 why = f"HTTP {response.status_code}"
             except httpx.HTTPError as exc:
                 ok, why = False, f"{type(exc).__name__}: {exc}"
-            try:
+            try:  # either ends its lease: acked, or given back while the webhook waits to retry
                 if ok:
                     await self._store.ack_exit(delivery_id, None, now_ms())
                     return
@@ -130,7 +139,7 @@ class Webhook:
                 log.warning(
                     "webhook: exit %s not delivered (%s); retrying in %d ms", delivery_id, why, retry_ms
                 )
-                await self._store.extend_exit_lease(delivery_id, now_ms() + retry_ms)
+                await self._store.defer_exit_webhook(delivery_id, attempt, now_ms() + retry_ms)
             except Unavailable as exc:
                 # Not recorded: its lease runs out and it is handed out again (at least once).
                 log.warning("webhook: exit %s: could not record the delivery: %s", delivery_id, exc)

@@ -237,17 +237,21 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def lease_exits(
-        self, principal: str | None, now: int, lease_ms: int, limit: int
+        self, principal: str | None, now: int, lease_ms: int, limit: int, *, webhook: bool = False
     ) -> list[ExitLease]:
-        """Hand out up to `limit` unacked exits whose lease expired (None: every principal's)."""
+        """Hand out up to `limit` unacked exits whose lease expired (None: every principal's); to
+        the `webhook`, only those whose delivery it does not defer (`defer_exit_webhook`)."""
 
     @abc.abstractmethod
-    async def next_exit_lease_end(self, principal: str | None) -> int | None:
-        """When the earliest leased-out unacked exit becomes available again (ms), if any."""
+    async def next_exit_lease_end(self, principal: str | None, *, webhook: bool = False) -> int | None:
+        """When the earliest leased-out unacked exit becomes available again (ms), if any; for the
+        `webhook`, once its deferral has passed too."""
 
     @abc.abstractmethod
-    async def extend_exit_lease(self, delivery_id: str, until: int) -> None:
-        """Hide an unacked exit until `until` (ms): a failed delivery is tried again then."""
+    async def defer_exit_webhook(self, delivery_id: str, attempt: int, until: int) -> None:
+        """A failed webhook delivery of an unacked exit: the webhook tries it again at `until` (ms),
+        and gives back its lease (if `attempt` is still the exit's, no one leased it since), so
+        readers of the feed see it meanwhile."""
 
     @abc.abstractmethod
     async def ack_exit(self, delivery_id: str, principal: str | None, now: int) -> bool:

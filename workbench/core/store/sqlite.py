@@ -336,15 +336,15 @@ class SQLiteStore(Store):
     # -- the exits feed -------------------------------------------------------------------------
 
     async def lease_exits(
-        self, principal: str | None, now: int, lease_ms: int, limit: int
+        self, principal: str | None, now: int, lease_ms: int, limit: int, *, webhook: bool = False
     ) -> list[ExitLease]:
-        return await self._write(lambda conn: q.lease_exits(conn, principal, now, lease_ms, limit))
+        return await self._write(lambda conn: q.lease_exits(conn, principal, now, lease_ms, limit, webhook))
 
-    async def next_exit_lease_end(self, principal: str | None) -> int | None:
-        return await self._read(lambda conn: q.next_exit_lease_end(conn, principal))
+    async def next_exit_lease_end(self, principal: str | None, *, webhook: bool = False) -> int | None:
+        return await self._read(lambda conn: q.next_exit_lease_end(conn, principal, webhook))
 
-    async def extend_exit_lease(self, delivery_id: str, until: int) -> None:
-        await self._write(lambda conn: q.extend_exit_lease(conn, delivery_id, until))
+    async def defer_exit_webhook(self, delivery_id: str, attempt: int, until: int) -> None:
+        await self._write(lambda conn: q.defer_exit_webhook(conn, delivery_id, attempt, until))
         self.watches.notify_exits()
 
     async def ack_exit(self, delivery_id: str, principal: str | None, now: int) -> bool:

@@ -337,10 +337,13 @@ def insert_exit(
 
 
 def lease_exits(
-    conn: sqlite3.Connection, principal: str | None, now: int, lease_ms: int, limit: int
+    conn: sqlite3.Connection, principal: str | None, now: int, lease_ms: int, limit: int, webhook: bool
 ) -> list[ExitLease]:
     where = "acked_at IS NULL AND lease_until <= ?"
     args: list[Any] = [now]
+    if webhook:  # not one whose delivery failed lately: the webhook tries it again later
+        where += " AND webhook_after <= ?"
+        args.append(now)
     if principal is not None:
         where += " AND principal = ?"
         args.append(principal)
@@ -360,20 +363,27 @@ def lease_exits(
     return sorted((ExitLease(r[0], r[1], r[2]) for r in rows), key=lambda e: e.delivery_id)
 
 
-def next_exit_lease_end(conn: sqlite3.Connection, principal: str | None) -> int | None:
+def next_exit_lease_end(conn: sqlite3.Connection, principal: str | None, webhook: bool) -> int | None:
+    # For the webhook, an exit comes back once neither a lease nor its backoff holds it.
+    end = "max(lease_until, webhook_after)" if webhook else "lease_until"
     where = "acked_at IS NULL"
     args: list[Any] = []
     if principal is not None:
         where += " AND principal = ?"
         args.append(principal)
-    found = conn.execute(f"SELECT min(lease_until) FROM exits WHERE {where}", args).fetchone()
+    found = conn.execute(f"SELECT min({end}) FROM exits WHERE {where}", args).fetchone()
     value: int | None = found[0]
     return value
 
 
-def extend_exit_lease(conn: sqlite3.Connection, delivery_id: str, until: int) -> None:
+def defer_exit_webhook(conn: sqlite3.Connection, delivery_id: str, attempt: int, until: int) -> None:
+    # Its lease is given back only if it is still the one the webhook took (its attempt): a
+    # reader's lease, taken once the webhook's ran out, is the reader's.
     conn.execute(
-        "UPDATE exits SET lease_until = ? WHERE delivery_id = ? AND acked_at IS NULL", (until, delivery_id)
+        "UPDATE exits SET webhook_after = ?, "
+        "lease_until = CASE WHEN attempt = ? THEN 0 ELSE lease_until END "
+        "WHERE delivery_id = ? AND acked_at IS NULL",
+        (until, attempt, delivery_id),
     )
 
 
