@@ -38,3 +38,8 @@ def test_a_state_within_its_cap_is_kept(tmp_path: Path) -> None:
     path.write_bytes(b"/work\0A=1\0")
     shells.keep(layout, row)
     assert shells.load(shells.session_file(layout, "admin", "s")) == shells.ShellState("/work", {"A": "1"})
+
+
+def test_no_workbench_variable_is_carried() -> None:
+    state = shells.parse(b"/w\0WORKBENCH_URL=x\0WORKBENCH_TOKEN=y\0WORKBENCHX=z\0\0", set())
+    assert state is not None and state.env == {"WORKBENCHX": "z"}

@@ -57,3 +57,17 @@ async def test_persist_shell_is_for_bash_and_strict(wb: DaemonHandle) -> None:
         "/v1/executions/workbench_code", json={"language": "bash", "code": "true", "persistShell": True}
     )
     assert code.status_code == 422
+
+
+async def test_workbench_variables_are_never_kept(wb: DaemonHandle) -> None:
+    """No variable named `WORKBENCH_...` is carried, whoever exported it; the daemon's own are
+    set anew for each execution."""
+    await wb.run(
+        "export WORKBENCH_URL=http://elsewhere WORKBENCH_TOKEN=leak KEPT=1", persistShell=True, sessionId="wv"
+    )
+    after = await wb.run(
+        'echo "${WORKBENCH_URL-unset} ${WORKBENCH_TOKEN-unset} $KEPT"; echo "$WORKBENCH_EXECUTION_ID"',
+        persistShell=True,
+        sessionId="wv",
+    )
+    assert after["preview"]["stdout"] == f"unset unset 1\n{after['executionId']}\n"

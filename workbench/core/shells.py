@@ -8,8 +8,8 @@ killed execution is not taken). When such an execution ends with an exit code, `
 state the session's: `<data>/shells/<principal>/<session>.state`. The next `persistShell` start
 of that session and principal starts in that directory (while it still is one, and on a
 sandboxed image inside the workspace) with exactly those variables, under its request's `env`.
-Variables the daemon sets per execution, the terminal's, and the execution's `secretEnv` are
-never kept.
+Variables the shell sets per execution, the terminal's, any named `WORKBENCH_...` (the daemon's and
+its clients') and the execution's `secretEnv` are never kept.
 """
 
 from __future__ import annotations
@@ -27,20 +27,16 @@ from workbench.wire.fields import ENV_NAME
 STATE_FILE = "shell-state"
 #: A state bigger than this is not kept (an environment is far smaller).
 MAX_STATE_BYTES = 1 << 20
-#: Set by the shell or the daemon for each execution anew: never carried over.
-NOT_CARRIED = frozenset(
-    {
-        "PWD",
-        "OLDPWD",
-        "SHLVL",
-        "_",
-        "TERM",
-        "COLUMNS",
-        "LINES",
-        "WORKBENCH_EXECUTION_ID",
-        "WORKBENCH_PROGRESS",
-    }
-)
+#: Set by the shell for each execution anew, or the terminal's: never carried over.
+NOT_CARRIED = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES"})
+#: Nor is any variable named so: the daemon's own (`WORKBENCH_EXECUTION_ID`, `WORKBENCH_PROGRESS`,
+#: set anew for each execution) and its clients' (`WORKBENCH_URL`, `WORKBENCH_TOKEN`).
+NOT_CARRIED_PREFIX = "WORKBENCH_"
+
+
+def carried(name: str) -> bool:
+    """Whether a variable of this name is carried from one execution to the next."""
+    return name not in NOT_CARRIED and not name.startswith(NOT_CARRIED_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -93,7 +89,7 @@ def parse(raw: bytes, secret_names: set[str]) -> ShellState | None:
     env: dict[str, str] = {}
     for entry in entries:
         name, sep, value = entry.partition("=")
-        if not sep or not ENV_NAME.fullmatch(name) or name in NOT_CARRIED or name in secret_names:
+        if not sep or not ENV_NAME.fullmatch(name) or not carried(name) or name in secret_names:
             continue
         try:
             value.encode("utf-8")
@@ -139,7 +135,7 @@ def starting_point(
     state = load(session_file(layout, row.principal, row.session_id))
     if state is None:
         return row.cwd, env
-    carried = {**state.env, **{k: v for k, v in env.items() if k in NOT_CARRIED}}
+    kept = {**state.env, **{k: v for k, v in env.items() if not carried(k)}}
     cwd = row.cwd
     if os.path.isdir(state.cwd) and os.access(state.cwd, os.X_OK):
         real = os.path.realpath(state.cwd)
@@ -147,4 +143,4 @@ def starting_point(
             cwd = state.cwd
         elif real == allowed or real.startswith(allowed.rstrip("/") + "/"):
             cwd = real
-    return cwd, carried
+    return cwd, kept
