@@ -4,6 +4,7 @@ principal, captured after the command even when it fails, not when it is killed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import DaemonHandle
 
@@ -71,3 +72,44 @@ async def test_workbench_variables_are_never_kept(wb: DaemonHandle) -> None:
         sessionId="wv",
     )
     assert after["preview"]["stdout"] == f"unset unset 1\n{after['executionId']}\n"
+
+
+def notes(events: list[dict[str, Any]]) -> list[str]:
+    """The messages of the status events that are notes (no status change of their own)."""
+    return [
+        e["message"]
+        for e in events
+        if e["eventType"] == "status" and e["status"] == "running" and e["message"]
+    ]
+
+
+async def test_a_variable_too_big_to_pass_on_is_left_out_alone(wb: DaemonHandle, tmp_path: Path) -> None:
+    """One exported variable over 128 KiB (more than a program's start takes of one) is not kept,
+    with a note saying so; the rest of the state is (it once wiped the whole environment)."""
+    await wb.run(f"cd {tmp_path}; export A1=one", persistShell=True, sessionId="big")
+    big = await wb.run(
+        "printf -v BIG '%*s' 140000 ''; export BIG A2=two; cd /", persistShell=True, sessionId="big"
+    )
+    assert big["status"] == "completed", big
+    said = notes(await wb.events(big["executionId"]))
+    assert len(said) == 1 and "BIG" in said[0] and "128 KiB" in said[0], said
+    after = await wb.run(
+        'pwd; echo "$A1 $A2 ${BIG-unset} ${HOME:+home}"; echo "$PATH"', persistShell=True, sessionId="big"
+    )
+    path = (await wb.run('echo "$PATH"'))["preview"]["stdout"]
+    assert after["preview"]["stdout"] == f"/\none two unset home\n{path}"
+
+
+async def test_a_state_too_big_to_keep_leaves_the_one_before(wb: DaemonHandle, tmp_path: Path) -> None:
+    """Exports of more than 1 MiB in all: the session keeps the state it had, and a note says why."""
+    await wb.run(f"cd {tmp_path}; export A1=one", persistShell=True, sessionId="huge")
+    huge = await wb.run(
+        "for i in $(seq 10); do printf -v V$i '%*s' 110000 ''; export V$i; done; cd /",
+        persistShell=True,
+        sessionId="huge",
+    )
+    assert huge["status"] == "completed", huge
+    said = notes(await wb.events(huge["executionId"]))
+    assert len(said) == 1 and "not kept" in said[0] and "1 MiB" in said[0], said
+    after = await wb.run('pwd; echo "$A1 ${V1-unset}"', persistShell=True, sessionId="huge")
+    assert after["preview"]["stdout"] == f"{tmp_path}\none unset\n"

@@ -10,6 +10,10 @@ of that session and principal starts in that directory (while it still is one, a
 sandboxed image inside the workspace) with exactly those variables, under its request's `env`.
 Variables the shell sets per execution, the terminal's, any named `WORKBENCH_...` (the daemon's and
 its clients') and the execution's `secretEnv` are never kept.
+
+The shell writes its state with builtins alone, and ends it with an empty entry: a state without
+it, or over `MAX_STATE_BYTES`, is not taken, and a variable too big to pass on to a program is
+left out; `keep` says so in a note, which the execution's events carry.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,16 +32,24 @@ from workbench.wire.fields import ENV_NAME
 STATE_FILE = "shell-state"
 #: A state bigger than this is not kept (an environment is far smaller).
 MAX_STATE_BYTES = 1 << 20
+#: Linux's limit on one `NAME=value` string of a program's environment, its NUL included
+#: (MAX_ARG_STRLEN): a variable this big could not be passed to the next execution's shell.
+MAX_VARIABLE_BYTES = 128 * 1024
+TOO_BIG = "over 128 KiB with its name, more than a program's start takes of one variable"
+#: Why a state is not taken: its end is missing, or its start is not a directory.
+NOT_WHOLE = "the shell did not write them whole"
 #: Set by the shell for each execution anew, or the terminal's: never carried over.
 NOT_CARRIED = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES"})
-#: Nor is any variable named so: the daemon's own (`WORKBENCH_EXECUTION_ID`, `WORKBENCH_PROGRESS`,
-#: set anew for each execution) and its clients' (`WORKBENCH_URL`, `WORKBENCH_TOKEN`).
-NOT_CARRIED_PREFIX = "WORKBENCH_"
+#: Nor is any variable named `WORKBENCH_...`: the daemon's own (`WORKBENCH_EXECUTION_ID`,
+#: `WORKBENCH_PROGRESS`, set anew for each execution) and its clients' (`WORKBENCH_URL`, ...).
+#: The shell's own `__workbench_...` are not carried either (exported when the command left
+#: `set -a` on).
+NOT_CARRIED_PREFIXES = ("WORKBENCH_", "__workbench_")
 
 
 def carried(name: str) -> bool:
     """Whether a variable of this name is carried from one execution to the next."""
-    return name not in NOT_CARRIED and not name.startswith(NOT_CARRIED_PREFIX)
+    return name not in NOT_CARRIED and not name.startswith(NOT_CARRIED_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -45,6 +58,8 @@ class ShellState:
 
     cwd: str
     env: dict[str, str]
+    #: What was left out of `env` and why, in words (a variable too big to pass on, or not text).
+    left_out: tuple[str, ...] = ()
 
 
 def state_file(directory: ExecutionDir) -> Path:
@@ -58,16 +73,36 @@ def session_file(layout: Layout, principal: str, session_id: str) -> Path:
     return layout.data_dir / "shells" / workspace.parent.name / f"{workspace.name}.state"
 
 
+#: `"${!A@}" ... "${!_@}"`: the names of all the shell's variables, by expansion alone.
+_ALL_NAMES = " ".join(f'"${{!{c}@}}"' for c in string.ascii_letters + "_")
+
+
 def wrap(command: str, state_path: Path) -> str:
-    """The script the image's shell runs for a `persistShell` execution of `command`."""
-    target = shlex.quote(str(state_path))
-    save = f'{{ printf "%s\\0" "$PWD"; command -p env -0; }} > {target} 2>/dev/null'
-    return f"trap '__workbench_status=$?; {_single(save)}; exit $__workbench_status' EXIT\n{command}"
+    """The script the image's shell (bash 4.4 or newer) runs for a `persistShell` execution."""
+    return f"{_save_function(shlex.quote(str(state_path)))}; {_EXIT_TRAP}\n{command}"
 
 
-def _single(text: str) -> str:
-    # Inside a single-quoted trap action.
-    return text.replace("'", "'\\''")
+#: At the shell's exit, its state is saved; the shell exits with the status it had.
+_EXIT_TRAP = "trap '{ __workbench_status=$?; __workbench_save; exit $__workbench_status; } 2>/dev/null' EXIT"
+
+
+def _save_function(target: str) -> str:
+    """`__workbench_save`: write `$PWD` and each exported variable, NUL-terminated, then an empty
+    entry that says the state is whole, to `target`. Builtins only (`printf`, expansions): no
+    program is started, whose start a big environment could make fail, nor a process forked;
+    whatever options the command left set (`-e`, `-u`, `-x`, `-a`, `-f`) are off while it runs.
+    `$PWD` is set anew if the command unset it. Only the command's own shell saves, never a
+    subshell of it."""
+    entry = 'builtin printf \'%s=%s\\0\' "$__workbench_n" "${!__workbench_n}" || return 1'
+    return (
+        "__workbench_save() { { builtin local -; builtin set +aefux; } 2>/dev/null; "
+        '[[ $BASHPID == "$$" ]] || return 0; builtin local __workbench_n __workbench_a; '
+        "[[ $PWD == /* ]] || builtin cd . 2>/dev/null; "
+        "{ builtin printf '%s\\0' \"$PWD\" || return 1; "
+        f"for __workbench_n in {_ALL_NAMES}; do __workbench_a=${{!__workbench_n@a}}; "
+        "[[ $__workbench_a == *x* && $__workbench_a != *[aA]* && -v $__workbench_n ]] || continue; "
+        f"{entry}; done; builtin printf '\\0'; }} > {target} 2>/dev/null; }}"
+    )
 
 
 def load(path: Path) -> ShellState | None:
@@ -79,39 +114,55 @@ def load(path: Path) -> ShellState | None:
         return None
 
 
-def parse(raw: bytes, secret_names: set[str]) -> ShellState | None:
-    """The state a shell wrote (`$PWD` NUL, then `NAME=value` NUL each), or None if malformed."""
-    if len(raw) > MAX_STATE_BYTES or not raw.endswith(b"\0"):
-        return None
-    cwd, *entries = raw[:-1].decode("utf-8", errors="surrogateescape").split("\0")
-    if not cwd.startswith("/"):
-        return None
+def parse(raw: bytes, secret_names: set[str]) -> ShellState | str:
+    """The state a shell wrote (`$PWD` NUL, `NAME=value` NUL each, then an empty entry: NUL), or
+    why it is not one. Variables that cannot be passed on are left out, and named in `left_out`."""
+    if len(raw) > MAX_STATE_BYTES:
+        return f"it is over {MAX_STATE_BYTES >> 20} MiB"
+    if not raw.endswith(b"\0\0"):
+        return NOT_WHOLE
+    cwd, *entries = raw[:-2].split(b"\0")
+    if not cwd.startswith(b"/"):
+        return NOT_WHOLE
     env: dict[str, str] = {}
+    too_big: list[str] = []
+    not_text: list[str] = []
     for entry in entries:
-        name, sep, value = entry.partition("=")
+        name, sep, value = entry.decode("utf-8", errors="surrogateescape").partition("=")
         if not sep or not ENV_NAME.fullmatch(name) or not carried(name) or name in secret_names:
+            continue
+        if len(entry) >= MAX_VARIABLE_BYTES:  # with its NUL, over what one may be
+            too_big.append(name)
             continue
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            continue  # not text: cannot be passed on as a variable of the wire's env
+            not_text.append(name)  # cannot be passed on as a variable of the wire's env
+            continue
         env[name] = value
-    return ShellState(cwd, env)
+    left_out = [f"{', '.join(too_big)} ({TOO_BIG})"] if too_big else []
+    left_out += [f"{', '.join(not_text)} (not UTF-8 text)"] if not_text else []
+    return ShellState(cwd.decode("utf-8", errors="surrogateescape"), env, tuple(left_out))
 
 
-def keep(layout: Layout, row: ExecutionRow) -> None:
-    """Make what the shell of `row` (ended with an exit code) left its session's state. Blocking."""
+def keep(layout: Layout, row: ExecutionRow) -> str | None:
+    """Make what the shell of `row` (ended with an exit code) left its session's state. Blocking.
+
+    Returns a note for the execution's events when the state, or some of its variables, is not
+    kept: a state that cannot be taken whole leaves the session's as it was."""
     try:
         # The tree writes this file, as big as its file size limit lets it: one byte past the
         # cap is enough to refuse it.
         with open(state_file(layout.execution(row.id)), "rb") as f:
             raw = f.read(MAX_STATE_BYTES + 1)
     except OSError:
-        return
+        raw = b""
     secrets = set(json.loads(row.secret_env_names_json or "[]"))
     state = parse(raw, secrets)
-    if state is None:
-        return
+    if isinstance(state, str):
+        return (
+            f"the shell's working directory and variables are not kept ({state}): the session keeps its own"
+        )
     target = session_file(layout, row.principal, row.session_id)
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.{row.id}.tmp")
@@ -121,6 +172,7 @@ def keep(layout: Layout, row: ExecutionRow) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, target)
+    return f"variables not kept for the session: {'; '.join(state.left_out)}" if state.left_out else None
 
 
 def starting_point(
