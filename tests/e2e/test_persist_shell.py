@@ -113,3 +113,39 @@ async def test_a_state_too_big_to_keep_leaves_the_one_before(wb: DaemonHandle, t
     assert len(said) == 1 and "not kept" in said[0] and "1 MiB" in said[0], said
     after = await wb.run('pwd; echo "$A1 ${V1-unset}"', persistShell=True, sessionId="huge")
     assert after["preview"]["stdout"] == f"{tmp_path}\none unset\n"
+
+
+async def test_the_commands_own_exit_trap_runs_and_the_state_is_still_kept(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """A command may set (or reset) its own EXIT trap: it runs, after the state is written, with
+    the exit status in `$?`; `trap -p` shows it as the command set it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = await wb.run(
+        f'tmp=$(mktemp); trap "rm -f $tmp; echo cleaned" EXIT; trap -p EXIT; cd {tmp_path}; export T1=one',
+        persistShell=True,
+        sessionId="trap",
+    )
+    assert first["preview"]["stdout"].endswith("' EXIT\ncleaned\n"), first["preview"]
+    assert first["preview"]["stdout"].startswith("trap -- 'rm -f /")
+    exited = await wb.run(
+        "trap 'echo status=$?' EXIT; cd a; export T2=two; exit 3", persistShell=True, sessionId="trap"
+    )
+    assert (exited["exitCode"], exited["preview"]["stdout"]) == (3, "status=3\n")
+    reset = await wb.run("trap - EXIT; cd ../b; export T3=three", persistShell=True, sessionId="trap")
+    assert reset["status"] == "completed"
+    after = await wb.run('pwd; echo "$T1 $T2 $T3"; trap -p EXIT', persistShell=True, sessionId="trap")
+    assert after["preview"]["stdout"] == f"{tmp_path}/b\none two three\n"
+
+
+async def test_the_state_is_kept_however_the_shell_exits(wb: DaemonHandle, tmp_path: Path) -> None:
+    """`set -e` stopping the command, and an EXIT trap of its own that exits with another status."""
+    failed = await wb.run(
+        f"set -e; cd {tmp_path}; export E1=one; false; echo unseen", persistShell=True, sessionId="ex"
+    )
+    assert (failed["exitCode"], failed["preview"]["stdout"]) == (1, "")
+    changed = await wb.run("trap 'exit 7' EXIT; export E2=two; cd /", persistShell=True, sessionId="ex")
+    assert changed["exitCode"] == 7
+    after = await wb.run('pwd; echo "$E1 $E2"', persistShell=True, sessionId="ex")
+    assert after["preview"]["stdout"] == "/\none two\n"

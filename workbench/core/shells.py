@@ -1,10 +1,11 @@
 """A shell that remembers: `persistShell` carries a session's working directory and exported
 variables from one bash execution to the next, as a terminal's shell does between commands.
 
-The image's shell runs the command after an EXIT trap that writes `$PWD` and its environment
-to the execution's `shell-state` file, in the same shell, after the command, also when it failed
-(a trap is not run when the shell is killed, and a state left by a cancelled, timed-out or
-killed execution is not taken). When such an execution ends with an exit code, `keep` makes that
+The image's shell runs the command after an EXIT trap that writes `$PWD` and its exported
+variables to the execution's `shell-state` file, in the same shell, after the command, also when
+it failed, and before the command's own EXIT trap (`workbench.core.shellscript`); a trap is not
+run when the shell is killed, and a state left by a cancelled, timed-out or killed execution is
+not taken. When such an execution ends with an exit code, `keep` makes that
 state the session's: `<data>/shells/<principal>/<session>.state`. The next `persistShell` start
 of that session and principal starts in that directory (while it still is one, and on a
 sandboxed image inside the workspace) with exactly those variables, under its request's `env`.
@@ -21,10 +22,10 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import string
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core import shellscript
 from workbench.core.layout import ExecutionDir, Layout
 from workbench.core.store import ExecutionRow
 from workbench.wire.fields import ENV_NAME
@@ -37,7 +38,7 @@ MAX_STATE_BYTES = 1 << 20
 MAX_VARIABLE_BYTES = 128 * 1024
 TOO_BIG = "over 128 KiB with its name, more than a program's start takes of one variable"
 #: Why a state is not taken: its end is missing, or its start is not a directory.
-NOT_WHOLE = "the shell did not write them whole"
+NOT_WHOLE = "the shell did not write them whole: `exec` replaced it, or `builtin trap` its EXIT trap"
 #: Set by the shell for each execution anew, or the terminal's: never carried over.
 NOT_CARRIED = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES"})
 #: Nor is any variable named `WORKBENCH_...`: the daemon's own (`WORKBENCH_EXECUTION_ID`,
@@ -73,36 +74,9 @@ def session_file(layout: Layout, principal: str, session_id: str) -> Path:
     return layout.data_dir / "shells" / workspace.parent.name / f"{workspace.name}.state"
 
 
-#: `"${!A@}" ... "${!_@}"`: the names of all the shell's variables, by expansion alone.
-_ALL_NAMES = " ".join(f'"${{!{c}@}}"' for c in string.ascii_letters + "_")
-
-
 def wrap(command: str, state_path: Path) -> str:
     """The script the image's shell (bash 4.4 or newer) runs for a `persistShell` execution."""
-    return f"{_save_function(shlex.quote(str(state_path)))}; {_EXIT_TRAP}\n{command}"
-
-
-#: At the shell's exit, its state is saved; the shell exits with the status it had.
-_EXIT_TRAP = "trap '{ __workbench_status=$?; __workbench_save; exit $__workbench_status; } 2>/dev/null' EXIT"
-
-
-def _save_function(target: str) -> str:
-    """`__workbench_save`: write `$PWD` and each exported variable, NUL-terminated, then an empty
-    entry that says the state is whole, to `target`. Builtins only (`printf`, expansions): no
-    program is started, whose start a big environment could make fail, nor a process forked;
-    whatever options the command left set (`-e`, `-u`, `-x`, `-a`, `-f`) are off while it runs.
-    `$PWD` is set anew if the command unset it. Only the command's own shell saves, never a
-    subshell of it."""
-    entry = 'builtin printf \'%s=%s\\0\' "$__workbench_n" "${!__workbench_n}" || return 1'
-    return (
-        "__workbench_save() { { builtin local -; builtin set +aefux; } 2>/dev/null; "
-        '[[ $BASHPID == "$$" ]] || return 0; builtin local __workbench_n __workbench_a; '
-        "[[ $PWD == /* ]] || builtin cd . 2>/dev/null; "
-        "{ builtin printf '%s\\0' \"$PWD\" || return 1; "
-        f"for __workbench_n in {_ALL_NAMES}; do __workbench_a=${{!__workbench_n@a}}; "
-        "[[ $__workbench_a == *x* && $__workbench_a != *[aA]* && -v $__workbench_n ]] || continue; "
-        f"{entry}; done; builtin printf '\\0'; }} > {target} 2>/dev/null; }}"
-    )
+    return f"{shellscript.prelude(shlex.quote(str(state_path)))}\n{command}"
 
 
 def load(path: Path) -> ShellState | None:
