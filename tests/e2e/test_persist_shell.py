@@ -149,3 +149,22 @@ async def test_the_state_is_kept_however_the_shell_exits(wb: DaemonHandle, tmp_p
     assert changed["exitCode"] == 7
     after = await wb.run('pwd; echo "$E1 $E2"', persistShell=True, sessionId="ex")
     assert after["preview"]["stdout"] == "/\none two\n"
+
+
+async def test_overlapping_executions_of_a_session_the_last_to_finish_wins(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """Not queued: each starts from the state kept when it starts; the one that finishes last
+    leaves the session's state, whatever the other left."""
+    flag = tmp_path / "flag"
+    await wb.run(f"cd {tmp_path}; export X=before", persistShell=True, sessionId="both")
+    slow = await wb.start(
+        f"cd /; export X=slow; until [ -e {flag} ]; do sleep 0.05; done", persistShell=True, sessionId="both"
+    )
+    quick = await wb.run(
+        f'echo "$X"; cd /tmp; export X=quick; touch {flag}', persistShell=True, sessionId="both"
+    )
+    assert quick["preview"]["stdout"] == "before\n"  # not the running one's
+    assert (await wb.wait(slow["executionId"]))["status"] == "completed"
+    after = await wb.run('pwd; echo "$X"', persistShell=True, sessionId="both")
+    assert after["preview"]["stdout"] == "/\nslow\n"
