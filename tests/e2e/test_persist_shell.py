@@ -4,6 +4,7 @@ principal, captured after the command even when it fails, not when it is killed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import DaemonHandle
 
@@ -57,3 +58,113 @@ async def test_persist_shell_is_for_bash_and_strict(wb: DaemonHandle) -> None:
         "/v1/executions/workbench_code", json={"language": "bash", "code": "true", "persistShell": True}
     )
     assert code.status_code == 422
+
+
+async def test_workbench_variables_are_never_kept(wb: DaemonHandle) -> None:
+    """No variable named `WORKBENCH_...` is carried, whoever exported it; the daemon's own are
+    set anew for each execution."""
+    await wb.run(
+        "export WORKBENCH_URL=http://elsewhere WORKBENCH_TOKEN=leak KEPT=1", persistShell=True, sessionId="wv"
+    )
+    after = await wb.run(
+        'echo "${WORKBENCH_URL-unset} ${WORKBENCH_TOKEN-unset} $KEPT"; echo "$WORKBENCH_EXECUTION_ID"',
+        persistShell=True,
+        sessionId="wv",
+    )
+    assert after["preview"]["stdout"] == f"unset unset 1\n{after['executionId']}\n"
+
+
+def notes(events: list[dict[str, Any]]) -> list[str]:
+    """The messages of the status events that are notes (no status change of their own)."""
+    return [
+        e["message"]
+        for e in events
+        if e["eventType"] == "status" and e["status"] == "running" and e["message"]
+    ]
+
+
+async def test_a_variable_too_big_to_pass_on_is_left_out_alone(wb: DaemonHandle, tmp_path: Path) -> None:
+    """One exported variable over 128 KiB (more than a program's start takes of one) is not kept,
+    with a note saying so; the rest of the state is (it once wiped the whole environment)."""
+    await wb.run(f"cd {tmp_path}; export A1=one", persistShell=True, sessionId="big")
+    big = await wb.run(
+        "printf -v BIG '%*s' 140000 ''; export BIG A2=two; cd /", persistShell=True, sessionId="big"
+    )
+    assert big["status"] == "completed", big
+    said = notes(await wb.events(big["executionId"]))
+    assert len(said) == 1 and "BIG" in said[0] and "128 KiB" in said[0], said
+    after = await wb.run(
+        'pwd; echo "$A1 $A2 ${BIG-unset} ${HOME:+home}"; echo "$PATH"', persistShell=True, sessionId="big"
+    )
+    path = (await wb.run('echo "$PATH"'))["preview"]["stdout"]
+    assert after["preview"]["stdout"] == f"/\none two unset home\n{path}"
+
+
+async def test_a_state_too_big_to_keep_leaves_the_one_before(wb: DaemonHandle, tmp_path: Path) -> None:
+    """Exports of more than 1 MiB in all: the session keeps the state it had, and a note says why."""
+    await wb.run(f"cd {tmp_path}; export A1=one", persistShell=True, sessionId="huge")
+    huge = await wb.run(
+        "for i in $(seq 10); do printf -v V$i '%*s' 110000 ''; export V$i; done; cd /",
+        persistShell=True,
+        sessionId="huge",
+    )
+    assert huge["status"] == "completed", huge
+    said = notes(await wb.events(huge["executionId"]))
+    assert len(said) == 1 and "not kept" in said[0] and "1 MiB" in said[0], said
+    after = await wb.run('pwd; echo "$A1 ${V1-unset}"', persistShell=True, sessionId="huge")
+    assert after["preview"]["stdout"] == f"{tmp_path}\none unset\n"
+
+
+async def test_the_commands_own_exit_trap_runs_and_the_state_is_still_kept(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """A command may set (or reset) its own EXIT trap: it runs, after the state is written, with
+    the exit status in `$?`; `trap -p` shows it as the command set it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = await wb.run(
+        f'tmp=$(mktemp); trap "rm -f $tmp; echo cleaned" EXIT; trap -p EXIT; cd {tmp_path}; export T1=one',
+        persistShell=True,
+        sessionId="trap",
+    )
+    assert first["preview"]["stdout"].endswith("' EXIT\ncleaned\n"), first["preview"]
+    assert first["preview"]["stdout"].startswith("trap -- 'rm -f /")
+    exited = await wb.run(
+        "trap 'echo status=$?' EXIT; cd a; export T2=two; exit 3", persistShell=True, sessionId="trap"
+    )
+    assert (exited["exitCode"], exited["preview"]["stdout"]) == (3, "status=3\n")
+    reset = await wb.run("trap - EXIT; cd ../b; export T3=three", persistShell=True, sessionId="trap")
+    assert reset["status"] == "completed"
+    after = await wb.run('pwd; echo "$T1 $T2 $T3"; trap -p EXIT', persistShell=True, sessionId="trap")
+    assert after["preview"]["stdout"] == f"{tmp_path}/b\none two three\n"
+
+
+async def test_the_state_is_kept_however_the_shell_exits(wb: DaemonHandle, tmp_path: Path) -> None:
+    """`set -e` stopping the command, and an EXIT trap of its own that exits with another status."""
+    failed = await wb.run(
+        f"set -e; cd {tmp_path}; export E1=one; false; echo unseen", persistShell=True, sessionId="ex"
+    )
+    assert (failed["exitCode"], failed["preview"]["stdout"]) == (1, "")
+    changed = await wb.run("trap 'exit 7' EXIT; export E2=two; cd /", persistShell=True, sessionId="ex")
+    assert changed["exitCode"] == 7
+    after = await wb.run('pwd; echo "$E1 $E2"', persistShell=True, sessionId="ex")
+    assert after["preview"]["stdout"] == "/\none two\n"
+
+
+async def test_overlapping_executions_of_a_session_the_last_to_finish_wins(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """Not queued: each starts from the state kept when it starts; the one that finishes last
+    leaves the session's state, whatever the other left."""
+    flag = tmp_path / "flag"
+    await wb.run(f"cd {tmp_path}; export X=before", persistShell=True, sessionId="both")
+    slow = await wb.start(
+        f"cd /; export X=slow; until [ -e {flag} ]; do sleep 0.05; done", persistShell=True, sessionId="both"
+    )
+    quick = await wb.run(
+        f'echo "$X"; cd /tmp; export X=quick; touch {flag}', persistShell=True, sessionId="both"
+    )
+    assert quick["preview"]["stdout"] == "before\n"  # not the running one's
+    assert (await wb.wait(slow["executionId"]))["status"] == "completed"
+    after = await wb.run('pwd; echo "$X"', persistShell=True, sessionId="both")
+    assert after["preview"]["stdout"] == "/\nslow\n"

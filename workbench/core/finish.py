@@ -65,7 +65,9 @@ async def finish(
             await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept)
     if live.row.persist_shell and outcome.exit_code is not None and status in (S.COMPLETED, S.FAILED):
         # Before the terminal status: whoever learns of the end and starts the next finds it.
-        await trio.to_thread.run_sync(shells.keep, ctx.settings.layout, live.row)
+        note = await trio.to_thread.run_sync(shells.keep, ctx.settings.layout, live.row)
+        if note is not None:  # what of the state is not kept, and why
+            await ctx.journal.append(live.id, [("status", event_builder("status", message=note))])
     # Made now, while the spool files are there: tidying up removes those not kept.
     preview = await execution_preview(ending.directory, live.row, final=True)
     fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}

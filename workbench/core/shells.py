@@ -1,15 +1,20 @@
 """A shell that remembers: `persistShell` carries a session's working directory and exported
 variables from one bash execution to the next, as a terminal's shell does between commands.
 
-The image's shell runs the command after an EXIT trap that writes `$PWD` and its environment
-to the execution's `shell-state` file, in the same shell, after the command, also when it failed
-(a trap is not run when the shell is killed, and a state left by a cancelled, timed-out or
-killed execution is not taken). When such an execution ends with an exit code, `keep` makes that
+The image's shell runs the command after an EXIT trap that writes `$PWD` and its exported
+variables to the execution's `shell-state` file, in the same shell, after the command, also when
+it failed, and before the command's own EXIT trap (`workbench.core.shellscript`); a trap is not
+run when the shell is killed, and a state left by a cancelled, timed-out or killed execution is
+not taken. When such an execution ends with an exit code, `keep` makes that
 state the session's: `<data>/shells/<principal>/<session>.state`. The next `persistShell` start
 of that session and principal starts in that directory (while it still is one, and on a
 sandboxed image inside the workspace) with exactly those variables, under its request's `env`.
-Variables the daemon sets per execution, the terminal's, and the execution's `secretEnv` are
-never kept.
+Variables the shell sets per execution, the terminal's, any named `WORKBENCH_...` (the daemon's and
+its clients') and the execution's `secretEnv` are never kept.
+
+The shell writes its state with builtins alone, and ends it with an empty entry: a state without
+it, or over `MAX_STATE_BYTES`, is not taken, and a variable too big to pass on to a program is
+left out; `keep` says so in a note, which the execution's events carry.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core import shellscript
 from workbench.core.layout import ExecutionDir, Layout
 from workbench.core.store import ExecutionRow
 from workbench.wire.fields import ENV_NAME
@@ -27,20 +33,24 @@ from workbench.wire.fields import ENV_NAME
 STATE_FILE = "shell-state"
 #: A state bigger than this is not kept (an environment is far smaller).
 MAX_STATE_BYTES = 1 << 20
-#: Set by the shell or the daemon for each execution anew: never carried over.
-NOT_CARRIED = frozenset(
-    {
-        "PWD",
-        "OLDPWD",
-        "SHLVL",
-        "_",
-        "TERM",
-        "COLUMNS",
-        "LINES",
-        "WORKBENCH_EXECUTION_ID",
-        "WORKBENCH_PROGRESS",
-    }
-)
+#: Linux's limit on one `NAME=value` string of a program's environment, its NUL included
+#: (MAX_ARG_STRLEN): a variable this big could not be passed to the next execution's shell.
+MAX_VARIABLE_BYTES = 128 * 1024
+TOO_BIG = "over 128 KiB with its name, more than a program's start takes of one variable"
+#: Why a state is not taken: its end is missing, or its start is not a directory.
+NOT_WHOLE = "the shell did not write them whole: `exec` replaced it, or `builtin trap` its EXIT trap"
+#: Set by the shell for each execution anew, or the terminal's: never carried over.
+NOT_CARRIED = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES"})
+#: Nor is any variable named `WORKBENCH_...`: the daemon's own (`WORKBENCH_EXECUTION_ID`,
+#: `WORKBENCH_PROGRESS`, set anew for each execution) and its clients' (`WORKBENCH_URL`, ...).
+#: The shell's own `__workbench_...` are not carried either (exported when the command left
+#: `set -a` on).
+NOT_CARRIED_PREFIXES = ("WORKBENCH_", "__workbench_")
+
+
+def carried(name: str) -> bool:
+    """Whether a variable of this name is carried from one execution to the next."""
+    return name not in NOT_CARRIED and not name.startswith(NOT_CARRIED_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,8 @@ class ShellState:
 
     cwd: str
     env: dict[str, str]
+    #: What was left out of `env` and why, in words (a variable too big to pass on, or not text).
+    left_out: tuple[str, ...] = ()
 
 
 def state_file(directory: ExecutionDir) -> Path:
@@ -63,15 +75,8 @@ def session_file(layout: Layout, principal: str, session_id: str) -> Path:
 
 
 def wrap(command: str, state_path: Path) -> str:
-    """The script the image's shell runs for a `persistShell` execution of `command`."""
-    target = shlex.quote(str(state_path))
-    save = f'{{ printf "%s\\0" "$PWD"; command -p env -0; }} > {target} 2>/dev/null'
-    return f"trap '__workbench_status=$?; {_single(save)}; exit $__workbench_status' EXIT\n{command}"
-
-
-def _single(text: str) -> str:
-    # Inside a single-quoted trap action.
-    return text.replace("'", "'\\''")
+    """The script the image's shell (bash 4.4 or newer) runs for a `persistShell` execution."""
+    return f"{shellscript.prelude(shlex.quote(str(state_path)))}\n{command}"
 
 
 def load(path: Path) -> ShellState | None:
@@ -83,39 +88,55 @@ def load(path: Path) -> ShellState | None:
         return None
 
 
-def parse(raw: bytes, secret_names: set[str]) -> ShellState | None:
-    """The state a shell wrote (`$PWD` NUL, then `NAME=value` NUL each), or None if malformed."""
-    if len(raw) > MAX_STATE_BYTES or not raw.endswith(b"\0"):
-        return None
-    cwd, *entries = raw[:-1].decode("utf-8", errors="surrogateescape").split("\0")
-    if not cwd.startswith("/"):
-        return None
+def parse(raw: bytes, secret_names: set[str]) -> ShellState | str:
+    """The state a shell wrote (`$PWD` NUL, `NAME=value` NUL each, then an empty entry: NUL), or
+    why it is not one. Variables that cannot be passed on are left out, and named in `left_out`."""
+    if len(raw) > MAX_STATE_BYTES:
+        return f"it is over {MAX_STATE_BYTES >> 20} MiB"
+    if not raw.endswith(b"\0\0"):
+        return NOT_WHOLE
+    cwd, *entries = raw[:-2].split(b"\0")
+    if not cwd.startswith(b"/"):
+        return NOT_WHOLE
     env: dict[str, str] = {}
+    too_big: list[str] = []
+    not_text: list[str] = []
     for entry in entries:
-        name, sep, value = entry.partition("=")
-        if not sep or not ENV_NAME.fullmatch(name) or name in NOT_CARRIED or name in secret_names:
+        name, sep, value = entry.decode("utf-8", errors="surrogateescape").partition("=")
+        if not sep or not ENV_NAME.fullmatch(name) or not carried(name) or name in secret_names:
+            continue
+        if len(entry) >= MAX_VARIABLE_BYTES:  # with its NUL, over what one may be
+            too_big.append(name)
             continue
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            continue  # not text: cannot be passed on as a variable of the wire's env
+            not_text.append(name)  # cannot be passed on as a variable of the wire's env
+            continue
         env[name] = value
-    return ShellState(cwd, env)
+    left_out = [f"{', '.join(too_big)} ({TOO_BIG})"] if too_big else []
+    left_out += [f"{', '.join(not_text)} (not UTF-8 text)"] if not_text else []
+    return ShellState(cwd.decode("utf-8", errors="surrogateescape"), env, tuple(left_out))
 
 
-def keep(layout: Layout, row: ExecutionRow) -> None:
-    """Make what the shell of `row` (ended with an exit code) left its session's state. Blocking."""
+def keep(layout: Layout, row: ExecutionRow) -> str | None:
+    """Make what the shell of `row` (ended with an exit code) left its session's state. Blocking.
+
+    Returns a note for the execution's events when the state, or some of its variables, is not
+    kept: a state that cannot be taken whole leaves the session's as it was."""
     try:
         # The tree writes this file, as big as its file size limit lets it: one byte past the
         # cap is enough to refuse it.
         with open(state_file(layout.execution(row.id)), "rb") as f:
             raw = f.read(MAX_STATE_BYTES + 1)
     except OSError:
-        return
+        raw = b""
     secrets = set(json.loads(row.secret_env_names_json or "[]"))
     state = parse(raw, secrets)
-    if state is None:
-        return
+    if isinstance(state, str):
+        return (
+            f"the shell's working directory and variables are not kept ({state}): the session keeps its own"
+        )
     target = session_file(layout, row.principal, row.session_id)
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.{row.id}.tmp")
@@ -125,6 +146,7 @@ def keep(layout: Layout, row: ExecutionRow) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, target)
+    return f"variables not kept for the session: {'; '.join(state.left_out)}" if state.left_out else None
 
 
 def starting_point(
@@ -139,7 +161,7 @@ def starting_point(
     state = load(session_file(layout, row.principal, row.session_id))
     if state is None:
         return row.cwd, env
-    carried = {**state.env, **{k: v for k, v in env.items() if k in NOT_CARRIED}}
+    kept = {**state.env, **{k: v for k, v in env.items() if not carried(k)}}
     cwd = row.cwd
     if os.path.isdir(state.cwd) and os.access(state.cwd, os.X_OK):
         real = os.path.realpath(state.cwd)
@@ -147,4 +169,4 @@ def starting_point(
             cwd = state.cwd
         elif real == allowed or real.startswith(allowed.rstrip("/") + "/"):
             cwd = real
-    return cwd, carried
+    return cwd, kept
