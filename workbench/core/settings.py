@@ -136,13 +136,15 @@ class Settings:
     node_token: str | None = None
 
     def __post_init__(self) -> None:
-        # Flags and tests may pass plain strings; hold the real types.
+        # Flags and tests may pass plain strings; hold the real types. Every path is absolute,
+        # taken from the working directory at start: the daemon's own files and the executions'
+        # directories are named by absolute paths alone.
         object.__setattr__(self, "containment", ContainmentSetting(self.containment))
         object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
         for name in _PATHS:
             value = getattr(self, name)
-            if value is not None and not isinstance(value, Path):
-                object.__setattr__(self, name, Path(value))
+            if value is not None:
+                object.__setattr__(self, name, Path(os.path.abspath(Path(value).expanduser())))
 
     @property
     def tls(self) -> bool:
