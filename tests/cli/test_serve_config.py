@@ -52,3 +52,23 @@ async def test_a_time_or_size_past_its_bound_is_refused_at_start(
     tmp_path: Path, name: str, raw: str, reason: str
 ) -> None:
     assert await refused_start(tmp_path, **{name: raw}) == f"workbench: bad value for {name}: {reason}\n"
+
+
+@pytest.mark.parametrize("name", ["WORKBENCH_EXIT_WEBHOOK_URL", "WORKBENCH_NODE_URL"])
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("http://", "has no host"),
+        ("https://", "has no host"),
+        ("http://:8080/exits", "has no host"),
+        ("http://example.test:99999/", "has a port out of range (1 to 65535)"),
+        ("http://example.test:port/", "has a port out of range (1 to 65535)"),
+        ("https://example.test:0/", "has a port out of range (1 to 65535)"),
+        ("ftp://example.test/", "is not an http(s) URL"),
+    ],
+)
+async def test_a_url_without_a_host_or_with_a_bad_port_is_refused_at_start(
+    tmp_path: Path, name: str, raw: str, reason: str
+) -> None:
+    line = await refused_start(tmp_path, **{name: raw})
+    assert line == f"workbench: bad value for {name}: {raw!r} {reason}\n"

@@ -12,6 +12,7 @@ import ipaddress
 import os
 import re
 import socket
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -356,8 +357,18 @@ def _bind(raw: str) -> str:
 
 
 def _url(raw: str) -> str:
-    if not raw.startswith(("http://", "https://")):
+    """An `http(s)://` URL with a host, and a port in range when it names one."""
+    if not raw.startswith(("http://", "https://")) or any(c.isspace() for c in raw):
         raise ValueError(f"{raw!r} is not an http(s) URL")
+    parts = urllib.parse.urlsplit(raw)
+    if not parts.hostname:
+        raise ValueError(f"{raw!r} has no host")
+    try:
+        port = parts.port  # ValueError for a port that is no number or past 65535
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError(f"{raw!r} has a port out of range (1 to 65535)")
     return raw
 
 
