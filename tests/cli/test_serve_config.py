@@ -72,3 +72,19 @@ async def test_a_url_without_a_host_or_with_a_bad_port_is_refused_at_start(
 ) -> None:
     line = await refused_start(tmp_path, **{name: raw})
     assert line == f"workbench: bad value for {name}: {raw!r} {reason}\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("WORKBENCH_TOKENS_FILE", "tokens file {path} (WORKBENCH_TOKENS_FILE) does not exist"),
+        ("WORKBENCH_IMAGES_DIR", "{path}"),
+    ],
+)
+async def test_a_missing_tokens_file_or_images_dir_makes_no_data_dir(
+    tmp_path: Path, name: str, said: str
+) -> None:
+    """Promise 7: a start refused for its configuration leaves no data dir, token or key behind."""
+    path = tmp_path / "nonexistent"
+    line = await refused_start(tmp_path, **{name: str(path)})
+    assert said.format(path=path) in line
