@@ -14,7 +14,7 @@ from workbench.core.daemon import Daemon
 from workbench.core.metrics import CONTENT_TYPE
 from workbench.core.principals import ADMIN
 from workbench.core.records import now_ms
-from workbench.core.settings import is_loopback, parse_duration
+from workbench.core.settings import DurationTooLong, is_loopback, parse_duration
 from workbench.wire.errors import BadRequest, Forbidden
 from workbench.wire.status import TERMINAL, ExecutionStatus
 
@@ -43,11 +43,13 @@ def parse_statuses(raw: str | None) -> list[ExecutionStatus] | None:
 
 def parse_before(raw: str | None, now: int) -> int | None:
     """`?before=` as milliseconds since the epoch: an RFC 3339 time with its offset, or a duration
-    back from now (`7d`, `12h`, `30m`, `45s`, `500ms`); 400 for anything else."""
+    back from now (`7d`, `12h`, `30m`, `45s`, `500ms`; at most 100 years); 400 for anything else."""
     if raw is None:
         return None
     try:
         return now - parse_duration(raw, zero=True)
+    except DurationTooLong as exc:
+        raise BadRequest(f"query parameter before: {exc}") from None
     except ValueError:
         pass
     try:

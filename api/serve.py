@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import resource
 import signal
 import ssl
@@ -18,6 +17,7 @@ from hypercorn.utils import wrap_app
 
 from api.app import create_app
 from api.listen import Gate, chunk_writer, serve_http
+from api.unix_socket import UnixListener, bind_unix
 from workbench.core.daemon import Daemon, open_daemon
 from workbench.core.settings import Settings, is_loopback, split_bind
 from workbench.core.waiting import first_of
@@ -45,10 +45,7 @@ _FDS_PER_EXECUTION = 4
 
 def hypercorn_config(settings: Settings) -> Config:
     config = Config()
-    config.bind = [settings.bind]
-    if settings.unix_socket is not None:
-        # The Unix socket stays plain HTTP: only this user reaches it (0600), without a network.
-        (config.insecure_bind if settings.tls else config.bind).append(f"unix:{settings.unix_socket}")
+    config.bind = [settings.bind]  # the Unix socket is bound by `_listen` (api.unix_socket)
     if settings.tls:
         config.certfile, config.keyfile = str(settings.tls_cert), str(settings.tls_key)
         config.alpn_protocols = ["http/1.1"]  # the one protocol served, with its limits
@@ -80,15 +77,15 @@ async def serve(
     config = hypercorn_config(settings)
     gate = Gate(connection_limit(settings, raise_fd_limit()))
     # Bound before the daemon starts: a busy port stops it before it adopts any execution.
-    sockets = _listen(settings, config)
+    sockets, unix = _listen(settings, config)
     try:
         async with open_daemon(settings) as daemon:
             await _serve_daemon(daemon, settings, config, sockets, gate, shutdown, hurry, task_status)
     finally:
         for sock in [*sockets.secure_sockets, *sockets.insecure_sockets]:
             sock.close()
-        if settings.unix_socket is not None:
-            settings.unix_socket.unlink(missing_ok=True)
+        if unix is not None:
+            unix.remove()  # only the socket made here: never one another daemon listens on since
 
 
 def raise_fd_limit() -> int:
@@ -121,10 +118,10 @@ def connection_limit(settings: Settings, fds: int) -> int:
     return limit
 
 
-def _listen(settings: Settings, config: Config) -> Any:
-    """The listening sockets of `config`; ConfigError (one line) when an address cannot be bound."""
-    if settings.unix_socket is not None and settings.unix_socket.exists():
-        settings.unix_socket.unlink()
+def _listen(settings: Settings, config: Config) -> tuple[Any, UnixListener | None]:
+    """The listening sockets of `config`, and the Unix socket of the settings (plain HTTP: only
+    this user reaches it, 0600, without a network); ConfigError (one line) when an address cannot
+    be bound, or something not this daemon's is at the socket's path."""
     try:
         config.create_ssl_context()  # a certificate or key that does not load stops the start here
     except (OSError, ssl.SSLError) as exc:
@@ -132,17 +129,23 @@ def _listen(settings: Settings, config: Config) -> Any:
             f"cannot serve HTTPS with WORKBENCH_TLS_CERT={config.certfile} and "
             f"WORKBENCH_TLS_KEY={config.keyfile}: {exc}"
         ) from None
-    old = os.umask(0o177)  # the Unix socket is 0600
     try:
         sockets = config.create_sockets()
     except OSError as exc:
         where = ", ".join([*config.bind, *config.insecure_bind])
         raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
-    finally:
-        os.umask(old)
+    unix = None
+    if settings.unix_socket is not None:
+        try:
+            unix = bind_unix(settings.unix_socket)
+        except ConfigError:
+            for sock in [*sockets.secure_sockets, *sockets.insecure_sockets]:
+                sock.close()
+            raise
+        sockets.insecure_sockets.append(unix.sock)
     for sock in [*sockets.secure_sockets, *sockets.insecure_sockets]:
         sock.listen(config.backlog)
-    return sockets
+    return sockets, unix
 
 
 async def _serve_daemon(

@@ -38,3 +38,21 @@ async def test_prune_refuses_what_it_cannot_mean(cli: Cli, wb: DaemonHandle) -> 
         assert refused.code == 2, (argv, refused.error)
         assert refused.error.startswith("workbench: usage: ")
     assert (await cli.ok("stats", "--json")).out.count(b'"completed": 1') == 1
+
+
+async def test_a_when_past_what_a_date_holds_is_a_usage_error(cli: Cli, wb: DaemonHandle) -> None:
+    """`prune --before`, `rm --before` and `logs --since` take durations up to 100 years."""
+    await wb.run("true")
+    for argv in (
+        ("prune", "--before", "99999999999d"),
+        ("prune", "--before", "9" * 400),
+        ("rm", "--before", "36501d"),
+        ("logs", "--since", "99999999999d", "@last"),
+    ):
+        refused = await cli(*argv)
+        assert refused.code == 2, (argv, refused.error)
+        assert refused.error == (
+            f"workbench: usage: {argv[1]} {argv[2]!r}: longer than 100 years (36500d), the longest duration\n"
+        ), refused.error
+    assert (await cli.ok("prune", "--before", "36500d")).text.startswith("deleted 0 executions; ")
+    assert (await cli.ok("stats", "--json")).out.count(b'"completed": 1') == 1

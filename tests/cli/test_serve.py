@@ -10,10 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from tests import ceilings
 from tests.cli.conftest import Cli
+from workbench.core.settings import Settings
 
 SERVE = [sys.executable, "-m", "workbench", "serve"]
 
@@ -110,3 +112,42 @@ async def test_a_data_dir_that_cannot_be_made_is_one_line(tmp_path: Path) -> Non
             f"workbench: the data dir {data_dir} cannot be used: {reason} ({data_dir})\n"
         )
     assert a_file.read_text() == "not a directory\n"
+
+
+async def test_relative_paths_are_taken_from_where_serve_starts(tmp_path: Path) -> None:
+    """A relative data dir, workspaces dir or Unix socket means one under the directory `serve`
+    starts in: the banner says the absolute path, and executions run (their files are there)."""
+    (tmp_path / "here").mkdir()
+    args = [*SERVE, "--bind", "127.0.0.1:0", "--unix-socket", "wb.sock"]
+    env = clean_env(tmp_path, WORKBENCH_DATA_DIR="relq", WORKBENCH_WORKSPACES_DIR="../spaces")
+    here = tmp_path / "here"
+    process = await trio.lowlevel.open_process(args, env=env, cwd=here, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    log = bytearray()
+    try:
+        with ceilings.within(60, "the daemon's banner"):
+            while b"clients find it with" not in log or not log.endswith(b"\n"):
+                chunk = await process.stderr.receive_some()
+                assert chunk, log.decode()
+                log += chunk
+        text = log.decode()
+        assert f", unix://{here}/wb.sock\n" in text and f"workbench: data dir {here}/relq\n" in text, text
+        cli = Cli(f"unix://{here}/wb.sock", here / "relq", token=None)
+        ran = await cli.ok("run", "--session", "s1", "--", "pwd")
+        assert ran.out.decode() == f"{tmp_path}/spaces/admin/s1\n"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        with ceilings.within(60, "the daemon to stop"):
+            await process.wait()
+
+
+def test_every_path_setting_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    names = ("WORKBENCH_DATA_DIR", "WORKBENCH_IMAGES_DIR", "WORKBENCH_TOKENS_FILE")
+    environ = dict.fromkeys(names, "rel/x")
+    environ["WORKBENCH_WORKSPACES_DIR"] = "../ws"
+    settings = Settings.load(environ, unix_socket=Path("s.sock"))
+    assert settings.data_dir == settings.images_dir == settings.tokens_file == tmp_path / "rel" / "x"
+    assert settings.workspaces_dir == tmp_path.parent / "ws"
+    assert settings.unix_socket == tmp_path / "s.sock"
+    assert Settings(data_dir=Path("d")).data_dir == tmp_path / "d"

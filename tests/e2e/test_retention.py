@@ -68,6 +68,11 @@ async def test_a_bad_bulk_delete_is_400_and_deletes_nothing(wb: DaemonHandle) ->
         response = await wb.client.delete("/v1/executions", params=params)
         assert response.status_code == 400, (params, response.text)
         assert response.json()["error"]["code"] == "bad_request"
+    # A duration past the longest one is 400 naming the bound, not a time out of range.
+    for before in ("999999999999d", "36501d", "9" * 40 + "ms"):
+        response = await wb.client.delete("/v1/executions", params={"before": before})
+        assert response.status_code == 400, (before, response.text)
+        assert "longer than 100 years (36500d)" in response.json()["error"]["message"], response.text
     assert (await stats(wb.client))["executions"]["completed"] == 1
     anonymous = httpx.AsyncClient(base_url=wb.url)
     async with anonymous:

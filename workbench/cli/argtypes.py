@@ -186,10 +186,12 @@ def parse_when(text: str, option: str) -> int:
     import time
     from datetime import UTC, datetime
 
-    from workbench.client.config import parse_duration_ms
+    from workbench.client.config import TOO_LONG, DurationTooLong, parse_duration_ms
 
     try:
         return int(time.time() * 1000) - parse_duration_ms(text)
+    except DurationTooLong:
+        raise exitcodes.UsageError(f"{option} {text!r}: {TOO_LONG}") from None
     except ValueError:
         pass
     try:
@@ -200,6 +202,10 @@ def parse_when(text: str, option: str) -> int:
             "(2026-11-29, 2026-11-29T12:00:00Z)"
         ) from None
     when = when.replace(tzinfo=UTC) if when.tzinfo is None else when
+    try:
+        when.astimezone(UTC)  # its offset may take it before the year 1
+    except OverflowError:
+        raise exitcodes.UsageError(f"{option} {text!r}: before the year 1") from None
     return int(when.timestamp() * 1000)
 
 

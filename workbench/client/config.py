@@ -113,17 +113,29 @@ def resolve(
     return Target(base_url, socket_path, token, source, os.path.expanduser(ca_file) if ca_file else None)
 
 
+#: The longest duration taken (as the daemon's settings and bulk deletes take): 100 years.
+MAX_DURATION_MS = 36_500 * 86_400_000
+TOO_LONG = "longer than 100 years (36500d), the longest duration"
+
+
 def parse_duration_ms(text: str) -> int:
     """`500ms`, `30s`, `10m`, `2h`, `1d`, or a bare number of seconds (`1.5`) → milliseconds.
 
     Raises:
-        ValueError: naming what would be accepted.
+        ValueError: naming what would be accepted (DurationTooLong: past 100 years).
     """
     match = _DURATION.fullmatch(text)
     if match is None:
         raise ValueError(f"bad duration {text!r}: expected e.g. 500ms, 30s, 10m, 2h")
     number, unit = match.groups()
-    return round(float(number) * _UNIT_MS[unit or "s"])
+    ms = float(number) * _UNIT_MS[unit or "s"]
+    if ms > MAX_DURATION_MS:
+        raise DurationTooLong(f"bad duration {text!r}: {TOO_LONG}")
+    return round(ms)
+
+
+class DurationTooLong(ValueError):
+    """A duration past `MAX_DURATION_MS`."""
 
 
 def seconds_to_ms(seconds: float | None) -> int | None:

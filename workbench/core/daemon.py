@@ -168,7 +168,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         ConfigError: a setting, an image, the tokens file, the lock or the store is not usable,
             or the disk is too full to start.
     """
-    # Reached (and migrated) before anything is made: a store that cannot be used leaves no data dir.
+    # Every input checked, and the store reached (and migrated), before anything is made: a
+    # start refused for its configuration leaves no data dir, token or key behind.
+    images, caps, containment = await _check_inputs(settings)
     store_name = await _reach_store(settings)
     with _full_disk_stops_the_start(settings.data_dir):
         _prepare_data_dir(settings)
@@ -176,10 +178,9 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         token, created, key = _claim_data_dir(settings, store_name)
         authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
-        images = _images(settings)
         with _full_disk_stops_the_start(settings.data_dir):
             store = await _prepared_store(settings)
-        caps, containment = await _containment(settings)
+        log.info("containment: %s (%s)", containment.value, caps.describe())
         store.start()
         inotify = Inotify()
         face = workspace_face(settings)
@@ -242,12 +243,23 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                 await store.aclose()
 
 
+async def _check_inputs(
+    settings: Settings,
+) -> tuple[dict[str, Image], sandbox.Capabilities, sandbox.Containment]:
+    """Read what the settings name outside the data dir (the tokens file, the image files, the
+    containment forced): ConfigError before anything is made. Returns the images and containment."""
+    # The admin token is not known before the data dir is read: the tokens file is checked
+    # against WORKBENCH_TOKEN alone here, and read again, against the admin token, once it is.
+    auth.load_tokens(settings.token or "", settings.tokens_file)
+    images = _images(settings)
+    caps, containment = await _containment(settings)
+    return images, caps, containment
+
+
 async def _containment(settings: Settings) -> tuple[sandbox.Capabilities, sandbox.Containment]:
-    """What this machine allows, and the containment the settings choose from it (logged)."""
+    """What this machine allows, and the containment the settings choose from it."""
     caps = await trio.to_thread.run_sync(sandbox.detect)
-    containment = choose_containment(settings.containment, caps)
-    log.info("containment: %s (%s)", containment.value, caps.describe())
-    return caps, containment
+    return caps, choose_containment(settings.containment, caps)
 
 
 async def _side_tasks(

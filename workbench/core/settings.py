@@ -12,6 +12,7 @@ import ipaddress
 import os
 import re
 import socket
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,11 @@ MS = 1
 SECONDS = 1000 * MS
 MINUTES = 60 * SECONDS
 HOURS = 60 * MINUTES
+#: The longest time a setting (and a bulk delete's `before`) takes: past it, a moment counted
+#: from now no longer fits in a date or in the store's integers.
+MAX_DURATION_MS = 36_500 * 24 * HOURS
+#: The largest size a setting takes (larger than any disk; within the store's integers).
+MAX_SIZE_BYTES = 1024 * 1024 * GiB
 
 
 class ContainmentSetting(enum.StrEnum):
@@ -136,13 +142,15 @@ class Settings:
     node_token: str | None = None
 
     def __post_init__(self) -> None:
-        # Flags and tests may pass plain strings; hold the real types.
+        # Flags and tests may pass plain strings; hold the real types. Every path is absolute,
+        # taken from the working directory at start: the daemon's own files and the executions'
+        # directories are named by absolute paths alone.
         object.__setattr__(self, "containment", ContainmentSetting(self.containment))
         object.__setattr__(self, "shutdown_mode", ShutdownMode(self.shutdown_mode))
         for name in _PATHS:
             value = getattr(self, name)
-            if value is not None and not isinstance(value, Path):
-                object.__setattr__(self, name, Path(value))
+            if value is not None:
+                object.__setattr__(self, name, Path(os.path.abspath(Path(value).expanduser())))
 
     @property
     def tls(self) -> bool:
@@ -275,6 +283,25 @@ def _non_negative_int(raw: str) -> int:
     return value
 
 
+def _at_most(parse: Any, maximum: int, what: str) -> Any:
+    """`parse`, and a value past `maximum` (`what` says it in words) refused."""
+
+    def bounded(raw: str) -> int:
+        text = raw.strip()
+        if len(text) > 30:  # more digits than any bound has: not worth converting
+            raise ValueError(f"{text[:30]}... is {_more(maximum, what)}")
+        value: int = parse(raw)
+        if value > maximum:
+            raise ValueError(f"{text} is {_more(maximum, what)}")
+        return value
+
+    return bounded
+
+
+def _more(maximum: int, what: str) -> str:
+    return f"more than {maximum} ({what}), the most it may be"
+
+
 def _user(raw: str) -> tuple[int, int]:
     uid, sep, gid = raw.strip().partition(":")
     if not uid.isdigit() or not (gid.isdigit() or not sep) or len(uid) > 9 or len(gid) > 9:
@@ -292,12 +319,19 @@ _DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d)")
 _DURATION_UNITS = {"ms": MS, "s": SECONDS, "m": MINUTES, "h": HOURS, "d": 24 * HOURS}
 
 
+class DurationTooLong(ValueError):
+    """A duration past `MAX_DURATION_MS`."""
+
+
 def parse_duration(raw: str, *, zero: bool = False) -> int:
-    """`7d`, `12h`, `30m`, `45s` or `500ms` → milliseconds (positive, or 0 too when `zero`);
-    ValueError otherwise."""
+    """`7d`, `12h`, `30m`, `45s` or `500ms` → milliseconds (positive, or 0 too when `zero`; at
+    most 100 years, else DurationTooLong); ValueError otherwise."""
     found = _DURATION.fullmatch(raw.strip())
-    if found is None or (int(found[1]) == 0 and not zero) or len(found[1]) > 12:
+    if found is None or (int(found[1]) == 0 and not zero):
         raise ValueError(f"{raw!r} is not a duration such as 7d, 12h, 30m, 45s or 500ms")
+    if len(found[1]) > 20 or int(found[1]) * _DURATION_UNITS[found[2]] > MAX_DURATION_MS:
+        shown = raw.strip() if len(raw.strip()) <= 30 else raw.strip()[:30] + "..."
+        raise DurationTooLong(f"{shown!r} is longer than 100 years (36500d), the longest duration")
     return int(found[1]) * _DURATION_UNITS[found[2]]
 
 
@@ -323,8 +357,18 @@ def _bind(raw: str) -> str:
 
 
 def _url(raw: str) -> str:
-    if not raw.startswith(("http://", "https://")):
+    """An `http(s)://` URL with a host, and a port in range when it names one."""
+    if not raw.startswith(("http://", "https://")) or any(c.isspace() for c in raw):
         raise ValueError(f"{raw!r} is not an http(s) URL")
+    parts = urllib.parse.urlsplit(raw)
+    if not parts.hostname:
+        raise ValueError(f"{raw!r} has no host")
+    try:
+        port = parts.port  # ValueError for a port that is no number or past 65535
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError(f"{raw!r} has a port out of range (1 to 65535)")
     return raw
 
 
@@ -355,6 +399,11 @@ def _choice(kind: type[enum.StrEnum]) -> Any:
     return parse
 
 
+#: A time in milliseconds, and a size in bytes, within their bounds.
+_POSITIVE_MS = _at_most(_positive_int, MAX_DURATION_MS, "100 years")
+_POSITIVE_BYTES = _at_most(_positive_int, MAX_SIZE_BYTES, "1 PiB")
+_BYTES = _at_most(_non_negative_int, MAX_SIZE_BYTES, "1 PiB")
+
 _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_DATA_DIR": ("data_dir", _path),
     "WORKBENCH_BIND": ("bind", _bind),
@@ -362,14 +411,14 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_TOKENS_FILE": ("tokens_file", _path),
     "WORKBENCH_EXECUTION_EVENT_OUTPUT_BUDGET_BYTES": (
         "execution_event_output_budget_bytes",
-        _non_negative_int,
+        _BYTES,
     ),
-    "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": ("execution_event_delta_max_bytes", _positive_int),
+    "WORKBENCH_EXECUTION_EVENT_DELTA_MAX_BYTES": ("execution_event_delta_max_bytes", _POSITIVE_BYTES),
     "WORKBENCH_MAX_CONCURRENT_EXECUTIONS": ("max_concurrent_executions", _positive_int),
     "WORKBENCH_MAX_QUEUED_EXECUTIONS": ("max_queued_executions", _non_negative_int),
     "WORKBENCH_MAX_CONTEXTS": ("max_contexts", _positive_int),
     "WORKBENCH_WARM_POOL": ("warm_pool", _non_negative_int),
-    "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _positive_int),
+    "WORKBENCH_DEFAULT_TIMEOUT_MS": ("default_timeout_ms", _POSITIVE_MS),
     "WORKBENCH_EXIT_WEBHOOK_URL": ("exit_webhook_url", _url),
     "WORKBENCH_IMAGES_DIR": ("images_dir", _path),
     "WORKBENCH_WORKSPACES_DIR": ("workspaces_dir", _path),
@@ -377,15 +426,15 @@ _ENV: dict[str, tuple[str, Any]] = {
     "WORKBENCH_SANDBOX_UID": ("sandbox_user", _user),
     "WORKBENCH_SHUTDOWN_MODE": ("shutdown_mode", _choice(ShutdownMode)),
     "WORKBENCH_MAX_CONNECTIONS": ("max_connections", _positive_int),
-    "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _non_negative_int),
-    "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _positive_int),
-    "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _positive_int),
-    "WORKBENCH_SESSION_TTL_MS": ("session_ttl_ms", _positive_int),
+    "WORKBENCH_MIN_FREE_BYTES": ("min_free_bytes", _BYTES),
+    "WORKBENCH_MAX_FILE_BYTES": ("max_file_bytes", _POSITIVE_BYTES),
+    "WORKBENCH_WORKSPACE_QUOTA_BYTES": ("workspace_quota_bytes", _POSITIVE_BYTES),
+    "WORKBENCH_SESSION_TTL_MS": ("session_ttl_ms", _POSITIVE_MS),
     "WORKBENCH_CORS_ORIGINS": ("cors_origins", _origins),
     "WORKBENCH_STORE_URL": ("store_url", _store_url),
     "WORKBENCH_NODE_ID": ("node_id", _text),
     "WORKBENCH_NODE_URL": ("node_url", _url),
-    "WORKBENCH_NODE_LEASE_MS": ("node_lease_ms", _positive_int),
+    "WORKBENCH_NODE_LEASE_MS": ("node_lease_ms", _POSITIVE_MS),
     "WORKBENCH_RETENTION": ("retention_ms", parse_duration),
     "WORKBENCH_METRICS_OPEN": ("metrics_open", _flag),
     "WORKBENCH_ALLOW_REMOTE": ("allow_remote", _flag),
