@@ -8,11 +8,12 @@ execution to the end, the shielded finish included. The executor never reads a r
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
 import sandbox
-from workbench.core.batches import BatchRun, batch_key
+from workbench.core.batches import BatchRun, batch_key, item_ended
 from workbench.core.contexts import Contexts
 from workbench.core.display import Displays
 from workbench.core.follow import Inotify
@@ -67,6 +68,7 @@ class Executor:
             displays=self.displays,
             tidy=self._start_tidy,
             warm=self.warm,
+            item_ended=partial(item_ended, self.slots, self.live),
         )
         #: The code contexts, whose executions are supervised here too (`submit`).
         self.contexts = Contexts(self.context, nursery, self.live)
@@ -114,7 +116,7 @@ class Executor:
 
     async def _supervise_batch(self, live: Live) -> None:
         try:
-            await BatchRun(self.journal, self.live, live).supervise()
+            await BatchRun(self.journal, self.live, live, self.slots).supervise()
         finally:
             self.live.pop(live.id, None)
             self.slots.forget_cap(batch_key(live.id))
