@@ -11,7 +11,8 @@ every item has ended, commits the batch's terminal status: `completed`, `failed`
 item's deadline is capped by it at acceptance. At most `concurrency` items run at once (a cap
 of `live.Slots`). Stopping its items closes that cap first, so that none starts any more; with
 `failFast`, an item's supervisor does it as the item ends (`item_ended`), before its slot goes
-back, and the batch's supervisor learns it from `Live.fail_fast`.
+back, and the batch's supervisor learns it from `Live.fail_fast`. After a restart, a `failFast`
+batch's cap stays closed until its supervisor has read its journal.
 """
 
 from __future__ import annotations
@@ -148,8 +149,17 @@ def stop_items(slots: Slots, lives: Mapping[str, Live], batch: Live, reason: str
 class BatchRun:
     """Supervises one batch from acceptance (or a restart) to its terminal status."""
 
-    def __init__(self, journal: Journal, lives: Mapping[str, Live], live: Live, slots: Slots) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        lives: Mapping[str, Live],
+        live: Live,
+        slots: Slots,
+        held_cap: int | None = None,
+    ) -> None:
         self.journal = journal
+        #: The cap to open once the journal is read, when it starts closed (after a restart).
+        self.held_cap = held_cap
         self.lives = lives
         self.live = live
         self.slots = slots
@@ -195,6 +205,9 @@ class BatchRun:
                 await self._catch_up()
                 if self.row.fail_fast and self.stopped is None and live.stop is None:
                     self._fail_fast()
+                if self.held_cap is not None and self.stopped is None and live.stop is None:
+                    self.slots.set_cap(batch_key(live.id), self.held_cap)
+                self.held_cap = None
                 if self.items and all(status.terminal for status in self.items.values()):
                     with trio.CancelScope(shield=True):
                         await self._finish()

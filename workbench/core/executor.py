@@ -87,8 +87,13 @@ class Executor:
             live = Live(row.id, row, row.status)
         self.live[live.id] = live
         if row.kind == "batch":
-            self.slots.set_cap(batch_key(row.id), row.concurrency or self.settings.max_concurrent_executions)
-            self._nursery.start_soon(self._supervise_batch, live, name=f"batch {live.id}")
+            cap = row.concurrency or self.settings.max_concurrent_executions
+            # A failFast batch picked up after a restart starts no item before its supervisor has
+            # read its journal: an item may have failed just before the daemon died.
+            held = row.fail_fast and row.status is not S.QUEUED
+            self.slots.set_cap(batch_key(row.id), 0 if held else cap)
+            held_cap = cap if held else None
+            self._nursery.start_soon(self._supervise_batch, live, held_cap, name=f"batch {live.id}")
             return live
         live.keys = (principal_key(row.principal),)
         if row.context_id is not None:
@@ -114,9 +119,9 @@ class Executor:
         finally:
             self.live.pop(live.id, None)
 
-    async def _supervise_batch(self, live: Live) -> None:
+    async def _supervise_batch(self, live: Live, held_cap: int | None) -> None:
         try:
-            await BatchRun(self.journal, self.live, live, self.slots).supervise()
+            await BatchRun(self.journal, self.live, live, self.slots, held_cap).supervise()
         finally:
             self.live.pop(live.id, None)
             self.slots.forget_cap(batch_key(live.id))
