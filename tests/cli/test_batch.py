@@ -97,3 +97,16 @@ async def test_wait_on_a_batch_exits_like_batch_does(cli: Cli, wb: DaemonHandle)
         assert waited.code == 1, waited
         assert (await wb.wait(batch_id))["status"] == status
         assert (await cli("wait", batch_id, batch_id)).code == 1
+
+
+async def test_a_bad_line_is_located_in_stdin_or_in_the_file_it_is_in(cli: Cli, tmp_path: Path) -> None:
+    piped = await cli("batch", "-", stdin=b'{"command": "true"}\nnot json\n')
+    assert piped.code == 2 and "stdin line 2: not JSON" in piped.error and "FILE" not in piped.error, piped
+    listed = await cli("batch", "-", stdin=b"[1]\n")
+    assert listed.code == 2 and "stdin line 1: a start body must be a JSON object" in listed.error, listed
+    source = tmp_path / "items.jsonl"
+    source.write_text("# first\nnot json\n")
+    in_file = await cli("batch", str(source))
+    assert in_file.code == 2 and f"{source} line 2: not JSON" in in_file.error, in_file
+    empty = await cli("batch", "-", stdin=b"# nothing\n")
+    assert empty.code == 2 and "stdin holds no item" in empty.error, empty

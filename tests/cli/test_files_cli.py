@@ -95,6 +95,14 @@ async def test_run_service_returns_once_ready_and_ls_shows_services(cli: Cli, wb
     never = await cli(
         "run", "--service", "--ready-log", "never", "--ready-timeout", "300ms", "--", "sleep 30"
     )
-    assert never.code == 124 and "ready_timeout" in never.error
+    assert never.code == 124, never
+    # One line says why: not two (the error, then that it ended before it was ready).
+    message = "not ready within readyTimeoutMs (300 ms); the tree was killed"
+    assert never.error.splitlines() == [f"workbench: ready_timeout: {never.text.strip()}: {message}"], never
+    ended = await cli("run", "--service", "--ready-log", "never", "--", "exit 3")
+    assert ended.code == 3, ended
+    assert ended.error.splitlines() == [
+        f"workbench: {ended.text.strip()} ended before it was ready: failed (exit 3)"
+    ]
     refused = await cli("run", "--ready-port", "80", "--", "true")
     assert refused.code == 2 and "--service" in refused.error

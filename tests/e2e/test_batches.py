@@ -242,3 +242,14 @@ async def test_a_detached_batch_delivers_one_exit(wb: DaemonHandle) -> None:
     assert [e["executionId"] for e in exits] == [batch["executionId"]]
     assert exits[0]["status"] == "failed" and exits[0]["executionKind"] == "batch"
     assert exits[0]["usage"] is not None
+
+
+async def test_a_batch_is_not_rerun_and_the_refusal_names_it(wb: DaemonHandle) -> None:
+    batch = await start_batch(wb, {"items": [{"kind": "workbench_bash", "command": "true"}]})
+    await wb.wait(batch["executionId"])
+    response = await wb.client.post(f"/v1/executions/{batch['executionId']}/rerun", json={"background": True})
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["message"].startswith("a batch is not rerun"), error
+    assert error["details"] == [{"field": "executionId", "message": error["details"][0]["message"]}], error
+    assert "rerun its items" in error["details"][0]["message"], error

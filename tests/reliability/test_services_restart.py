@@ -108,3 +108,61 @@ def test_a_service_whose_leader_ends_while_the_daemon_is_down_lives_on(daemon_pr
     time.sleep(0.5)
     assert d.get(eid)["status"] == "running" and answers(port)
     cancel_and_check(d, eid, port)
+
+
+def wait_running(d: DaemonProcess, execution_id: str) -> None:
+    deadline = time.monotonic() + 30
+    while d.get(execution_id)["status"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_a_service_ready_while_the_daemon_was_down_is_ready_after_its_deadline(
+    daemon_process: Factory,
+) -> None:
+    """Its ready deadline passed while no daemon watched: the restarted daemon looks once before
+    judging it, and a service ready by then (its output matched, its port listens) is ready."""
+    d: DaemonProcess = daemon_process()
+    d.start()
+    port = free_port()
+    logged = d.start_bash(
+        "sleep 0.5; echo READY-G; sleep 300",
+        service=True,
+        readiness={"logPattern": "READY-G"},
+        readyTimeoutMs=2000,
+    )["executionId"]
+    command = f"sleep 0.5; exec {PYTHON} -m http.server {port} --bind 127.0.0.1"
+    listens = d.start_bash(command, service=True, readiness={"port": port}, readyTimeoutMs=2000)[
+        "executionId"
+    ]
+    wait_running(d, logged)
+    wait_running(d, listens)
+    d.kill9()
+    time.sleep(3)  # both become ready, and both ready deadlines pass, while the daemon is down
+    d.start()
+    for eid in (logged, listens):
+        waited = wait_ready(d, eid)
+        assert waited["execution"]["ready"] is True, (waited, d.events(eid))
+    time.sleep(0.5)
+    for eid in (logged, listens):
+        record = d.get(eid)
+        assert (record["status"], record["error"]) == ("running", None), d.events(eid)
+    assert answers(port)
+    cancel_and_check(d, listens, port)
+    assert d.client.post(f"/v1/executions/{logged}/cancel", json={}).status_code == 202
+    assert d.wait(logged)["status"] == "cancelled"
+
+
+def test_a_service_not_ready_when_its_deadline_passed_while_down_times_out(daemon_process: Factory) -> None:
+    d: DaemonProcess = daemon_process()
+    d.start()
+    eid = d.start_bash("sleep 300", service=True, readiness={"logPattern": "NEVER"}, readyTimeoutMs=1000)[
+        "executionId"
+    ]
+    wait_running(d, eid)
+    d.kill9()
+    time.sleep(1.5)
+    d.start()
+    final = d.wait(eid)
+    assert (final["status"], final["error"]["code"]) == ("timed_out", "ready_timeout"), final
+    assert procs.processes_mentioning(eid) == []

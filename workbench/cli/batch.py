@@ -25,10 +25,10 @@ EXIT_STATUSES = {
 }
 
 
-def items_of(text: str, bash: bool) -> list[dict[str, Any]]:
+def items_of(text: str, bash: bool, source: str = "FILE") -> list[dict[str, Any]]:
     """The items of a batch file: one JSON start body per line (its `kind` guessed from `command`
     or `code` when missing), or with `bash`, one command per line. Blank lines and lines starting
-    with `#` are skipped."""
+    with `#` are skipped. `source` names the input in errors (the file's name, or `stdin`)."""
     items: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -40,20 +40,22 @@ def items_of(text: str, bash: bool) -> list[dict[str, Any]]:
             item = json.loads(line)
         except ValueError as exc:
             raise UsageError(
-                f"FILE line {number}: not JSON ({exc}); use --bash for one command per line"
+                f"{source} line {number}: not JSON ({exc}); use --bash for one command per line"
             ) from None
         if not isinstance(item, dict):
-            raise UsageError(f"FILE line {number}: a start body must be a JSON object")
+            raise UsageError(f"{source} line {number}: a start body must be a JSON object")
         if "kind" not in item:
             item["kind"] = "workbench_code" if "code" in item else "workbench_bash"
         items.append(item)
     if not items:
-        raise UsageError("FILE holds no item")
+        raise UsageError(f"{source} holds no item")
     return items
 
 
 def cmd_batch(http: Http, args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {"items": items_of(read_text(args.file, "FILE"), args.bash), "background": True}
+    source = "stdin" if args.file == "-" else args.file
+    items = items_of(read_text(args.file, "FILE"), args.bash, source)
+    body: dict[str, Any] = {"items": items, "background": True}
     if args.concurrency is not None:
         body["concurrency"] = args.concurrency
     if args.fail_fast:

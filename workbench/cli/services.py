@@ -79,6 +79,21 @@ def run_service(http: Http, args: argparse.Namespace, body: dict[str, Any]) -> i
         print(execution_id)
         return exitcodes.OK
     print(execution_id)
-    exitcodes.report(execution_id, record)
-    print(f"workbench: {execution_id} ended before it was ready: {record['status']}", file=sys.stderr)
+    print(f"workbench: {never_ready(execution_id, record)}", file=sys.stderr)
     return exitcodes.of_record(record)
+
+
+def never_ready(execution_id: str, record: dict[str, Any]) -> str:
+    """One line on why a service ended without being ready."""
+    error = record.get("error")
+    if error and error["code"] == "ready_timeout":
+        return f"ready_timeout: {execution_id}: {error['message']}"
+    if error:
+        how = f"{error['code']}: {error['message']}"
+    elif record.get("signal"):
+        how = f"killed by {record['signal']}"
+    elif record.get("exitCode") is not None:
+        how = f"exit {record['exitCode']}"
+    else:
+        how = record.get("cancelReason") or ""
+    return f"{execution_id} ended before it was ready: {record['status']}" + (f" ({how})" if how else "")

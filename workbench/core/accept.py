@@ -229,7 +229,8 @@ def rerun_spec(original: ExecutionRow, req: RerunRequest) -> StartBashRequest | 
             original whose value is not given again (values are never kept), or a batch.
     """
     if original.kind == "batch":
-        raise field_error("", "a batch is not rerun as a whole: rerun its items, or start the batch again")
+        message = "a batch is not rerun as a whole: rerun its items, or start the batch again"
+        raise InvalidRequest(message, details=[{"field": "executionId", "message": message}])
     given = req.model_fields_set
     if original.kind == "workbench_bash" and "code" in given:
         raise field_error("code", "is for a workbench_code execution; this one runs a command")

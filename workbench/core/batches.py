@@ -9,11 +9,15 @@ the batch is cancelled (or, with `failFast`, when an item ends without completin
 every item has ended, commits the batch's terminal status: `completed`, `failed`,
 `partial_failed`, `cancelled` or `timed_out`. No item runs past the batch's deadline: each
 item's deadline is capped by it at acceptance. At most `concurrency` items run at once (a cap
-of `live.Slots`).
+of `live.Slots`). Stopping its items closes that cap first, so that none starts any more; with
+`failFast`, an item's supervisor does it as the item ends (`item_ended`), before its slot goes
+back, and the batch's supervisor learns it from `Live.fail_fast`. After a restart, a `failFast`
+batch's cap stays closed until its supervisor has read its journal.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 from collections.abc import Mapping
@@ -25,7 +29,7 @@ import trio
 from workbench.core import accept
 from workbench.core.images import Image
 from workbench.core.journal import Journal
-from workbench.core.live import Live, Stop
+from workbench.core.live import Live, Slots, Stop
 from workbench.core.principals import Principal
 from workbench.core.records import format_time, now_ms, usage_fields, usage_of
 from workbench.core.settings import Settings
@@ -122,20 +126,49 @@ def _in_item(index: int, exc: InvalidRequest) -> InvalidRequest:
     return type(exc)(f"items.{index}: {exc.message}", details=details)
 
 
+def item_ended(slots: Slots, lives: Mapping[str, Live], item: Live, status: S) -> None:
+    """`item` ends `status`, its slot not given back yet: if it did not complete and its batch is
+    `failFast`, the batch stops its other items now, before that slot could go to the next one."""
+    batch = lives.get(item.row.batch_id) if item.row.batch_id is not None else None
+    if batch is None or not batch.row.fail_fast or status is S.COMPLETED or batch.fail_fast is not None:
+        return
+    batch.fail_fast = f"failFast: item {item.id} of batch {batch.id} ended {status.value}"
+    stop_items(slots, lives, batch, batch.fail_fast)
+    batch.kick.set()
+
+
+def stop_items(slots: Slots, lives: Mapping[str, Live], batch: Live, reason: str, grace_ms: int = 0) -> None:
+    """No item of `batch` starts any more (its cap closes), and every one not ended is cancelled:
+    one still waiting for a slot ends `cancelled` without starting."""
+    slots.set_cap(batch_key(batch.id), 0)
+    for live in list(lives.values()):
+        if live.row.batch_id == batch.id:
+            live.request_stop(Stop.CANCEL, reason, grace_ms)
+
+
 class BatchRun:
     """Supervises one batch from acceptance (or a restart) to its terminal status."""
 
-    def __init__(self, journal: Journal, lives: Mapping[str, Live], live: Live) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        lives: Mapping[str, Live],
+        live: Live,
+        slots: Slots,
+        held_cap: int | None = None,
+    ) -> None:
         self.journal = journal
+        #: The cap to open once the journal is read, when it starts closed (after a restart).
+        self.held_cap = held_cap
         self.lives = lives
         self.live = live
+        self.slots = slots
         self.row = live.row
         #: Each item's status as the journal says, in the items' order.
         self.items: dict[str, S] = {}
         self.cursor = 0
         #: Why the batch stopped its items (a cancel, a shutdown, failFast), once it did.
         self.stopped: str | None = None
-        self.failed_fast = False
         self.stop_recorded = False
 
     async def supervise(self) -> None:
@@ -170,14 +203,17 @@ class BatchRun:
                 seen = watch.version
                 live.kick = trio.Event()
                 await self._catch_up()
+                if self.row.fail_fast and self.stopped is None and live.stop is None:
+                    self._fail_fast()
+                if self.held_cap is not None and self.stopped is None and live.stop is None:
+                    self.slots.set_cap(batch_key(live.id), self.held_cap)
+                self.held_cap = None
                 if self.items and all(status.terminal for status in self.items.values()):
                     with trio.CancelScope(shield=True):
                         await self._finish()
                     return
                 if live.stop is not None and not self.stop_recorded:
                     await self._record_stop()
-                elif self.row.fail_fast and self.stopped is None:
-                    self._fail_fast()
                 await first_of(partial(watch.wait_changed, seen), live.kick.wait)
                 if live.stop is None:
                     with trio.move_on_after(_COALESCE_S):
@@ -212,18 +248,20 @@ class BatchRun:
             self._stop_items(reason, live.grace_ms if live.stop is Stop.CANCEL else 0)
 
     def _fail_fast(self) -> None:
-        for item_id, status in self.items.items():
-            if status.terminal and status is not S.COMPLETED:
-                self.failed_fast = True
-                self._stop_items(f"failFast: item {item_id} of batch {self.live.id} ended {status.value}")
-                return
+        """Stop the items once one ended without completing: as it ended (`item_ended`), or as its
+        journal says (one that ended while queued, or before a restart)."""
+        if self.live.fail_fast is None:
+            ended = ((i, s) for i, s in self.items.items() if s.terminal and s is not S.COMPLETED)
+            first = next(ended, None)
+            if first is not None:
+                item_id, status = first
+                self.live.fail_fast = f"failFast: item {item_id} of batch {self.live.id} ended {status.value}"
+        if self.live.fail_fast is not None:
+            self._stop_items(self.live.fail_fast)
 
     def _stop_items(self, reason: str, grace_ms: int = 0) -> None:
         self.stopped = reason
-        for item_id, status in self.items.items():
-            item = self.lives.get(item_id)
-            if item is not None and not status.terminal:
-                item.request_stop(Stop.CANCEL, reason, grace_ms)
+        stop_items(self.slots, self.lives, self.live, reason, grace_ms)
 
     def _outcome(self) -> tuple[S, dict[str, str] | None]:
         statuses = list(self.items.values())
@@ -238,8 +276,11 @@ class BatchRun:
         }
         if self.live.status is S.CANCEL_REQUESTED:
             return S.CANCELLED, None
-        if self.failed_fast:
-            return S.FAILED, {"code": "fail_fast", "message": f"{self.stopped}; the rest were cancelled"}
+        if self.live.fail_fast is not None:
+            counts = collections.Counter(status.value for status in statuses)
+            ended = ", ".join(f"{n} {status}" for status, n in counts.items())
+            message = f"{self.live.fail_fast}; the items that had not ended were cancelled ({ended})"
+            return S.FAILED, {"code": "fail_fast", "message": message}
         if done == len(statuses):
             return S.COMPLETED, None
         if now_ms() >= self.row.deadline_at:

@@ -8,11 +8,12 @@ execution to the end, the shielded finish included. The executor never reads a r
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
 import sandbox
-from workbench.core.batches import BatchRun, batch_key
+from workbench.core.batches import BatchRun, batch_key, item_ended
 from workbench.core.contexts import Contexts
 from workbench.core.display import Displays
 from workbench.core.follow import Inotify
@@ -67,6 +68,7 @@ class Executor:
             displays=self.displays,
             tidy=self._start_tidy,
             warm=self.warm,
+            item_ended=partial(item_ended, self.slots, self.live),
         )
         #: The code contexts, whose executions are supervised here too (`submit`).
         self.contexts = Contexts(self.context, nursery, self.live)
@@ -85,8 +87,13 @@ class Executor:
             live = Live(row.id, row, row.status)
         self.live[live.id] = live
         if row.kind == "batch":
-            self.slots.set_cap(batch_key(row.id), row.concurrency or self.settings.max_concurrent_executions)
-            self._nursery.start_soon(self._supervise_batch, live, name=f"batch {live.id}")
+            cap = row.concurrency or self.settings.max_concurrent_executions
+            # A failFast batch picked up after a restart starts no item before its supervisor has
+            # read its journal: an item may have failed just before the daemon died.
+            held = row.fail_fast and row.status is not S.QUEUED
+            self.slots.set_cap(batch_key(row.id), 0 if held else cap)
+            held_cap = cap if held else None
+            self._nursery.start_soon(self._supervise_batch, live, held_cap, name=f"batch {live.id}")
             return live
         live.keys = (principal_key(row.principal),)
         if row.context_id is not None:
@@ -112,9 +119,9 @@ class Executor:
         finally:
             self.live.pop(live.id, None)
 
-    async def _supervise_batch(self, live: Live) -> None:
+    async def _supervise_batch(self, live: Live, held_cap: int | None) -> None:
         try:
-            await BatchRun(self.journal, self.live, live).supervise()
+            await BatchRun(self.journal, self.live, live, self.slots, held_cap).supervise()
         finally:
             self.live.pop(live.id, None)
             self.slots.forget_cap(batch_key(live.id))

@@ -78,6 +78,8 @@ class Live:
     daemon_slot: bool = True
     #: Its end is being committed (`finish`): nothing of its tree runs any more.
     ending: bool = False
+    #: A `failFast` batch's: why it stopped its items, once one of them ended without completing.
+    fail_fast: str | None = None
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:
@@ -247,6 +249,9 @@ class RunContext:
     tidy: Tidy
     #: Pre-started interpreters for stateless python code (`warm`).
     warm: WarmPool
+    #: Told that an execution ends with a status, before its slot goes back (`batches.item_ended`:
+    #: a `failFast` batch stops its other items there).
+    item_ended: Callable[[Live, S], None]
     observe: Observers = field(default_factory=Observers)
 
 

@@ -89,6 +89,7 @@ class Run:
         # A deadline that passed before the wait began (a restart, a late slot) still counts.
         expired = timer.cancelled_caught or trio.current_time() >= self.deadline
         if live.stop is not None or expired:
+            self.ex.item_ended(live, S.CANCELLED if live.stop is not None else S.TIMED_OUT)
             self.ex.slots.withdraw(live)
             with trio.CancelScope(shield=True):
                 if live.stop is not None:
@@ -142,6 +143,7 @@ class Run:
                 # In the tree's environment now: not a moment longer on disk than needed.
                 self.directory.secret_env.unlink(missing_ok=True)
         except (sandbox.SpawnError, OSError) as exc:
+            self.ex.item_ended(self.live, S.FAILED)
             self.ex.slots.release(self.live)
             message = exc.args[0] if isinstance(exc, sandbox.SpawnError) else str(exc)
             error = {"code": "spawn_failed", "message": f"could not start: {message}"}
@@ -226,13 +228,19 @@ class Run:
                     watchers.cancel_scope.cancel()
                 # The tree is dead: whatever is in the spool files now is all there will be.
                 capture.finish()
-        finally:
+        except BaseException:
             self.ex.slots.release(self.live)
+            raise
         if why is Stop.CLAIM_LOST:
+            self.ex.slots.release(self.live)
             self._disown()
             return
+        final = self._final(why)
+        # Said before the slot goes back: a `failFast` batch stops its other items first.
+        self.ex.item_ended(self.live, final[0])
+        self.ex.slots.release(self.live)
         with trio.CancelScope(shield=True):
-            await self._finish(*self._final(why))
+            await self._finish(*final)
 
     def _claim_lost(self) -> None:
         self.claim_lost = True

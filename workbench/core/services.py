@@ -9,13 +9,16 @@ line of its stdout or stderr matches); once ready, the record's `ready_at` is se
 event journaled, together. Not ready within `readyTimeoutMs`, it is killed and ends `timed_out`
 (`error.code` `ready_timeout`). A service without a readiness check is ready once it runs.
 After a daemon restart a service is adopted like any tree, and its readiness watched again if
-it was not ready yet.
+it was not ready yet: looked at once in full before its ready deadline is judged, so that one
+that became ready while no daemon watched is ready, even where that deadline passed meanwhile
+(when a port began to listen cannot be told, nor when a line was written past the journal).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import trio
@@ -49,6 +52,8 @@ _POLL_FIRST_S, _POLL_FAST_FOR_S, _POLL_MAX_S, _POLL_GROWTH = 0.005, 1.0, 0.1, 1.
 #: Bytes of one line kept for a log pattern (a longer line is searched in pieces).
 _LINE_MAX = 64 * 1024
 _READ = 256 * 1024
+#: The longest the first look at a service adopted after a restart may take past its deadline.
+_FIRST_LOOK_S = 10.0
 
 
 def row_fields(req: StartRequest, default_timeout_ms: int) -> tuple[int, dict[str, Any]]:
@@ -115,13 +120,21 @@ async def _watch_readiness(run: Run) -> None:
         return
     timeout_ms = row.ready_timeout_ms or DEFAULT_READY_TIMEOUT_MS
     since = row.started_at if row.started_at is not None else now_ms()
-    with trio.move_on_after(max(0.0, (since + timeout_ms - now_ms()) / 1000)):
+    deadline = trio.current_time() + (since + timeout_ms - now_ms()) / 1000
+    # The deadline counts from the first whole look on: one that passed while no daemon watched
+    # (a restart) does not stop a service that became ready meanwhile before it is looked at.
+    # The first look is bounded all the same (a pattern that backtracks for ever on a long output).
+    with trio.CancelScope(deadline=max(deadline, trio.current_time() + _FIRST_LOOK_S)) as scope:
+
+        def looked() -> None:
+            scope.deadline = deadline
+
         if readiness.port is not None:
-            await _wait_port(run, readiness.port)
+            await _wait_port(run, readiness.port, looked)
             await _mark_ready(run, f"something of its tree listens on port {readiness.port}")
         else:
             assert readiness.log_pattern is not None
-            line = await _wait_pattern(run, re.compile(readiness.log_pattern))
+            line = await _wait_pattern(run, re.compile(readiness.log_pattern), looked)
             await _mark_ready(run, f"its output matched: {line[:200]}")
         return
     message = f"not ready within readyTimeoutMs ({timeout_ms} ms); the tree was killed"
@@ -134,7 +147,8 @@ async def _mark_ready(run: Run, why: str) -> None:
     await run.ex.journal.append(run.live.id, [("ready", event)], {"ready_at": at})
 
 
-async def _wait_port(run: Run, port: int) -> None:
+async def _wait_port(run: Run, port: int, looked: Callable[[], None]) -> None:
+    """Until something of the tree listens on `port`; `looked` is called after the first look."""
     assert run.child is not None
     info = run.child
     pause, fast_until = _POLL_FIRST_S, trio.current_time() + _POLL_FAST_FOR_S
@@ -148,6 +162,7 @@ async def _wait_port(run: Run, port: int) -> None:
             listens: bool = await trio.to_thread.run_sync(ports.tree_listens, info, port, inodes)
             if listens:
                 return
+        looked()
         # A look that costs more (another network namespace is read through /proc) waits longer:
         # the watching never takes more than a tenth of the daemon's time.
         await trio.sleep(max(pause, 10 * (trio.current_time() - began)))
@@ -155,8 +170,9 @@ async def _wait_port(run: Run, port: int) -> None:
             pause = min(pause * _POLL_GROWTH, _POLL_MAX_S)
 
 
-async def _wait_pattern(run: Run, pattern: re.Pattern[str]) -> str:
-    """The first line of stdout or stderr that `pattern` matches.
+async def _wait_pattern(run: Run, pattern: re.Pattern[str], looked: Callable[[], None]) -> str:
+    """The first line of stdout or stderr that `pattern` matches (`looked` is called once all that
+    was written before the first look has been searched).
 
     Woken by the journal: capture commits what the process writes (past the output budget, its
     counters at least every 250 ms), and each commit wakes this watcher, which reads the spool
@@ -181,6 +197,7 @@ async def _wait_pattern(run: Run, pattern: re.Pattern[str]) -> str:
                 if found is not None:
                     return found
             if not more:
+                looked()
                 await watch.wait_changed(seen)
 
 
