@@ -307,6 +307,8 @@ class Http:
             now = time.monotonic()
             failing_since = failing_since if failing_since is not None else now
             if now - failing_since > RECONNECT_FOR_S:
+                if isinstance(error, ApiError):  # already the line to print (unreachable, or a 503)
+                    raise error
                 raise self.unreachable(error or ConnectionError("the event stream ended early"))
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
