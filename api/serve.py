@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import resource
 import signal
 import ssl
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,8 @@ import trio
 from hypercorn.config import Config
 from hypercorn.utils import wrap_app
 
-from api.app import create_app
+from api.app import access_log, create_app
+from api.errors import error_body
 from api.listen import Gate, chunk_writer, serve_http
 from api.unix_socket import UnixListener, bind_unix
 from workbench.core.daemon import Daemon, open_daemon
@@ -29,6 +32,8 @@ log = logging.getLogger("workbench.serve")
 DEFAULTS = Settings()
 #: How long in-flight responses get to finish after a stop signal.
 GRACEFUL_S = 5.0
+#: How long the `503` of a request refused during a stop may take to read its body and be written.
+_REFUSE_S = 1.0
 #: How long a connection may go without sending complete request headers: a new one, and one
 #: idle between requests. Longer than the 5 s after which httpx (and so the SDK and the CLI)
 #: stops reusing an idle connection, so a client never sends on one the daemon is closing.
@@ -167,7 +172,7 @@ async def _serve_daemon(
             "" if settings.tls else " (no TLS: tokens and output cross the network in the clear)",
         )
 
-    tracked = InFlight(app)
+    tracked = InFlight(app, daemon.stopping)
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(
             serve_http, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets, gate
@@ -192,10 +197,15 @@ class InFlight:
     (`http.disconnect`) from inside that very send; the rest of the send (closing the connection
     after `Connection: close`, arming the keep-alive timer otherwise) then ran cancelled, and the
     connection stayed open with no timer at all.
+
+    Once the daemon is `stopping`, a request that arrives is answered `503 unavailable` (the JSON
+    error of API.md) without reaching the app, and one whose handler the end of the graceful
+    period cancels before it answered gets that `503` too, not hypercorn's bare `500`.
     """
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, stopping: trio.Event | None = None) -> None:
         self.app = app
+        self.stopping = stopping if stopping is not None else trio.Event()
         self.active = 0
         self._idle = trio.Event()
         self._idle.set()
@@ -204,12 +214,18 @@ class InFlight:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        began = time.perf_counter()
+        if self.stopping.is_set():
+            await _refuse(scope, send, receive, began)
+            return
         self.active += 1
         self._idle = trio.Event() if self._idle.is_set() else self._idle
 
         chunk = chunk_writer(send)  # pieces of a chunked body go straight to the connection
+        started = False
 
         async def send_piece(message: Any) -> None:
+            nonlocal started
             if message["type"] == "http.response.body":
                 if message.get("more_body", False):
                     body = message.get("body", b"")
@@ -219,19 +235,55 @@ class InFlight:
                     with trio.CancelScope(shield=True):
                         await send(message)
                     return
+            started = True
             await send(message)
 
         try:
             await self.app(scope, receive, send_piece)
         finally:
-            self.active -= 1
-            if self.active == 0:
-                self._idle.set()
+            try:
+                # Cut short by the stop (cancelled, or ended by its connection's close) before
+                # it answered: say so, instead of hypercorn's empty `500`.
+                if not started and self.stopping.is_set():
+                    await _refuse(scope, send, None, began)
+            finally:
+                self.active -= 1
+                if self.active == 0:
+                    self._idle.set()
 
     async def wait_idle(self) -> None:
         """Return once no request is being answered."""
         while self.active:
             await self._idle.wait()
+
+
+async def _refuse(scope: Any, send: Any, receive: Any, began: float) -> None:
+    """Answer `503 unavailable` (the daemon is stopping) and close, whatever cancels the caller;
+    the request's body is read first when `receive` is given (closing with unread bytes sends a
+    reset, which can destroy the answer before the client reads it)."""
+    body = json.dumps(error_body("unavailable", "the daemon is stopping; try again once it is back")).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", b"%d" % len(body)),
+        (b"retry-after", b"1"),
+        (b"connection", b"close"),
+    ]
+    with trio.CancelScope(shield=True):
+        if receive is not None:
+            with trio.move_on_after(_REFUSE_S):
+                while (await receive()).get("more_body", False):
+                    pass
+        with trio.move_on_after(_REFUSE_S):
+            try:
+                await send({"type": "http.response.start", "status": 503, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+            except Exception:  # the connection is gone: there is no one left to tell
+                return
+    access_log.info(
+        "method=%s route=- status=503 duration_ms=%.1f principal=-",
+        scope.get("method", "-"),
+        (time.perf_counter() - began) * 1000,
+    )
 
 
 def main(

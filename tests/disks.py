@@ -35,6 +35,15 @@ class Disk:
         finally:
             os.close(fd)
 
+    def take(self, size: int) -> None:
+        """Take `size` bytes of the filesystem with the filler (`free` gives them back)."""
+        with open(self.filler, "ab") as f:
+            f.write(b"\0" * size)
+
+    def grow(self, size: str) -> None:
+        """Make the filesystem `size` (`16m`) big, as a volume an operator enlarges."""
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(self.mount)], check=True)
+
     def free(self) -> None:
         self.filler.unlink(missing_ok=True)
 

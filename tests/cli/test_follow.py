@@ -176,3 +176,22 @@ async def test_run_i_goes_on_typing_across_a_daemon_restart(make_daemon: Any, tm
             await process.wait()
     assert process.returncode == 0, (bytes(out), bytes(err))
     assert bytes(out) == b"got one\ngot two\n", bytes(err)
+
+
+async def test_wait_goes_on_across_a_daemon_restart(make_daemon: Any, tmp_path: Any) -> None:
+    """`workbench wait` asks again while the daemon stops and starts again, as `logs -f` does,
+    and ends with the execution, instead of failing on the stop."""
+    first = await keeping_daemon(make_daemon)
+    cli = Cli(first.url, tmp_path / "client-home")
+    execution_id = (await first.start("sleep 3; exit 4"))["executionId"]
+    with trio.fail_after(60):
+        waiting = await cli.open("wait", execution_id)
+        await trio.sleep(0.5)
+        await restart(make_daemon, first)
+        assert waiting.stderr is not None
+        err = b""
+        while chunk := await waiting.stderr.receive_some():
+            err += chunk
+        await waiting.wait()
+    assert waiting.returncode == 4, err
+    assert b"unavailable" not in err, err

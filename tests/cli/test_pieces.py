@@ -153,3 +153,22 @@ def test_the_daemons_host_and_port_are_read_as_urlsplit_reads_them() -> None:
     for bad in ("http://host:http", "http://host:99999", "http://host:-1"):
         with pytest.raises(ValueError):
             authority(bad)
+
+
+def test_a_stream_that_cannot_reconnect_says_once_that_the_daemon_is_unreachable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A follower whose daemon stays away gives up with the one unreachable line of docs/cli.md."""
+    from tests.ports import free_port
+    from workbench.cli import http
+    from workbench.client.config import Target
+
+    monkeypatch.setattr(http, "RECONNECT_FOR_S", 0.2)
+    follower = http.Http(Target(f"http://127.0.0.1:{free_port()}", None, "t", "--token"))
+    with pytest.raises(http.ApiError) as caught:
+        list(follower.stream("ex_01JD0000000000000000000000", 0))
+    error = caught.value
+    assert error.code == "unavailable"
+    assert error.message.count("cannot reach the daemon") == 1, error.message
+    assert error.message.count("is it running?") == 1, error.message
+    assert "unavailable:" not in error.message, error.message

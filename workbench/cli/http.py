@@ -45,6 +45,19 @@ class ApiError(Exception):
         self.code, self.message, self.status = code, message, status
 
 
+class Unreachable(ApiError):
+    """`unavailable`: no connection to the daemon could be made, or it broke before the answer."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("unavailable", message)
+
+
+def daemon_away(error: ApiError) -> bool:
+    """Whether `error` says the daemon is away for now (stopping, restarting, unreachable), so
+    that asking again later may work: a follower or a wait keeps asking for `RECONNECT_FOR_S`."""
+    return isinstance(error, Unreachable) or (error.code == "unavailable" and error.status == 503)
+
+
 class Reply:
     """A whole response: status, headers (lowercase names) and body."""
 
@@ -122,8 +135,7 @@ class Http:
                 f"cannot trust the daemon at {self.target.display_url}: {reason} (set WORKBENCH_TLS_CA "
                 "to the certificate of the CA that signed its certificate)",
             )
-        return ApiError(
-            "unavailable",
+        return Unreachable(
             f"cannot reach the daemon at {self.target.display_url}: {reason[:1].lower()}{reason[1:]} "
             "(is it running? start it with `workbench serve`, or set WORKBENCH_URL)",
         )
@@ -307,6 +319,8 @@ class Http:
             now = time.monotonic()
             failing_since = failing_since if failing_since is not None else now
             if now - failing_since > RECONNECT_FOR_S:
+                if isinstance(error, ApiError):  # already the line to print (unreachable, or a 503)
+                    raise error
                 raise self.unreachable(error or ConnectionError("the event stream ended early"))
             time.sleep(delay)
             delay = min(delay * 2, 2.0)

@@ -10,7 +10,7 @@ import time
 from workbench.cli import exitcodes, render
 from workbench.cli.exitcodes import BadId
 from workbench.cli.follow import MAX_WAIT_MS
-from workbench.cli.http import ApiError, Http
+from workbench.cli.http import RECONNECT_FOR_S, ApiError, Http, daemon_away
 from workbench.cli.ids import resolve
 from workbench.cli.output import Progress
 from workbench.client.config import Target
@@ -63,19 +63,50 @@ def wait_one(
             target=_feed_progress, args=(http.target, execution_id, progress), daemon=True
         ).start()
     try:
+        away = _Away()
         while True:
             left_ms = MAX_WAIT_MS if deadline is None else max(0, round((deadline - time.monotonic()) * 1000))
             left_ms = min(left_ms, MAX_WAIT_MS)
-            result = http.json(
-                "POST",
-                f"/v1/executions/{execution_id}/wait",
-                {"waitTimeoutMs": left_ms},
-                wait_s=left_ms / 1000,
-            )
+            try:
+                result = http.json(
+                    "POST",
+                    f"/v1/executions/{execution_id}/wait",
+                    {"waitTimeoutMs": left_ms},
+                    wait_s=left_ms / 1000,
+                )
+            except ApiError as exc:
+                away.pause(exc, deadline)  # the daemon stops or restarts: ask again once it is back
+                continue
+            away.answered()
             if not result["waitTimedOut"] or (deadline is not None and time.monotonic() >= deadline):
                 return result["execution"], bool(result["waitTimedOut"])
     finally:
         progress.stop()
+
+
+class _Away:
+    """A wait's retries while its daemon is away (stopping, restarting): after a first answer, for
+    up to `RECONNECT_FOR_S` of failures in a row, as a follower reconnects."""
+
+    def __init__(self) -> None:
+        self.seen = False  # a daemon that never answered is not waited for
+        self.since: float | None = None
+        self.delay = 0.05
+
+    def answered(self) -> None:
+        self.seen, self.since, self.delay = True, None, 0.05
+
+    def pause(self, error: ApiError, deadline: float | None) -> None:
+        """Sleep before the next try; raises `error` when it is not worth another."""
+        now = time.monotonic()
+        self.since = self.since if self.since is not None else now
+        gone_for = now - self.since
+        if not (self.seen and daemon_away(error)) or gone_for > RECONNECT_FOR_S:
+            raise error
+        if deadline is not None and now >= deadline:
+            raise error
+        time.sleep(self.delay)
+        self.delay = min(self.delay * 2, 2.0)
 
 
 def _feed_progress(target: Target, execution_id: str, progress: Progress) -> None:

@@ -52,6 +52,9 @@ class Run:
         self.claim_lost = False
         #: Set by the supervisor's callback once the leader's exit is known (`_exit_known`).
         self.exit_known = False
+        #: When the tree was seen dead (ms): its `finishedAt`, however long its output and outcome
+        #: then take to be committed (a full disk holds them until space is back).
+        self.ended_ms: int | None = None
 
     async def supervise(self) -> None:
         """The whole life; never raises (a bug ends the execution `failed`, tree killed)."""
@@ -225,6 +228,7 @@ class Run:
                     why = await self._wait_stop()
                     with trio.CancelScope(shield=True):
                         await self._stop_tree(why)
+                    self.ended_ms = now_ms()
                     watchers.cancel_scope.cancel()
                 # The tree is dead: whatever is in the spool files now is all there will be.
                 capture.finish()
@@ -333,7 +337,8 @@ class Run:
         status = self.exit_status
         code = status.exit_code if status is not None else None
         sig = _signal_name(status.signal) if status is not None and status.signal else None
-        fields: dict[str, Any] = {"finished_at": now_ms(), "exit_code": code, "signal": sig}
+        ended = self.ended_ms if self.ended_ms is not None else now_ms()
+        fields: dict[str, Any] = {"finished_at": ended, "exit_code": code, "signal": sig}
         if status is not None:
             fields |= {
                 "cpu_user_ms": status.cpu_user_ms,

@@ -1,0 +1,92 @@
+"""A full disk, as an operator meets it: the log says so once (not once per failed commit), the
+product's own deletes make room, and an execution's end keeps the time it really ended.
+
+Each daemon's data dir is on a small tmpfs of its own (`tests/disks.py`); its log is not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.disks import small_disk
+from tests.procs import SHELL_ME, host_pid
+from tests.reliability.conftest import DaemonProcess
+from tests.reliability.test_disk_full import degraded, healthy, on_disk, output_bytes, wait_for
+
+Factory = Callable[..., DaemonProcess]
+MiB = 1024 * 1024
+
+FULL = "store: the disk holding the data dir"
+AGAIN = "store: writable again"
+
+
+def log_lines(daemon: DaemonProcess, words: str) -> list[str]:
+    return [line for line in daemon.log.read_text(errors="replace").splitlines() if words in line]
+
+
+@pytest.mark.sqlite_only
+def test_a_full_disk_is_logged_once_and_its_end_once(daemon_process: Factory, tmp_path: Path) -> None:
+    """A disk filled by an execution's output (no WORKBENCH_MIN_FREE_BYTES to warn first): one line
+    that it is full, not a flood of full / writable again as commits fail and small probes squeeze
+    into pages SQLite already holds; then one line once there is room again."""
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        disk.take(1 * MiB)
+        daemon = daemon_process(disk.mount / "data", WORKBENCH_MIN_FREE_BYTES="0")
+        daemon.log = tmp_path / "daemon.log"
+        daemon.start()
+        started = daemon.start_bash("head -c 2500000 /dev/zero | tr '\\0' a")
+        wait_for("the daemon to report itself degraded", lambda: degraded(daemon))
+        time.sleep(2)  # the journal goes on trying to commit its output
+        assert len(log_lines(daemon, FULL)) == 1, log_lines(daemon, "store:")[:6]
+        assert log_lines(daemon, AGAIN) == [], log_lines(daemon, "store:")[:6]
+        assert degraded(daemon)
+
+        disk.grow("16m")
+        wait_for("the daemon to be healthy again", lambda: healthy(daemon))
+        record = daemon.wait(started["executionId"])
+        assert record["status"] in ("completed", "failed"), record  # `tr` may have met the full disk
+        time.sleep(1)
+        assert len(log_lines(daemon, FULL)) == 1, log_lines(daemon, "store:")[:6]
+        assert len(log_lines(daemon, AGAIN)) == 1, log_lines(daemon, "store:")[:6]
+        daemon.close()
+
+
+def epoch_s(text: str) -> float:
+    """Seconds since the epoch of a record's time (`2026-11-29T12:00:00.123Z`)."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+@pytest.mark.sqlite_only
+def test_an_end_recorded_late_keeps_the_time_it_ended(daemon_process: Factory, tmp_path: Path) -> None:
+    """A process that exits while the disk is full is recorded once space is back, with the time
+    it ended as `finishedAt`, not the time its record could be committed."""
+    with small_disk(tmp_path / "disk") as disk:
+        daemon = on_disk(daemon_process, disk, tmp_path)
+        daemon.start()
+        stop, pid_file = tmp_path / "stop", tmp_path / "pid"
+        command = (
+            f"{SHELL_ME}; echo $me > {pid_file}; i=0; "
+            f'while [ ! -e {stop} ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done 2>/dev/null; exit 3'
+        )
+        execution_id = daemon.start_bash(command)["executionId"]
+        wait_for("output to be journaled", lambda: "line 5" in output_bytes(daemon, execution_id))
+        disk.fill()
+        wait_for("the daemon to report itself degraded", lambda: degraded(daemon))
+        pid = host_pid(pid_file.read_text())
+        stop.touch()
+        wait_for("the process to exit", lambda: not psutil.pid_exists(pid))
+        ended = time.time()
+        time.sleep(3)  # its outcome cannot be recorded meanwhile
+        assert daemon.get(execution_id)["status"] == "running"
+
+        disk.free()
+        record = daemon.wait(execution_id)
+        assert (record["status"], record["exitCode"]) == ("failed", 3), record
+        assert epoch_s(record["finishedAt"]) < ended + 1.5, (record["finishedAt"], ended)
+        daemon.close()
