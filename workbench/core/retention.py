@@ -1,9 +1,9 @@
 """Retention: deleting ended executions in bulk, by age (`WORKBENCH_RETENTION`) or on request,
 giving their space back, and what the store holds (`GET /v1/stats`).
 
-A delete removes the rows in short transactions (`_CHUNK` executions each), so that live
-executions' writes go on between them, then each execution's directory, then gives the freed
-pages back to the filesystem a few MiB at a time.
+A delete finds the executions to delete (a read, `_CHUNK` at a time) and removes their rows in
+short transactions, so that live executions' writes go on between them, then each execution's
+directory, then gives the freed pages back to the filesystem a few MiB at a time.
 
 On a shared store an execution's directory is on the disk of the node that ran it, whichever node
 deleted it: each node removes its directories of executions the store no longer holds, as it is
@@ -70,12 +70,13 @@ class Retention:
     async def _delete(self, owner: str | None, statuses: list[ExecutionStatus], before: int | None) -> int:
         deleted = 0
         while True:
-            ids = await self.store.delete_terminal(owner, statuses, before, _CHUNK)
-            deleted += len(ids)
-            self.deleted_total += len(ids)
-            if ids:
-                await trio.to_thread.run_sync(self._remove_directories, ids)
-            if len(ids) < _CHUNK:
+            ids = await self.store.find_terminal(owner, statuses, before, _CHUNK)
+            gone = await self.store.delete_terminal(ids) if ids else []
+            deleted += len(gone)
+            self.deleted_total += len(gone)
+            if gone:
+                await trio.to_thread.run_sync(self._remove_directories, gone)
+            if len(ids) < _CHUNK or not gone:
                 break
         if deleted:
             while await self.store.reclaim(_RECLAIM_STEP):
