@@ -214,7 +214,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
                             executions.start_soon(service.cluster.run)
-                        retention, metrics = await _side_tasks(settings, store, executor, exits, outer)
+                        retention, metrics = await _side_tasks(settings, service, executor, exits, outer)
                         daemon = Daemon(
                             settings=settings,
                             service=service,
@@ -264,16 +264,19 @@ async def _containment(settings: Settings) -> tuple[sandbox.Capabilities, sandbo
 
 async def _side_tasks(
     settings: Settings,
-    store: Store,
+    service: Service,
     executor: Executor,
     exits: ExitsFeed,
     nursery: trio.Nursery,
 ) -> tuple[Retention, Metrics]:
     """Start the retention sweep, the exit webhook and the warm pool's refill (after recovery, which
     kills what an earlier daemon left); measure commits, spawns and warm starts for /metrics.
-    Remove the directories of executions deleted elsewhere or meanwhile (on a shared store, also
-    as other nodes delete them)."""
-    retention = Retention(settings, store, executor.live.keys)
+    Finish the deletes an earlier run left between files and records; remove the directories of
+    executions deleted elsewhere or meanwhile (on a shared store, also as other nodes delete
+    them)."""
+    store = service.store
+    await service.deletes.start()
+    retention = Retention(settings, store, service.deletes, executor.live.keys)
     if isinstance(store, SharedStore):
         store.on_deleted = retention.deleted_elsewhere
         nursery.start_soon(retention.remove_leftovers)

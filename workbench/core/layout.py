@@ -5,6 +5,8 @@
     <data>/executions/<id>/code.<ext>          the code of a `workbench_code` execution
     <data>/executions/<id>/progress            `$WORKBENCH_PROGRESS`
     <data>/executions/<id>/secret_env          `secretEnv` values, from acceptance to the spawn
+    <data>/executions/<id>.deleting/           an execution's directory set aside and emptied by a
+                                               delete whose record is not yet gone (`ExecutionDir.empty`)
     <data>/workspaces/<principal>/<session>    a session's working directory (per principal);
                                                the workspaces may live elsewhere (WORKBENCH_WORKSPACES_DIR)
     <data>/spool/                              uploaded archives, while they are unpacked
@@ -20,6 +22,7 @@ are the sandbox's business (`sandbox.read_status_file`, `sandbox.read_proc_file`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -33,6 +36,8 @@ STDIN_FILE = "stdin"
 _PER_PRINCIPAL = ".workspaces-per-principal"
 PROGRESS_FILE = "progress"
 SECRET_ENV_FILE = "secret_env"
+#: The suffix of an execution's directory a delete has set aside (`ExecutionDir.empty`).
+DELETING = ".deleting"
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,47 @@ class ExecutionDir:
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 entry.unlink(missing_ok=True)
+
+    @property
+    def aside(self) -> Path:
+        """Where a delete sets the directory aside, emptied, until the record is gone (`empty`)."""
+        return self.path.with_name(self.path.name + DELETING)
+
+    def empty(self) -> bool:
+        """A delete's first step (blocking I/O): set the directory aside and remove its files,
+        which takes no room on a full disk. The emptied directory stays, the mark of a delete not
+        yet finished, until `forget`. False when there was nothing to remove (no directory)."""
+        try:
+            os.rename(self.path, self.aside)
+        except FileNotFoundError:
+            pass  # set aside already, or never made here
+        except OSError:  # set aside before, and not emptied then (a crash): empty that first
+            _remove_entries(self.aside)
+            os.rename(self.path, self.aside)
+        if not self.aside.is_dir():
+            return False
+        _remove_entries(self.aside)
+        return True
+
+    def forget(self) -> None:
+        """A delete's last step, once the record is gone: remove the emptied directory (and any
+        directory made again meanwhile; blocking I/O)."""
+        for path in (self.aside, self.path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_entries(directory: Path) -> None:
+    """Remove what `directory` holds, not the directory itself."""
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
 
 
 @dataclass(frozen=True)
@@ -182,6 +228,14 @@ class Layout:
 
     def execution(self, execution_id: str) -> ExecutionDir:
         return ExecutionDir(self.executions_dir / execution_id)
+
+    def unfinished_deletes(self) -> list[str]:
+        """The executions whose directory a delete set aside and whose record may still be there."""
+        try:
+            names = [e.name for e in os.scandir(self.executions_dir) if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return []
+        return sorted(n.removesuffix(DELETING) for n in names if n.endswith(DELETING) and n != DELETING)
 
     def workspace(self, principal: str, session_id: str) -> Path:
         """The working directory a principal's session shares by default: never another's.

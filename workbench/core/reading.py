@@ -10,6 +10,7 @@ from pathlib import Path
 import trio
 
 from workbench.core import accept
+from workbench.core.deletes import Deletes
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.layout import STREAMS
@@ -69,6 +70,7 @@ class Reads:
     journal: Journal
     executor: Executor
     stopping: trio.Event
+    deletes: Deletes
 
     async def get(self, principal: Principal, execution_id: str, kind: str | None = None) -> Execution:
         """One record; NotFound for an unknown id, a wrong kind, or another principal's execution."""
@@ -254,6 +256,11 @@ class Reads:
         return self._artifact_in(found, name)
 
     def _artifact_in(self, found: Found, name: str) -> tuple[Path, int, str]:
+        if self.deletes.removed_files(found.row.id):
+            raise NotFound(
+                f"execution {found.row.id} has no artifact {name!r} any more: a delete removed its "
+                "files and has not finished (the next delete, or the daemon's next start, finishes it)"
+            )
         for artifact in found.artifacts:
             if artifact.name == name and name in STREAMS:
                 path = self.settings.layout.execution(found.row.id).spool(name)

@@ -1,9 +1,10 @@
 """Retention: deleting ended executions in bulk, by age (`WORKBENCH_RETENTION`) or on request,
 giving their space back, and what the store holds (`GET /v1/stats`).
 
-A delete removes the rows in short transactions (`_CHUNK` executions each), so that live
-executions' writes go on between them, then each execution's directory, then gives the freed
-pages back to the filesystem a few MiB at a time.
+A delete takes `_CHUNK` executions at a time: it finds them (a read), removes their directories,
+then their rows in one short transaction (`deletes`: files first, so that it works on a full
+disk); live executions' writes go on between the chunks. Then it gives the freed pages back to the
+filesystem a few MiB at a time.
 
 On a shared store an execution's directory is on the disk of the node that ran it, whichever node
 deleted it: each node removes its directories of executions the store no longer holds, as it is
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import trio
 
+from workbench.core.deletes import Deletes
 from workbench.core.principals import Principal
 from workbench.core.records import now_ms
 from workbench.core.settings import SECONDS, MiB, Settings
@@ -47,9 +49,13 @@ _SETTLED_MS = 60 * SECONDS
 class Retention:
     """Bulk deletes and the store's statistics."""
 
-    def __init__(self, settings: Settings, store: Store, live: Callable[[], Iterable[str]] = tuple) -> None:
+    def __init__(
+        self, settings: Settings, store: Store, deletes: Deletes, live: Callable[[], Iterable[str]] = tuple
+    ) -> None:
         self.settings = settings
         self.store = store
+        #: Files first, then records (`deletes`).
+        self.deletes = deletes
         #: The executions this daemon runs now: their directories are never removed as leftovers.
         self.live = live
         #: Executions deleted since the start (for `/metrics`).
@@ -70,12 +76,11 @@ class Retention:
     async def _delete(self, owner: str | None, statuses: list[ExecutionStatus], before: int | None) -> int:
         deleted = 0
         while True:
-            ids = await self.store.delete_terminal(owner, statuses, before, _CHUNK)
-            deleted += len(ids)
-            self.deleted_total += len(ids)
-            if ids:
-                await trio.to_thread.run_sync(self._remove_directories, ids)
-            if len(ids) < _CHUNK:
+            ids = await self.store.find_terminal(owner, statuses, before, _CHUNK)
+            gone = await self.deletes.delete_many(ids)
+            deleted += len(gone)
+            self.deleted_total += len(gone)
+            if len(ids) < _CHUNK or not gone:
                 break
         if deleted:
             while await self.store.reclaim(_RECLAIM_STEP):

@@ -15,6 +15,7 @@ import trio
 from workbench.core import accept, inputs
 from workbench.core.batches import batch_rows
 from workbench.core.cluster import Cluster
+from workbench.core.deletes import Deletes
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
 from workbench.core.principals import ADMIN as ADMIN
@@ -64,6 +65,8 @@ class Service(Reads):
         self.stopping = trio.Event()
         #: This node's part in a shared store (None: the store is this daemon's alone).
         self.cluster: Cluster | None = None
+        #: Deleting ended executions, files first (also the bulk deletes').
+        self.deletes = Deletes(settings.layout, store)
 
     # -- start -------------------------------------------------------------------------------
 
@@ -346,10 +349,9 @@ class Service(Reads):
             raise Conflict(
                 f"execution {execution_id} is {row.status.value}; cancel it or wait for it to end first"
             )
-        if not await self.store.delete_execution(execution_id):
+        # Its files first, then its record: on a full disk the record's delete needs their room.
+        if not await self.deletes.delete_one(execution_id):
             raise Conflict(f"execution {execution_id} is not terminal")
-        directory = self.settings.layout.execution(execution_id)
-        await trio.to_thread.run_sync(directory.remove, set())
 
     async def detach(
         self, principal: Principal, execution_id: str, kind: str | None

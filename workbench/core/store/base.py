@@ -161,20 +161,26 @@ class Store(abc.ABC):
         """Delete a terminal execution with its events and artifacts; False if not terminal."""
 
     @abc.abstractmethod
-    async def delete_terminal(
+    async def find_terminal(
         self,
         principal: str | None,
         statuses: Iterable[ExecutionStatus],
         ended_before: int | None,
         limit: int,
     ) -> list[str]:
-        """Delete up to `limit` executions in one of `statuses` (all terminal), oldest first, with
-        their events, artifacts and acked exits (unacked exits stay, to be delivered): their ids.
+        """Up to `limit` executions in one of `statuses` (all terminal), oldest first: their ids
+        (a read: `delete_terminal` deletes them, once their files are gone).
 
         `principal` None: anyone's. `ended_before` (ms): only those that ended before then (an
         execution without an end time counts from its creation). A live execution is never
-        deleted, whatever `statuses` says. One transaction: call again until fewer come back.
+        found, whatever `statuses` says.
         """
+
+    @abc.abstractmethod
+    async def delete_terminal(self, execution_ids: Sequence[str]) -> list[str]:
+        """Delete those of `execution_ids` that have ended, with their events, artifacts and acked
+        exits (unacked exits stay, to be delivered), in one transaction: their ids. A live one is
+        never deleted."""
 
     @abc.abstractmethod
     async def existing(self, execution_ids: Sequence[str]) -> set[str]:

@@ -224,7 +224,7 @@ class PostgresEngine(PostgresThreads, Store):
             notes=lambda deleted: [(DELETED, execution_id)] if deleted else [],
         )
 
-    async def delete_terminal(
+    async def find_terminal(
         self,
         principal: str | None,
         statuses: Iterable[ExecutionStatus],
@@ -232,8 +232,14 @@ class PostgresEngine(PostgresThreads, Store):
         limit: int,
     ) -> list[str]:
         wanted = tuple(statuses)
+        return await self._read(
+            lambda conn: retention.find_terminal(conn, principal, wanted, ended_before, limit)
+        )
+
+    async def delete_terminal(self, execution_ids: Sequence[str]) -> list[str]:
+        wanted = list(execution_ids)
         return await self._write(
-            lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit),
+            lambda conn: retention.delete_terminal(conn, wanted),
             notes=lambda ids: [(DELETED, execution_id) for execution_id in ids],
         )
 

@@ -1,6 +1,6 @@
-"""The PostgreSQL engine's retention: ended executions deleted in bulk, and the store's counts and
-size (`Store.delete_terminal`, `Store.stats`). PostgreSQL's autovacuum makes the space of deleted
-rows reusable by itself; `reclaim` has nothing to do here."""
+"""The PostgreSQL engine's retention: ended executions found and deleted in bulk, and the store's
+counts and size (`Store.find_terminal`, `Store.delete_terminal`, `Store.stats`). PostgreSQL's
+autovacuum makes the space of deleted rows reusable by itself; `reclaim` has nothing to do here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from workbench.core.store.postgres_threads import Conn
 from workbench.core.store.rows import StoreStats
-from workbench.wire.status import ExecutionStatus
+from workbench.wire.status import TERMINAL, ExecutionStatus
 
 #: The tables whose size is the store's (with their indexes and TOAST).
 _TABLES = ("executions", "events", "artifacts", "exits")
@@ -20,14 +20,14 @@ def existing(conn: Conn, execution_ids: list[str]) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-def delete_terminal(
+def find_terminal(
     conn: Conn,
     principal: str | None,
     statuses: Iterable[ExecutionStatus],
     ended_before: int | None,
     limit: int,
 ) -> list[str]:
-    """Delete up to `limit` terminal executions that match, oldest first; their ids."""
+    """Up to `limit` terminal executions that match, oldest first: their ids."""
     wanted = [s.value for s in statuses if s.terminal]
     if not wanted or limit <= 0:
         return []
@@ -39,11 +39,19 @@ def delete_terminal(
     if ended_before is not None:
         clauses.append("COALESCE(finished_at, created_at) < %s")
         args.append(ended_before)
-    # SKIP LOCKED: a row another node is changing now is left for the next round.
     rows = conn.execute(
-        "DELETE FROM executions WHERE id IN (SELECT id FROM executions WHERE "
-        f"{' AND '.join(clauses)} ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING id",
-        (*args, limit),
+        f"SELECT id FROM executions WHERE {' AND '.join(clauses)} ORDER BY id LIMIT %s", (*args, limit)
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def delete_terminal(conn: Conn, execution_ids: list[str]) -> list[str]:
+    """Delete those of `execution_ids` that are terminal: their ids."""
+    # Locked in the order of their ids, so that two nodes deleting the same ones never deadlock.
+    rows = conn.execute(
+        "DELETE FROM executions WHERE id IN (SELECT id FROM executions WHERE id = ANY(%s) "
+        "AND status = ANY(%s) ORDER BY id FOR UPDATE) RETURNING id",
+        (execution_ids, [s.value for s in TERMINAL]),
     ).fetchall()
     ids = sorted(str(r[0]) for r in rows)
     if ids:

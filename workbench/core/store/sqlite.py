@@ -271,7 +271,7 @@ class SQLiteStore(Store):
     async def delete_execution(self, execution_id: str) -> bool:
         return await self._write(lambda conn: q.delete_execution(conn, execution_id))
 
-    async def delete_terminal(
+    async def find_terminal(
         self,
         principal: str | None,
         statuses: Iterable[ExecutionStatus],
@@ -279,9 +279,13 @@ class SQLiteStore(Store):
         limit: int,
     ) -> list[str]:
         wanted = tuple(statuses)
-        return await self._write(
-            lambda conn: retention.delete_terminal(conn, principal, wanted, ended_before, limit)
+        return await self._read(
+            lambda conn: retention.find_terminal(conn, principal, wanted, ended_before, limit)
         )
+
+    async def delete_terminal(self, execution_ids: Sequence[str]) -> list[str]:
+        wanted = list(execution_ids)
+        return await self._write(lambda conn: retention.delete_terminal(conn, wanted))
 
     async def existing(self, execution_ids: Sequence[str]) -> set[str]:
         wanted = list(execution_ids)

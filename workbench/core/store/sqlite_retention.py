@@ -12,10 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.core.store.rows import StoreStats
-from workbench.wire.status import ExecutionStatus
+from workbench.wire.status import TERMINAL, ExecutionStatus
 
 #: SQLite's `auto_vacuum` value for INCREMENTAL.
 INCREMENTAL = 2
+#: An execution that has ended.
+_ENDED = f"status IN ({', '.join(repr(s.value) for s in sorted(TERMINAL))})"
 
 
 def existing(conn: sqlite3.Connection, execution_ids: list[str]) -> set[str]:
@@ -28,14 +30,14 @@ def existing(conn: sqlite3.Connection, execution_ids: list[str]) -> set[str]:
     return found
 
 
-def delete_terminal(
+def find_terminal(
     conn: sqlite3.Connection,
     principal: str | None,
     statuses: Iterable[ExecutionStatus],
     ended_before: int | None,
     limit: int,
 ) -> list[str]:
-    """Delete up to `limit` terminal executions that match, oldest first; their ids."""
+    """Up to `limit` terminal executions that match, oldest first: their ids."""
     wanted = [s.value for s in statuses if s.terminal]
     if not wanted or limit <= 0:
         return []
@@ -47,17 +49,23 @@ def delete_terminal(
     if ended_before is not None:
         clauses.append("COALESCE(finished_at, created_at) < ?")
         args.append(ended_before)
-    ids = [
+    return [
         r[0]
         for r in conn.execute(
             f"SELECT id FROM executions WHERE {' AND '.join(clauses)} ORDER BY id LIMIT ?", (*args, limit)
         )
     ]
+
+
+def delete_terminal(conn: sqlite3.Connection, execution_ids: Iterable[str]) -> list[str]:
+    """Delete those of `execution_ids` that are terminal: their ids."""
+    delete = f"DELETE FROM executions WHERE id = ? AND {_ENDED}"
+    deleted = [i for i in execution_ids if conn.execute(delete, (i,)).rowcount]
     # Events and artifacts go with the row (ON DELETE CASCADE); acked exits by hand, since an
     # exit is not tied to its execution (an unacked one must outlive it).
-    conn.executemany("DELETE FROM executions WHERE id = ?", [(i,) for i in ids])
-    conn.executemany("DELETE FROM exits WHERE execution_id = ? AND acked_at IS NOT NULL", [(i,) for i in ids])
-    return ids
+    acked = "DELETE FROM exits WHERE execution_id = ? AND acked_at IS NOT NULL"
+    conn.executemany(acked, [(i,) for i in deleted])
+    return deleted
 
 
 def reclaim(conn: sqlite3.Connection, max_bytes: int) -> bool:
