@@ -161,10 +161,10 @@ async def test_overlapping_executions_of_a_session_the_last_to_finish_wins(
     slow = await wb.start(
         f"cd /; export X=slow; until [ -e {flag} ]; do sleep 0.05; done", persistShell=True, sessionId="both"
     )
-    quick = await wb.run(
-        f'echo "$X"; cd /tmp; export X=quick; touch {flag}', persistShell=True, sessionId="both"
-    )
+    quick = await wb.run('echo "$X"; cd /tmp; export X=quick', persistShell=True, sessionId="both")
     assert quick["preview"]["stdout"] == "before\n"  # not the running one's
+    # The slow one ends only once the quick one's end (and the state it left) was committed.
+    flag.touch()
     assert (await wb.wait(slow["executionId"]))["status"] == "completed"
     after = await wb.run('pwd; echo "$X"', persistShell=True, sessionId="both")
     assert after["preview"]["stdout"] == "/\nslow\n"
