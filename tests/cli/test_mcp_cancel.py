@@ -13,6 +13,7 @@ import trio
 from tests import ceilings
 from tests.cli.test_mcp import PYTHON, call, data, session
 from tests.conftest import DaemonHandle
+from workbench.wire.status import ExecutionStatus
 
 pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
 
@@ -25,7 +26,7 @@ async def _the_run_of(wb: DaemonHandle, session_id: str) -> dict[str, Any]:
         while True:
             listed = (await wb.client.get("/v1/executions", params={"sessionId": session_id})).json()
             runs = listed["executions"]
-            if runs and runs[0]["status"] not in ("queued", "running"):
+            if runs and ExecutionStatus(runs[0]["status"]).terminal:
                 assert len(runs) == 1, runs
                 record: dict[str, Any] = runs[0]
                 return record
