@@ -20,6 +20,18 @@ from workbench.core.settings import Settings
 SERVE = [sys.executable, "-m", "workbench", "serve"]
 
 
+async def banner(process: trio.Process) -> str:
+    """What `serve` wrote to stderr up to the end of its banner (the line of what to export)."""
+    assert process.stderr is not None
+    log = bytearray()
+    with ceilings.within(60, "the daemon's banner"):
+        while b"clients find it with" not in log or not log.endswith(b"\n"):
+            chunk = await process.stderr.receive_some()
+            assert chunk, log.decode()
+            log += chunk
+    return log.decode()
+
+
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """No WORKBENCH_* of the test runner reaches the daemon under test."""
     return {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8", **extra}
@@ -29,15 +41,8 @@ async def test_the_banner_says_what_to_export_and_the_cli_takes_it(tmp_path: Pat
     data_dir, sock = tmp_path / "data", tmp_path / "wb.sock"
     args = [*SERVE, "--bind", "127.0.0.1:0", "--unix-socket", str(sock), "--data-dir", str(data_dir)]
     process = await trio.lowlevel.open_process(args, env=clean_env(tmp_path), stderr=subprocess.PIPE)
-    assert process.stderr is not None
-    log = bytearray()
     try:
-        with ceilings.within(60, "the daemon's banner"):
-            while b"clients find it with" not in log or not log.endswith(b"\n"):
-                chunk = await process.stderr.receive_some()
-                assert chunk, log.decode()
-                log += chunk
-        text = log.decode()
+        text = await banner(process)
         listening = re.search(r"workbench: listening on (http://127\.0\.0\.1:\d+), (unix://\S+)\n", text)
         assert listening and listening[2] == f"unix://{sock}", text
         export = re.search(r"workbench: clients find it with: export (.*)\n", text)
@@ -122,15 +127,8 @@ async def test_relative_paths_are_taken_from_where_serve_starts(tmp_path: Path) 
     env = clean_env(tmp_path, WORKBENCH_DATA_DIR="relq", WORKBENCH_WORKSPACES_DIR="../spaces")
     here = tmp_path / "here"
     process = await trio.lowlevel.open_process(args, env=env, cwd=here, stderr=subprocess.PIPE)
-    assert process.stderr is not None
-    log = bytearray()
     try:
-        with ceilings.within(60, "the daemon's banner"):
-            while b"clients find it with" not in log or not log.endswith(b"\n"):
-                chunk = await process.stderr.receive_some()
-                assert chunk, log.decode()
-                log += chunk
-        text = log.decode()
+        text = await banner(process)
         assert f", unix://{here}/wb.sock\n" in text and f"workbench: data dir {here}/relq\n" in text, text
         cli = Cli(f"unix://{here}/wb.sock", here / "relq", token=None)
         ran = await cli.ok("run", "--session", "s1", "--", "pwd")
