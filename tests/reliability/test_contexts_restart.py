@@ -13,6 +13,7 @@ import sqlite3
 import time
 from typing import Any
 
+import httpx
 import pytest
 
 from tests import procs
@@ -198,3 +199,39 @@ def test_a_cell_handed_over_before_its_running_status_committed_runs_once(
     assert d.output(running) == "before\nafter\n"
     again = d.wait(start_in(d, cx, "state"))
     assert again["result"] == {"text/plain": "{'n': 2}"}, again
+
+
+def test_a_cell_taken_back_after_a_restart_still_holds_its_principals_slot(
+    daemon_process: Factory, tmp_path: Any
+) -> None:
+    """The principal's `maxConcurrent` counts a cell the restart took back (running in its
+    interpreter) as before it: the principal's next execution still waits for it."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(
+        '[[tokens]]\ntoken = "ci-token-0123456789abcdef"\nprincipal = "ci"\n'
+        'scopes = ["tools:execute", "logs:read"]\nmaxConcurrent = 1\n'
+    )
+    tokens.chmod(0o600)
+    d: DaemonProcess = daemon_process(WORKBENCH_TOKENS_FILE=str(tokens))
+    d.start()
+    ci = httpx.Client(
+        base_url=d.url, headers={"Authorization": "Bearer ci-token-0123456789abcdef"}, timeout=60
+    )
+    try:
+        made = ci.post("/v1/contexts", json={"language": "python"})
+        assert made.status_code == 201, made.text
+        body = {"language": "python", "code": "print('spin', flush=True)\nwhile True: pass"}
+        cell = ci.post(CODE, json={**body, "contextId": made.json()["contextId"], "background": True})
+        running = cell.json()["executionId"]
+        until(lambda: "spin" in d.output(running))
+        waiting = ci.post("/v1/executions/workbench_bash", json={"command": "echo ran", "background": True})
+        waiting_id = waiting.json()["executionId"]
+        d.kill9()
+        d.start()
+        assert d.get(running)["status"] == "running"
+        time.sleep(1)
+        assert d.get(waiting_id)["status"] == "queued", "the cell taken back still holds ci's one slot"
+        assert ci.post(f"/v1/executions/{running}/cancel", json={}).status_code == 202
+        assert d.wait(waiting_id)["status"] == "completed"
+    finally:
+        ci.close()

@@ -33,7 +33,7 @@ from workbench.core.context_run import ContextRun
 from workbench.core.context_state import Context, ContextInfo
 from workbench.core.images import Image
 from workbench.core.live import Live, RunContext
-from workbench.core.principals import Principal
+from workbench.core.principals import Principal, principal_key
 from workbench.core.records import now_ms
 from workbench.core.store import ExecutionRow
 from workbench.core.waiting import first_of
@@ -170,6 +170,9 @@ class Contexts:
     def submit(self, live: Live, *, resume: bool = False) -> None:
         """Queue an execution in its context (in submission order) and supervise it."""
         assert live.row.context_id is not None
+        # Its context runs it, when its turn comes, in a slot of its principal's quota alone: it
+        # takes none of the daemon's (so too for one taken back after a restart).
+        live.keys, live.daemon_slot = (principal_key(live.row.principal),), False
         context = self.all.get(live.row.context_id)
         run = ContextRun(self, context, live, resume=resume)
         self.lives[live.id] = live

@@ -97,9 +97,6 @@ class Executor:
             return live
         live.keys = (principal_key(row.principal),)
         if row.context_id is not None:
-            # Its context runs it, when its turn comes, in a slot of its principal's quota
-            # alone: it takes none of the daemon's.
-            live.daemon_slot = False
             self.contexts.submit(live)
             return live
         if row.batch_id is not None:
