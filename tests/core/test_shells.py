@@ -11,6 +11,7 @@ from typing import Any
 
 from workbench.core import shells
 from workbench.core.layout import Layout
+from workbench.wire.fields import MAX_ARG_BYTES, MAX_PERSIST_COMMAND_BYTES
 
 
 def test_a_state_past_its_cap_is_never_read_whole(tmp_path: Path) -> None:
@@ -78,3 +79,11 @@ def test_a_state_not_taken_leaves_the_one_before_with_a_note(tmp_path: Path) -> 
         note = shells.keep(layout, row)
         assert note is not None and "not kept" in note and why in note, note
         assert shells.load(shells.session_file(layout, "admin", "s")) == shells.ShellState("/w", {"A": "1"})
+
+
+def test_the_state_keeping_code_fits_the_room_a_persist_shell_command_leaves() -> None:
+    """`MAX_PERSIST_COMMAND_BYTES` leaves the rest of the argument to the code run before the
+    command, with the state file's path of a data dir 1 KiB deep."""
+    longest = "#" * MAX_PERSIST_COMMAND_BYTES
+    script = shells.wrap(longest, Path("/" + "d" * 1024) / "state")
+    assert len(script.encode()) <= MAX_ARG_BYTES

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import DaemonHandle
+from workbench.wire.fields import MAX_PERSIST_COMMAND_BYTES
 
 
 async def test_cd_then_export_then_pwd_and_echo(wb: DaemonHandle) -> None:
@@ -168,3 +169,24 @@ async def test_overlapping_executions_of_a_session_the_last_to_finish_wins(
     assert (await wb.wait(slow["executionId"]))["status"] == "completed"
     after = await wb.run('pwd; echo "$X"', persistShell=True, sessionId="both")
     assert after["preview"]["stdout"] == "/\nslow\n"
+
+
+async def test_a_command_too_long_to_share_its_argument_with_the_state_keeping_is_refused(
+    wb: DaemonHandle,
+) -> None:
+    """The state-keeping code runs in the command's own argument (`bash -c`): with it, a command
+    longer than `MAX_PERSIST_COMMAND_BYTES` could only fail at its spawn, so it is a 422 up front;
+    one of that length runs."""
+    longest = "true " + "#" * (MAX_PERSIST_COMMAND_BYTES - 5)
+    ran = await wb.run(longest, persistShell=True, sessionId="long")
+    assert ran["status"] == "completed", ran
+    response = await wb.client.post(
+        "/v1/executions/workbench_bash",
+        json={"command": longest + "#", "persistShell": True, "sessionId": "long"},
+    )
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["details"][0]["field"] == "command", error
+    assert str(MAX_PERSIST_COMMAND_BYTES) in error["message"]
+    alone = await wb.run(longest + "#" * 1000)  # without persistShell, the argument is its own
+    assert alone["status"] == "completed", alone

@@ -23,6 +23,9 @@ DELIVERY_ID = re.compile(r"dl_[0-9A-HJKMNP-TV-Z]{26}")
 #: The kernel's limit on one argument or one `NAME=value` of the environment (MAX_ARG_STRLEN,
 #: NUL included): a longer command or variable could only fail at spawn, so it is refused up front.
 MAX_ARG_BYTES = 128 * 1024 - 1
+#: With `persistShell` the code that keeps the shell's state runs in the command's own argument
+#: (`bash -c`), before it: the command may take what that code leaves of the argument.
+MAX_PERSIST_COMMAND_BYTES = MAX_ARG_BYTES - 8 * 1024
 #: The longest path the kernel takes (PATH_MAX, NUL included).
 MAX_PATH_BYTES = 4096 - 1
 #: The longest long-poll (`waitTimeoutMs`) and the longest deadline (`timeoutMs`, `idleTimeoutMs`);
@@ -93,8 +96,10 @@ def check_env(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
-def check_command(value: str) -> str:
+def check_command(value: str, *, persist_shell: bool = False) -> str:
     # Longer commands belong in workbench_code, which runs them from a file.
+    if persist_shell:  # the state-keeping code shares the command's argument (`bash -c`)
+        return at_most(no_nul(value, "command"), MAX_PERSIST_COMMAND_BYTES, "with persistShell, command")
     return at_most(no_nul(value, "command"), MAX_ARG_BYTES, "command")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 # The base classes and names (`base`), the field types, bounds and checks (`fields`) and the
 # record's parts (`parts`) live apart; they are names of this module too.
@@ -182,12 +182,13 @@ class StartBashRequest(StartRequest, ServiceFields, ShellFields):
     """`POST /v1/executions/workbench_bash`."""
 
     command: Command = Field(min_length=1)
-    """Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL."""
+    """Run by the image's shell (`bash -c`); at most 131071 bytes (122879 with `persistShell`),
+    without NUL."""
 
     @field_validator("command")
     @classmethod
-    def _command(cls, value: str) -> str:
-        return _check_command(value)
+    def _command(cls, value: str, info: ValidationInfo) -> str:
+        return _check_command(value, persist_shell=bool(info.data.get("persist_shell")))
 
 
 class StartCodeRequest(StartRequest):

@@ -1826,7 +1826,10 @@ export interface components {
              * @default null
              */
             node: string | null;
-            /** @description Run by the image's shell (`bash -c`); at most 131071 bytes, without NUL. */
+            /**
+             * @description Run by the image's shell (`bash -c`); at most 131071 bytes (122879 with `persistShell`),
+             *     without NUL.
+             */
             command: string;
         };
         /**
