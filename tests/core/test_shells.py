@@ -14,11 +14,18 @@ from workbench.core.layout import Layout
 from workbench.wire.fields import MAX_ARG_BYTES, MAX_PERSIST_COMMAND_BYTES
 
 
-def test_a_state_past_its_cap_is_never_read_whole(tmp_path: Path) -> None:
+def ran(tmp_path: Path) -> tuple[Layout, Any, Path]:
+    """A data dir, the row of a persistShell execution of session "s" that ran in it, and the
+    path its shell writes its state to (its directory made)."""
     layout = Layout(tmp_path)
     row: Any = SimpleNamespace(id="ex_1", secret_env_names_json=None, principal="admin", session_id="s")
     path = shells.state_file(layout.execution(row.id))
     path.parent.mkdir(parents=True)
+    return layout, row, path
+
+
+def test_a_state_past_its_cap_is_never_read_whole(tmp_path: Path) -> None:
+    layout, row, path = ran(tmp_path)
     with open(path, "wb") as f:
         f.truncate(64 * shells.MAX_STATE_BYTES)  # sparse: takes no disk
     tracemalloc.start()
@@ -32,10 +39,7 @@ def test_a_state_past_its_cap_is_never_read_whole(tmp_path: Path) -> None:
 
 
 def test_a_state_within_its_cap_is_kept(tmp_path: Path) -> None:
-    layout = Layout(tmp_path)
-    row: Any = SimpleNamespace(id="ex_1", secret_env_names_json=None, principal="admin", session_id="s")
-    path = shells.state_file(layout.execution(row.id))
-    path.parent.mkdir(parents=True)
+    layout, row, path = ran(tmp_path)
     path.write_bytes(b"/work\0A=1\0\0")
     shells.keep(layout, row)
     assert shells.load(shells.session_file(layout, "admin", "s")) == shells.ShellState("/work", {"A": "1"})
@@ -55,10 +59,7 @@ def test_a_state_not_written_whole_is_not_taken() -> None:
 
 
 def test_a_variable_too_big_to_pass_on_is_left_out_with_a_note(tmp_path: Path) -> None:
-    layout = Layout(tmp_path)
-    row: Any = SimpleNamespace(id="ex_1", secret_env_names_json=None, principal="admin", session_id="s")
-    path = shells.state_file(layout.execution(row.id))
-    path.parent.mkdir(parents=True)
+    layout, row, path = ran(tmp_path)
     fits = b"F=" + b"y" * (shells.MAX_VARIABLE_BYTES - 3)  # with its NUL, just what one may be
     path.write_bytes(b"/w\0A=1\0BIG=" + b"y" * shells.MAX_VARIABLE_BYTES + b"\0" + fits + b"\0\0")
     note = shells.keep(layout, row)
@@ -68,10 +69,7 @@ def test_a_variable_too_big_to_pass_on_is_left_out_with_a_note(tmp_path: Path) -
 
 
 def test_a_state_not_taken_leaves_the_one_before_with_a_note(tmp_path: Path) -> None:
-    layout = Layout(tmp_path)
-    row: Any = SimpleNamespace(id="ex_1", secret_env_names_json=None, principal="admin", session_id="s")
-    path = shells.state_file(layout.execution(row.id))
-    path.parent.mkdir(parents=True)
+    layout, row, path = ran(tmp_path)
     path.write_bytes(b"/w\0A=1\0\0")
     assert shells.keep(layout, row) is None
     for raw, why in ((b"/v\0", "whole"), (b"/v\0B=" + b"y" * shells.MAX_STATE_BYTES + b"\0\0", "1 MiB")):
