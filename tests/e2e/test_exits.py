@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -168,6 +169,12 @@ async def _answer(stream: trio.SocketStream, status: bytes) -> None:
     await stream.aclose()
 
 
+async def _hook(nursery: trio.Nursery, receiver: Callable[[trio.SocketStream], Awaitable[None]]) -> str:
+    """The URL of a webhook receiver served in `nursery`: `receiver` answers each connection."""
+    listeners = await nursery.start(partial(trio.serve_tcp, receiver, 0, host="127.0.0.1"))
+    return f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/hook"
+
+
 @pytest.mark.sqlite_only
 async def test_the_webhook_retries_until_the_receiver_takes_it(make_daemon: Any) -> None:
     """A receiver that fails twice then succeeds: delivered, with backoff, and acked."""
@@ -181,9 +188,7 @@ async def test_the_webhook_retries_until_the_receiver_takes_it(make_daemon: Any)
             done.set()
 
     async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, receiver, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
-        wb: DaemonHandle = await make_daemon(exit_webhook_url=f"http://127.0.0.1:{port}/hook")
+        wb: DaemonHandle = await make_daemon(exit_webhook_url=await _hook(nursery, receiver))
         record = await wb.run("echo hooked", detached=True)
         with trio.fail_after(30):
             await done.wait()
@@ -211,9 +216,7 @@ async def test_a_failing_webhook_hides_no_exit_from_the_feed(make_daemon: Any) -
         await _answer(stream, b"500 Internal Server Error")
 
     async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, receiver, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
-        wb: DaemonHandle = await make_daemon(exit_webhook_url=f"http://127.0.0.1:{port}/hook")
+        wb: DaemonHandle = await make_daemon(exit_webhook_url=await _hook(nursery, receiver))
         record = await wb.run("echo hooked", detached=True)
         with trio.fail_after(30):
             while len(received) < 2:  # noqa: ASYNC110 - the receiver under test counts the posts
