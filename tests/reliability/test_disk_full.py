@@ -89,6 +89,24 @@ def output_bytes(daemon: DaemonProcess, execution_id: str) -> str:
     return "".join(e["outputDelta"] for e in daemon.events(execution_id) if e["eventType"] == "output")
 
 
+def printing_when_full(
+    daemon: DaemonProcess, disk: Disk, tmp_path: Path, first: str = ""
+) -> tuple[str, Path, int]:
+    """Start a command (`first`, then a line every 10 ms until the file `stop` is made, then exit
+    3), let its output be journaled, fill the disk and see the daemon say it is degraded: the
+    execution's id, the `stop` file, and the command's pid on the host."""
+    stop, pid_file = tmp_path / "stop", tmp_path / "pid"
+    command = (
+        f"{first}{SHELL_ME}; echo $me > {pid_file}; i=0; "
+        f'while [ ! -e {stop} ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done 2>/dev/null; exit 3'
+    )
+    execution_id = daemon.start_bash(command)["executionId"]
+    wait_for("output to be journaled", lambda: "line 5" in output_bytes(daemon, execution_id))
+    disk.fill()
+    wait_for("the daemon to report itself degraded", lambda: degraded(daemon))
+    return execution_id, stop, host_pid(pid_file.read_text())
+
+
 def assert_journal_whole(daemon: DaemonProcess, execution_id: str) -> None:
     """Promises 1 and 2: gapless sequences, the terminal status last, and the events' output is the
     spool file (kept as the artifact) byte for byte: nothing lost, nothing doubled."""
@@ -113,19 +131,9 @@ def test_a_full_disk_during_capture_keeps_the_daemon_and_the_outcome(
     output and its real exit code are all recorded; then the daemon is healthy again."""
     daemon = on_disk(daemon_process, disk, tmp_path)
     daemon.start()
-    stop, pid_file = tmp_path / "stop", tmp_path / "pid"
     # Invalid UTF-8 first, so the spool file is kept as an artifact to compare the journal with.
-    command = (
-        f"printf '\\377'; {SHELL_ME}; echo $me > {pid_file}; i=0; "
-        f'while [ ! -e {stop} ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done 2>/dev/null; exit 3'
-    )
-    execution_id = daemon.start_bash(command)["executionId"]
-    wait_for("output to be journaled", lambda: "line 5" in output_bytes(daemon, execution_id))
-
-    disk.fill()
-    wait_for("the daemon to report itself degraded", lambda: degraded(daemon))
+    execution_id, stop, pid = printing_when_full(daemon, disk, tmp_path, first="printf '\\377'; ")
     start_refused(daemon)
-    pid = host_pid(pid_file.read_text())
     stop.touch()
     wait_for("the process to exit", lambda: not psutil.pid_exists(pid))
     time.sleep(1)  # the daemon tries to record the outcome, and cannot

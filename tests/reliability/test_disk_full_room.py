@@ -16,9 +16,8 @@ import psutil
 import pytest
 
 from tests.disks import small_disk
-from tests.procs import SHELL_ME, host_pid
 from tests.reliability.conftest import DaemonProcess
-from tests.reliability.test_disk_full import degraded, healthy, on_disk, output_bytes, wait_for
+from tests.reliability.test_disk_full import degraded, healthy, on_disk, printing_when_full, wait_for
 
 Factory = Callable[..., DaemonProcess]
 MiB = 1024 * 1024
@@ -70,16 +69,7 @@ def test_an_end_recorded_late_keeps_the_time_it_ended(daemon_process: Factory, t
     with small_disk(tmp_path / "disk") as disk:
         daemon = on_disk(daemon_process, disk, tmp_path)
         daemon.start()
-        stop, pid_file = tmp_path / "stop", tmp_path / "pid"
-        command = (
-            f"{SHELL_ME}; echo $me > {pid_file}; i=0; "
-            f'while [ ! -e {stop} ]; do echo "line $i"; i=$((i+1)); sleep 0.01; done 2>/dev/null; exit 3'
-        )
-        execution_id = daemon.start_bash(command)["executionId"]
-        wait_for("output to be journaled", lambda: "line 5" in output_bytes(daemon, execution_id))
-        disk.fill()
-        wait_for("the daemon to report itself degraded", lambda: degraded(daemon))
-        pid = host_pid(pid_file.read_text())
+        execution_id, stop, pid = printing_when_full(daemon, disk, tmp_path)
         stop.touch()
         wait_for("the process to exit", lambda: not psutil.pid_exists(pid))
         ended = time.time()
