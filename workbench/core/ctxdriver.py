@@ -34,7 +34,7 @@ import struct
 import sys
 import threading
 import traceback
-from typing import Any
+from typing import Any, ClassVar
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 256 * 1024 * 1024
@@ -243,7 +243,7 @@ class Usage:
     def __init__(self) -> None:
         # The high-water mark of the resident memory starts again at what the interpreter holds
         # now (Linux 4.0 and later); where it cannot, only a lifetime mark that grew tells.
-        self.reset = _write("/proc/self/clear_refs", "5")
+        self.reset = _write("clear_refs", "5")
         self.own = resource.getrusage(resource.RUSAGE_SELF)
         self.children = resource.getrusage(resource.RUSAGE_CHILDREN)
 
@@ -264,10 +264,32 @@ class Usage:
         }
 
 
-def _write(path: str, text: str) -> bool:
+class _Proc:
+    """The interpreter's own `/proc/self` files a cell's usage reads and writes, kept open (an
+    open of one costs more than its read). A cell may close any fd, and its number be reused: each
+    is checked to be the file it was before it is used, and opened again if not."""
+
+    opened: ClassVar[dict[str, tuple[int, int, int]]] = {}  # name: (fd, st_dev, st_ino)
+
+    @classmethod
+    def fd(cls, name: str, flags: int) -> int:
+        known = cls.opened.get(name)
+        if known is not None:
+            try:
+                now = os.fstat(known[0])
+                if (now.st_dev, now.st_ino) == known[1:]:
+                    return known[0]
+            except OSError:
+                pass
+        fd = os.open(f"/proc/self/{name}", flags | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        cls.opened[name] = (fd, st.st_dev, st.st_ino)
+        return fd
+
+
+def _write(name: str, text: str) -> bool:
     try:
-        with open(path, "w") as f:
-            f.write(text)
+        os.pwrite(_Proc.fd(name, os.O_WRONLY), text.encode(), 0)
         return True
     except OSError:
         return False
@@ -276,10 +298,10 @@ def _write(path: str, text: str) -> bool:
 def _high_water() -> int | None:
     """The interpreter's peak resident memory since its mark was reset (VmHWM), in bytes."""
     try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
+        status = os.pread(_Proc.fd("status", os.O_RDONLY), 64 * 1024, 0)
+        for line in status.splitlines():
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
