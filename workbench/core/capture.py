@@ -4,8 +4,11 @@ The process writes straight to `stdout` and `stderr` files in its directory; thi
 them (woken by inotify), feeds new bytes to the sans-IO `OutputCapture`, and appends the deltas
 to the journal together with the spool offsets they reach, so a restarted daemon resumes exactly.
 Small writes are coalesced: a lone line is journaled at once, a chatty process at most once per
-`flush_ms`. Every byte is hashed as it is read, so keeping a 1 GB spool file as an artifact does
-not cost a second pass at the end.
+`flush_ms`; what a new execution writes in its first `YOUNG_HOLD_S` waits that long for its end
+and what is read at the end is not appended but held (`take_held`) for the terminal status's
+transaction (`finish`), so a short command's output and its end cost one commit, not two. Every
+byte is hashed as it is read, so keeping a 1 GB spool file as an artifact does not cost a second
+pass at the end.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ _DIGITS = 18
 _NUMBER = rf"(\d{{1,{_DIGITS}}}(?:\.\d{{1,{_DIGITS}}})?)"
 _PROGRESS = re.compile(rf"\s*{_NUMBER}\s*/\s*{_NUMBER}(?:\s+(.*?))?\s*")
 _PROGRESS_LINE_MAX = 4096
+#: A new execution's output in its first this many seconds waits for its end: most short
+#: commands end by then, and their output then shares the terminal status's commit (as their
+#: `running` does, which lingers as long: `store.batching.LINGER_S`).
+YOUNG_HOLD_S = 0.010
 
 
 @dataclass(eq=False)
@@ -102,6 +109,10 @@ class Capture:
         #: trio time of the last output seen; the idle timeout watches it.
         self.last_output = trio.current_time()
         self.result = CaptureResult()
+        #: Until when a new execution's output waits for its end (a resumed one's never does).
+        self._hold_until = self.last_output + YOUNG_HOLD_S if offsets is None else -math.inf
+        #: The events the last read made, held for the terminal status (`take_held`).
+        self._held: list[tuple[str, EventBuilder]] = []
 
     def finish(self) -> None:
         """Ask `run` to read everything that is left, journal it, and return (the tree is dead)."""
@@ -112,6 +123,9 @@ class Capture:
         """Follow until `finish()`; then drain to the end of the files and return."""
         try:
             self._open()
+            # A new execution's first output waits for its end, if that comes soon.
+            with trio.move_on_at(self._hold_until):
+                await self._finish.wait()
             while True:
                 finishing = self._finish.is_set()
                 seen = self._watches.version
@@ -208,9 +222,18 @@ class Capture:
             events.append(self._event(item))
         events.extend(self._progress_events(final=final))
         now = trio.current_time()
-        # At the end, counters go with the terminal status (see `fields`); no write of their own.
-        if events or (not final and self._counters_dirty and now - self._counters_at >= _COUNTERS_EVERY):
+        if final:
+            # At the end, these events and the counters go with the terminal status (`take_held`,
+            # `fields`): one commit for both.
+            self._held.extend(events)
+        elif events or (self._counters_dirty and now - self._counters_at >= _COUNTERS_EVERY):
             await self._append(events)
+
+    def take_held(self) -> list[tuple[str, EventBuilder]]:
+        """The events of the last read, not yet journaled: the caller commits them just before
+        the terminal status, in its transaction (see `Journal.transition`'s `before`)."""
+        held, self._held = self._held, []
+        return held
 
     async def _read_past_budget(self, s: _Stream) -> int:
         """Past the budget nothing more is journaled; bytes are hashed (off the trio thread).

@@ -24,6 +24,7 @@ from workbench.core.preview import execution_preview
 from workbench.core.records import event_builder, format_time, now_ms, usage_of
 from workbench.core.store import ArtifactRow, ExecutionRow
 from workbench.core.store.base import ExitBody
+from workbench.core.store.rows import EventBuilder
 from workbench.wire.status import ExecutionStatus as S
 
 log = logging.getLogger("workbench.core.finish")
@@ -58,27 +59,33 @@ async def finish(
     live = ending.live
     kept: set[str] = set()
     capture = ending.capture
+    # The output of the capture's last read: committed with the terminal status, after it.
+    held: list[tuple[str, EventBuilder]] = []
     if capture is not None:
         fields = {**capture.fields(), **fields}
+        held = capture.take_held()
         kept = set(capture.result.kept)
         if kept:
-            await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept)
+            await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept, held)
+            held = []
     if live.row.persist_shell and outcome.exit_code is not None and status in (S.COMPLETED, S.FAILED):
         # Before the terminal status: whoever learns of the end and starts the next finds it.
         note = await trio.to_thread.run_sync(shells.keep, ctx.settings.layout, live.row)
         if note is not None:  # what of the state is not kept, and why
-            await ctx.journal.append(live.id, [("status", event_builder("status", message=note))])
+            held.append(("status", event_builder("status", message=note)))
+            await ctx.journal.append(live.id, held)
+            held = []
     # Made now, while the spool files are there: tidying up removes those not kept.
     preview = await execution_preview(ending.directory, live.row, final=True)
     fields = {**fields, "preview_json": preview.model_dump_json(by_alias=True)}
     live.ending = True  # before the commit: whoever learns of the end sees it so
-    sequence = await _commit(ctx, ending, status, fields, outcome, owner)
+    sequence = await _commit(ctx, ending, status, fields, outcome, owner, held)
     if sequence is None and status is S.TIMED_OUT:
         # Another node recorded a cancel while the tree was being killed for its deadline
         # (`cancel_requested`, from which no timeout leads): the end is the cancel's.
         status, outcome = S.CANCELLED, Outcome(S.CANCELLED, outcome.exit_code, outcome.signal)
         fields = {k: v for k, v in fields.items() if k not in ("error_code", "error_message")}
-        sequence = await _commit(ctx, ending, status, fields, outcome, owner)
+        sequence = await _commit(ctx, ending, status, fields, outcome, owner, held)
     if sequence is None and not force:
         log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
     live.status = status
@@ -87,9 +94,16 @@ async def finish(
 
 
 async def _commit(
-    ctx: RunContext, ending: Ending, status: S, fields: dict[str, Any], outcome: Outcome, owner: str | None
+    ctx: RunContext,
+    ending: Ending,
+    status: S,
+    fields: dict[str, Any],
+    outcome: Outcome,
+    owner: str | None,
+    held: list[tuple[str, EventBuilder]],
 ) -> int | None:
-    """The guarded terminal transition of `finish`: its sequence, or None when refused."""
+    """The guarded terminal transition of `finish`, after the `held` events: its sequence, or
+    None when refused (then none of them is written either)."""
     return await ctx.journal.transition(
         ending.live.id,
         status,
@@ -100,12 +114,18 @@ async def _commit(
         error=outcome.error,
         exit_body=exit_body(ending.directory, outcome),
         owner=owner,
+        before=held,
     )
 
 
 async def _publish_artifacts(
-    ctx: RunContext, execution_id: str, directory: ExecutionDir, kept: Mapping[str, str]
+    ctx: RunContext,
+    execution_id: str,
+    directory: ExecutionDir,
+    kept: Mapping[str, str],
+    held: list[tuple[str, EventBuilder]],
 ) -> None:
+    """The artifacts and their events, after the `held` output events, in one transaction."""
     artifacts = [
         ArtifactRow(name, directory.spool(name).stat().st_size, digest, "application/octet-stream")
         for name, digest in sorted(kept.items())
@@ -114,7 +134,7 @@ async def _publish_artifacts(
         ("artifact", event_builder("artifact", message=a.name, stream=a.name if a.name in STREAMS else None))
         for a in artifacts
     ]
-    await ctx.journal.append(execution_id, events, artifacts=artifacts, created_at=now_ms())
+    await ctx.journal.append(execution_id, [*held, *events], artifacts=artifacts, created_at=now_ms())
 
 
 def exit_body(directory: ExecutionDir, outcome: Outcome, tails: tuple[str, str] | None = None) -> ExitBody:

@@ -112,9 +112,11 @@ class Journal:
         error: dict[str, str] | None = None,
         exit_body: ExitBody | None = None,
         owner: str | None = None,
+        before: Sequence[tuple[str, EventBuilder]] = (),
     ) -> int | None:
         """Move an execution to `target` if the transition table allows it from its current status
-        (and, with `owner`, if it is that node's: see `Store.begin_transition`).
+        (and, with `owner`, if it is that node's: see `Store.begin_transition`), after `before`'s
+        events, in the same transaction.
 
         The guarded UPDATE, the status event (and the exit of a detached execution, made by
         `exit_body`) commit together. Returns the event's sequence, or None when the execution
@@ -136,6 +138,7 @@ class Journal:
             error=error,
             exit_body=exit_body,
             owner=owner,
+            before=before,
         )
         if not target.terminal:
             try:
@@ -199,6 +202,7 @@ class Journal:
         exit_body: ExitBody | None = None,
         lazy: bool = False,
         owner: str | None = None,
+        before: Sequence[tuple[str, EventBuilder]] = (),
     ) -> Pending[int | None]:
         """`transition`, queued now and awaited later: later writes commit after it.
 
@@ -220,6 +224,7 @@ class Journal:
             item_event=item_event,
             lazy=lazy,
             owner=owner,
+            before=before,
         )
 
     async def append(

@@ -10,6 +10,10 @@ import trio
 from psycopg.conninfo import conninfo_to_dict
 
 from tests import pg
+from tests.core.store.test_end_events import (
+    a_refused_end_writes_none_of_its_output,
+    output_and_end_share_one_commit,
+)
 from tests.core.store.test_sqlite import (
     a_claim_taken_meanwhile_disowns,
     flags_set_as_booleans_are_kept,
@@ -72,3 +76,12 @@ def test_each_node_of_each_store_names_its_sessions_apart() -> None:
     assert all(len(name) <= 63 and name.startswith("workbench ") for name in names)
     # The same node of the same store: the same name at every start.
     assert node_url(one, "a") == node_url(one, "a")
+
+
+async def test_output_and_end_share_one_commit(db: PostgresStore) -> None:
+    """Issue 20: a short command's last output and its end cost one commit on PostgreSQL too."""
+    await output_and_end_share_one_commit(db)
+
+
+async def test_a_refused_end_writes_none_of_its_output(db: PostgresStore) -> None:
+    await a_refused_end_writes_none_of_its_output(db)

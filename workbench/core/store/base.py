@@ -115,6 +115,7 @@ class Store(abc.ABC):
         item_event: ItemEvent | None = None,
         lazy: bool = False,
         owner: str | None = None,
+        before: Sequence[tuple[str, EventBuilder]] = (),
     ) -> Pending[int | None]:
         """Queue the guarded status update with its event; await `.result()` for its sequence.
 
@@ -133,6 +134,10 @@ class Store(abc.ABC):
         milliseconds to share it with the writes that follow (a short command's `running` and
         its terminal status then cost one commit, one fsync); never past a write submitted
         after it, which commits with it or after it as ever.
+
+        `before`: events appended just before the status event, in the same transaction (a
+        short command's last output and its end cost one commit); written only if the
+        transition is, so that a refused one writes nothing at all.
         """
 
     @abc.abstractmethod

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import psycopg
 import trio
 
 from workbench.core.store import postgres_queries as q
@@ -140,13 +141,16 @@ class PostgresEngine(PostgresThreads, Store):
         item_event: ItemEvent | None = None,
         lazy: bool = False,
         owner: str | None = None,
+        before: Sequence[tuple[str, EventBuilder]] = (),
     ) -> PostgresPending[int | None]:
         final: list[Found] = []
         batches: list[str] = []
         allowed = tuple(sources)
 
         def job(conn: Conn) -> int | None:
-            row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
+            if before and execution_id in self.disowned:
+                return None
+            row = _transition_after(conn, execution_id, target, allowed, fields, event, owner, before)
             if row is None:
                 if owner is not None:
                     self.disowned.add(execution_id)
@@ -377,3 +381,25 @@ def _created_notes(result: tuple[ExecutionRow, bool]) -> list[tuple[str, str]]:
 def _probe(conn: Conn) -> None:
     """A write that changes nothing yet needs the server to commit."""
     conn.execute("UPDATE workbench_schema SET version = version")
+
+
+def _transition_after(
+    conn: Conn,
+    execution_id: str,
+    target: ExecutionStatus,
+    allowed: tuple[ExecutionStatus, ...],
+    fields: Mapping[str, Any],
+    event: EventBuilder,
+    owner: str | None,
+    before: Sequence[tuple[str, EventBuilder]],
+) -> ExecutionRow | None:
+    """`q.transition`, after `before`'s events; a refused transition takes them back."""
+    if not before:
+        return q.transition(conn, execution_id, target, allowed, fields, event, owner)
+    row = None
+    with conn.transaction():  # a savepoint inside the batch's transaction
+        if q.append_events(conn, execution_id, before, {}) is not None:
+            row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
+        if row is None:
+            raise psycopg.Rollback()  # back to the savepoint, and on
+    return row

@@ -200,13 +200,14 @@ class SQLiteStore(Store):
         item_event: ItemEvent | None = None,
         lazy: bool = False,
         owner: str | None = None,
+        before: Sequence[tuple[str, EventBuilder]] = (),
     ) -> SQLitePending[int | None]:
         final: list[Found] = []
         batches: list[str] = []
         allowed = tuple(sources)
 
         def job(conn: sqlite3.Connection) -> int | None:
-            row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
+            row = _transition_after(conn, execution_id, target, allowed, fields, event, owner, before)
             if row is None:
                 if owner is not None:
                     self.disowned.add(execution_id)
@@ -446,3 +447,26 @@ class SQLiteStore(Store):
                 self._post([job])
         finally:
             conn.close()
+
+
+def _transition_after(
+    conn: sqlite3.Connection,
+    execution_id: str,
+    target: ExecutionStatus,
+    allowed: tuple[ExecutionStatus, ...],
+    fields: Mapping[str, Any],
+    event: EventBuilder,
+    owner: str | None,
+    before: Sequence[tuple[str, EventBuilder]],
+) -> ExecutionRow | None:
+    """`q.transition`, after `before`'s events; a refused transition takes them back."""
+    if not before:
+        return q.transition(conn, execution_id, target, allowed, fields, event, owner)
+    conn.execute("SAVEPOINT before_end")
+    row = None
+    if q.append_events(conn, execution_id, before, {}) is not None:
+        row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
+    if row is None:
+        conn.execute("ROLLBACK TO before_end")
+    conn.execute("RELEASE before_end")
+    return row

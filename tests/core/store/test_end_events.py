@@ -1,0 +1,93 @@
+"""A terminal status with the output read last (`before`): one transaction, or nothing at all.
+
+Issue 20 ("Hot path"): a short command's last output and its end cost one commit, not two. The
+events come before the status event, so the terminal status event stays the last (promise 2),
+and a refused end writes none of them (promise 4: terminal is final)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from tests.core.store.test_sqlite import row
+from workbench.core.journal import Journal
+from workbench.core.records import event_builder
+from workbench.core.store import sqlite_schema as schema
+from workbench.core.store.sqlite import SQLiteStore
+from workbench.wire.status import ExecutionStatus as S
+
+
+def _output(text: str) -> list[tuple[str, Any]]:
+    return [("output", event_builder("output", stream="stdout", output_delta=text))]
+
+
+async def _kinds(db: Any, execution_id: str) -> list[tuple[str, str]]:
+    events = (await db.read_events(execution_id, 0, 100)).events
+    out = []
+    for e in events:
+        body = json.loads(e.body)
+        out.append((e.event_type, body["outputDelta"] if e.event_type == "output" else body["status"]))
+    return out
+
+
+async def output_and_end_share_one_commit(db: Any) -> None:
+    """The held output, then the terminal status: one commit, in that order; `db`: either engine."""
+    journal = Journal(db)
+    await db.create_execution(row("ex_e1", status="running"), event_builder("status"))
+    before = db.commits
+    with trio.fail_after(10):
+        sequence = await journal.transition(
+            "ex_e1", S.COMPLETED, exit_code=0, before=[*_output("one\n"), *_output("two\n")]
+        )
+    assert sequence == 4
+    assert db.commits == before + 1
+    assert await _kinds(db, "ex_e1") == [
+        ("status", "running"),
+        ("output", "one\n"),
+        ("output", "two\n"),
+        ("status", "completed"),
+    ]
+    found = await db.get_execution("ex_e1")
+    assert found is not None and found.row.last_sequence == 4
+
+
+async def a_refused_end_writes_none_of_its_output(db: Any) -> None:
+    """An end refused (the execution is terminal already, or another node's) writes nothing of
+    what was held for it, and the store goes on; `db`: either engine."""
+    journal = Journal(db)
+    await db.create_execution(row("ex_e2", status="running"), event_builder("status"))
+    await db.create_execution(row("ex_e3", status="running", node_id="b"), event_builder("status"))
+    await db.create_execution(row("ex_e4", status="running"), event_builder("status"))
+    with trio.fail_after(10):
+        assert await journal.transition("ex_e2", S.FAILED) == 2
+        assert await journal.transition("ex_e2", S.COMPLETED, before=_output("late\n")) is None
+        held = _output("not mine\n")
+        assert await journal.transition("ex_e3", S.COMPLETED, before=held, owner="a") is None
+        # The store goes on: the next end with its output is written whole.
+        assert await journal.transition("ex_e4", S.COMPLETED, before=_output("mine\n")) == 3
+    assert await _kinds(db, "ex_e2") == [("status", "running"), ("status", "failed")]
+    assert await _kinds(db, "ex_e3") == [("status", "running")]
+    assert await _kinds(db, "ex_e4") == [("status", "running"), ("output", "mine\n"), ("status", "completed")]
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    path = tmp_path / "workbench.db"
+    schema.prepare(path)
+    handle = SQLiteStore(path)
+    handle.start()
+    yield handle
+    await handle.aclose()
+
+
+async def test_output_and_end_share_one_commit(db: SQLiteStore) -> None:
+    await output_and_end_share_one_commit(db)
+
+
+async def test_a_refused_end_writes_none_of_its_output(db: SQLiteStore) -> None:
+    await a_refused_end_writes_none_of_its_output(db)

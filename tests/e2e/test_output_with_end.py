@@ -1,0 +1,63 @@
+"""A short command's output rides with its end; a longer one's is journaled while it runs.
+
+Issue 20 ("Hot path"): what a new execution writes in its first moments waits a little for its
+end (`capture.YOUNG_HOLD_S`), and what is read at the end commits in the terminal status's
+transaction, not in one of its own. Promise 2 holds: the terminal status event is last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from tests import ceilings
+from tests.conftest import DaemonHandle
+from workbench.core import capture
+
+
+def _appends_of(wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The executions the store is asked to append events to (the journal's own appends)."""
+    store = wb.daemon.service.store
+    seen: list[str] = []
+    real = store.append_events
+
+    async def append_events(execution_id: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(execution_id)
+        return await real(execution_id, *args, **kwargs)
+
+    monkeypatch.setattr(store, "append_events", append_events)
+    return seen
+
+
+async def test_a_short_commands_output_commits_with_its_end(
+    wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Held long enough for any machine: the command's end, not the hold's, comes first.
+    monkeypatch.setattr(capture, "YOUNG_HOLD_S", 30.0)
+    appends = _appends_of(wb, monkeypatch)
+    record = await wb.run("echo one; echo two >&2; printf three")
+    assert record["status"] == "completed", record
+    assert record["executionId"] not in appends, f"its output was appended on its own: {appends}"
+    events = await wb.events(record["executionId"])
+    assert [e["eventType"] for e in events][-1] == "status" and events[-1]["status"] == "completed"
+    out = "".join(e["outputDelta"] for e in events if e["eventType"] == "output" and e["stream"] == "stdout")
+    err = "".join(e["outputDelta"] for e in events if e["eventType"] == "output" and e["stream"] == "stderr")
+    assert (out, err) == ("one\nthree", "two\n")
+    assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_output_of_a_run_past_the_hold_is_journaled_while_it_runs(wb: DaemonHandle) -> None:
+    record = await wb.start("echo early; exec sleep 30")
+    execution_id = record["executionId"]
+    with ceilings.within(20, "the early line to be journaled while the command runs"):
+        while True:
+            events = await wb.events(execution_id)
+            if any(e["eventType"] == "output" for e in events):
+                break
+            await trio.sleep(0.02)
+    assert (await wb.client.get(f"/v1/executions/{execution_id}")).json()["status"] == "running"
+    assert "".join(e["outputDelta"] for e in events if e["eventType"] == "output") == "early\n"
+    await wb.client.post(f"/v1/executions/{execution_id}/cancel")
+    assert (await wb.wait(execution_id))["status"] == "cancelled"
