@@ -235,3 +235,24 @@ def test_a_cell_taken_back_after_a_restart_still_holds_its_principals_slot(
         assert d.wait(waiting_id)["status"] == "completed"
     finally:
         ci.close()
+
+
+def test_a_contexts_counts_are_kept_across_a_stop_right_after_a_cell(daemon_process: Factory) -> None:
+    """Its counts reach its `context.json` a moment after a cell, off the answer's way; a daemon
+    stopped within that moment still keeps them, and so does one killed after it."""
+    d: DaemonProcess = daemon_process(WORKBENCH_SHUTDOWN_MODE="keep")  # its contexts live on
+    d.start()
+    cx = new_context(d)
+    assert d.wait(start_in(d, cx, "n = 1"))["status"] == "completed"
+    used = d.client.get(f"/v1/contexts/{cx}").json()
+    assert used["executions"] == 1
+    assert d.stop() == 0
+    d.env["WORKBENCH_SHUTDOWN_MODE"] = "kill"  # from now on: the test's end stops everything
+    d.start()
+    again = d.client.get(f"/v1/contexts/{cx}").json()
+    assert (again["executions"], again["lastUsedAt"]) == (1, used["lastUsedAt"]), again
+    assert d.wait(start_in(d, cx, "n + 1"))["result"] == {"text/plain": "2"}
+    time.sleep(1.5)  # past the moment (`contexts.SAVE_AFTER_S`)
+    d.kill9()
+    d.start()
+    assert d.client.get(f"/v1/contexts/{cx}").json()["executions"] == 2

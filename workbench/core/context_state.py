@@ -72,6 +72,8 @@ class Context:
     changed: trio.Event = field(default_factory=trio.Event)
     #: Why it is being killed (set before the kill, so that its end says why).
     killing: str | None = None
+    #: Its counts changed and a save of its `context.json` is due (`Contexts.used`).
+    saving: bool = False
 
     @property
     def socket(self) -> Path:

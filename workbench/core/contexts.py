@@ -14,6 +14,7 @@ executions are ordinary rows with `context_id`; each gets a supervisor task
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import os
@@ -52,6 +53,9 @@ DRIVERS = {
 }
 #: How long a start waits for the interpreter to listen (a cold start takes tens of ms).
 READY_WAIT_S = 30.0
+#: How late a context's counts (`executions`, `lastUsedAt`) may reach its `context.json`: what
+#: a restart after a crash of the daemon within that time finds there (the counts it shows).
+SAVE_AFTER_S = 0.5
 
 
 class Contexts:
@@ -201,9 +205,21 @@ class Contexts:
         """An execution of `context` ended: count it, and start its idle clock again."""
         context.info.executions += 1
         context.info.last_used_at = now_ms()
-        if not context.info.dead:
-            self._save(context)
+        if not context.info.dead and not context.saving:
+            # Not on the way to the cell's answer (a replace of the file costs the event loop
+            # about 0.4 ms), and once for a run of cells.
+            context.saving = True
+            self.nursery.start_soon(self._save_later, context)
         context.notify()
+
+    async def _save_later(self, context: Context) -> None:
+        try:
+            await trio.sleep(SAVE_AFTER_S)
+        finally:  # and when the daemon stops meanwhile; one that died was saved then
+            context.saving = False
+            if not context.info.dead:
+                with contextlib.suppress(OSError):
+                    self._save(context)
 
     async def interrupt(self, context: Context, execution_id: str) -> None:
         if context.link is not None:
