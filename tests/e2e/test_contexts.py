@@ -254,6 +254,33 @@ async def test_delete_kills_the_tree_and_fails_what_runs(wb: DaemonHandle) -> No
     assert cx not in [c["contextId"] for c in listed]
 
 
+async def test_a_session_with_a_live_context_is_not_deleted(wb: DaemonHandle) -> None:
+    """A session whose code context lives is kept, as one whose execution runs: its delete (and
+    that of every session) is `409 conflict` naming the context and removes nothing, and the
+    context goes on in its workspace. A dead context holds nothing; once the live one is deleted,
+    the session goes."""
+    cx = (await new_context(wb, sessionId="work"))["contextId"]
+    assert (await run_in(wb, cx, "open('kept.txt', 'w').write('x')"))["status"] == "completed"
+    ended = (await new_context(wb, sessionId="work"))["contextId"]
+    await start_in(wb, ended, "import os\nos._exit(0)")
+    await reaches(wb, f"/v1/contexts/{ended}", "dead")
+    workspace = wb.settings.layout.workspace("admin", "work")
+    for path in ("/v1/sessions/work", "/v1/sessions"):
+        refused = await wb.client.delete(path)
+        assert refused.status_code == 409, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "conflict" and cx in error["message"], error
+        assert error["details"] == {"contexts": [cx]}, error
+        assert (workspace / "kept.txt").read_bytes() == b"x"
+    after = await run_in(wb, cx, "import os\n(os.getcwd(), open('kept.txt').read())")
+    assert after["result"] == {"text/plain": repr((str(workspace), "x"))}, after
+    assert (await context_of(wb, cx))["status"] == "ready"
+    assert (await wb.client.delete(f"/v1/contexts/{cx}")).status_code == 204
+    assert (await wb.client.delete("/v1/sessions/work")).status_code == 204
+    assert not workspace.exists()
+    assert (await context_of(wb, ended))["status"] == "dead"
+
+
 async def test_bad_requests_change_nothing(wb: DaemonHandle) -> None:
     """Promise 7: every bad input gets the contract's JSON error and starts nothing."""
     for body, code in [
@@ -323,6 +350,10 @@ async def test_contexts_are_per_principal(principals: Principals) -> None:  # no
     cwd = response.json()["result"]["text/plain"]
     assert cwd == repr(str(principals.wb.settings.layout.workspace("alice", "default")))
     assert (await principals["reader"].post("/v1/contexts", json={"language": "python"})).status_code == 403
+    # It holds alice's session, not bob's of the same name.
+    assert (await bob.put("/v1/sessions/default/files/b.txt", content=b"b")).status_code == 201
+    assert (await bob.delete("/v1/sessions/default")).status_code == 204
+    assert (await alice.delete("/v1/sessions/default")).status_code == 409
     assert (await alice.delete(f"/v1/contexts/{cx}")).status_code == 204
 
 

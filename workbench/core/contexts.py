@@ -165,6 +165,12 @@ class Contexts:
             raise _field("sessionId", f"context {info.id} belongs to session {info.session_id}")
         return context
 
+    def live_in(self, principal: str, session_id: str) -> builtins.list[str]:
+        """The ids of a principal's live (not `dead`) contexts in a session, in order: while one
+        lives, its session cannot be removed."""
+        found = (c.info for c in self.all.values() if not c.info.dead)
+        return sorted(i.id for i in found if i.principal == principal and i.session_id == session_id)
+
     def names(self) -> set[str]:
         """The supervisor's names of the trees of live contexts (recovery must keep them)."""
         return {c.info.id for c in self.all.values() if not c.info.dead}

@@ -34,6 +34,7 @@ from workbench.core.metrics import Metrics
 from workbench.core.recovery import recover
 from workbench.core.retention import Retention
 from workbench.core.service import ADMIN, Service, StreamPage
+from workbench.core.sessions import Workspaces
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store import ExecutionRow, Store
 from workbench.core.store.base import SharedStore
@@ -209,7 +210,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
                         executor.set_quotas(authenticator.principals)
                         service = Service(settings=settings, store=store, journal=journal, executor=executor)
                         exits = ExitsFeed(store, service.stopping)
-                        face.workspaces.live = partial(_running_rows, executor)
+                        _sessions_held(face.workspaces, executor)
                         node = await _join_cluster(settings, store, service, executor, supervisor)
                         await recover(executor, store, supervisor, node_id=node)
                         if service.cluster is not None:
@@ -304,6 +305,13 @@ async def _join_cluster(
     await cluster.join()
     await cluster.kill_lost_trees(supervisor)
     return settings.node_id
+
+
+def _sessions_held(workspaces: Workspaces, executor: Executor) -> None:
+    """Tell the sessions what holds them: a session with a live execution or a live code context
+    cannot be removed."""
+    workspaces.live = partial(_running_rows, executor)
+    workspaces.contexts = executor.contexts.live_in
 
 
 def _running_rows(executor: Executor) -> list[ExecutionRow]:

@@ -85,6 +85,8 @@ class Workspaces:
         self.layout = settings.layout
         #: The executions that are queued or running (set by the daemon once it has them).
         self.live: Callable[[], Iterable[ExecutionRow]] = list
+        #: The ids of a principal's live code contexts in a session (set by the daemon too).
+        self.contexts: Callable[[str, str], list[str]] = _no_contexts
         self._usage: dict[Path, _Usage] = {}
         self._locks: dict[Path, tuple[trio.Lock, int]] = {}
 
@@ -214,27 +216,47 @@ class Workspaces:
 
     async def remove_all(self, principal: str) -> int:
         """Remove every session of the principal; 409 (and nothing removed) while an execution of
-        one of them is queued or running. How many were removed."""
+        one of them is queued or running or a code context of one lives. How many were removed."""
         sessions = await self.sessions(principal)
-        busy = sorted(s.session_id for s in sessions if s.live_executions)
+        held = {s.session_id: self.contexts(principal, s.session_id) for s in sessions}
+        busy = sorted(s.session_id for s in sessions if s.live_executions or held[s.session_id])
         if busy:
             shown = ", ".join(busy[:10])
-            raise Conflict(f"sessions with executions queued or running: {shown}; cancel them first")
+            running = any(s.live_executions for s in sessions)
+            contexts = sorted(c for ids in held.values() for c in ids)
+            named = f" (live code contexts: {', '.join(contexts[:10])})" if contexts else ""
+            raise _busy(f"sessions still in use: {shown}{named}", running, contexts)
         for found in sessions:
             await self.remove(principal, found.session_id)
         return len(sessions)
 
     async def remove(self, principal: str, session_id: str) -> None:
-        """Remove a session's workspace and everything in it; 409 while an execution runs in it."""
+        """Remove a session's workspace and everything in it; 409 while an execution runs in it or
+        a code context of it lives (its interpreter's working directory is the workspace)."""
         path = self.existing(principal, session_id)
         live = self._live_in(principal, session_id)
-        if live:
-            raise Conflict(
-                f"session {session_id!r} has {live} execution(s) queued or running; cancel them first"
-            )
+        contexts = self.contexts(principal, session_id)
+        if live or contexts:
+            held = [f"{live} execution(s) queued or running"] if live else []
+            if contexts:
+                held.append(f"{len(contexts)} live code context(s): {', '.join(contexts[:10])}")
+            raise _busy(f"session {session_id!r} has {' and '.join(held)}", bool(live), contexts)
         async with self.locked(path):
             await trio.to_thread.run_sync(_remove, path)
         self._usage.pop(path, None)
+
+
+def _no_contexts(principal: str, session_id: str) -> list[str]:
+    return []
+
+
+def _busy(message: str, running: bool, contexts: list[str]) -> Conflict:
+    """The 409 of a session delete refused: what to do first, and `details.contexts` naming the
+    live contexts that hold it (where some do)."""
+    todo = [*(["cancel the executions"] if running else []), *(["delete the contexts"] if contexts else [])]
+    return Conflict(
+        f"{message}; {' and '.join(todo)} first", details={"contexts": contexts} if contexts else None
+    )
 
 
 def _remove(workspace: Path) -> None:

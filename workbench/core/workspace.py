@@ -43,7 +43,8 @@ class WorkspaceFace:
 def workspace_face(settings: Settings) -> WorkspaceFace:
     """The face, with its own inotify instance (run `face.watcher.run`; close `face.watcher`).
 
-    `face.workspaces.live` says which executions are live; the daemon sets it once it has them.
+    `face.workspaces.live` says which executions are live and `face.workspaces.contexts` which
+    code contexts; the daemon sets them once it has them.
     """
     # Archives a previous daemon was unpacking when it died: nobody waits for them any more.
     shutil.rmtree(settings.layout.spool_dir, ignore_errors=True)
