@@ -46,6 +46,10 @@ _DIGITS = 18
 _NUMBER = rf"(\d{{1,{_DIGITS}}}(?:\.\d{{1,{_DIGITS}}})?)"
 _PROGRESS = re.compile(rf"\s*{_NUMBER}\s*/\s*{_NUMBER}(?:\s+(.*?))?\s*")
 _PROGRESS_LINE_MAX = 4096
+_PROGRESS_PIECE = 64 * 1024
+#: Most of the progress file read in one turn; unread progress past it is skipped to its last
+#: piece (only the latest line counts), so a tree flooding the file cannot hold the event loop.
+_PROGRESS_TURN = 1024 * 1024
 #: A new execution's output in its first this many seconds waits for its end: most short
 #: commands end by then, and their output then shares the terminal status's commit (as their
 #: `running` does, which lingers as long: `store.batching.LINGER_S`).
@@ -106,6 +110,8 @@ class Capture:
         self._counters_dirty = False
         self._progress_at = -float("inf")
         self._progress_pending: tuple[float, float, str | None] | None = None
+        #: The progress file has more than one turn read (`_progress_events`).
+        self._progress_more = False
         #: trio time of the last output seen; the idle timeout watches it.
         self.last_output = trio.current_time()
         self.result = CaptureResult()
@@ -158,7 +164,7 @@ class Capture:
             due = self._counters_at + _COUNTERS_EVERY
         if self._progress_pending is not None:
             due = min(due, self._progress_at + _PROGRESS_EVERY)
-        return due
+        return -math.inf if self._progress_more else due
 
     # -- following -------------------------------------------------------------------------
 
@@ -285,14 +291,30 @@ class Capture:
             ),
         )
 
+    def _skip_old_progress(self) -> None:
+        """More than `_PROGRESS_TURN` unread: on to the first line of the file's last piece."""
+        size = os.fstat(self._progress_fd).st_size
+        if size - self._progress_offset <= _PROGRESS_TURN:
+            return
+        start = size - _PROGRESS_PIECE
+        newline = os.pread(self._progress_fd, _PROGRESS_PIECE, start).find(b"\n")
+        self._progress_offset = start + newline + 1 if newline >= 0 else start
+
     def _progress_events(self, *, final: bool) -> list[tuple[str, EventBuilder]]:
         if self._progress_fd < 0 and not self._open_progress():
             return []
         events: list[tuple[str, EventBuilder]] = []
+        read = 0
+        self._progress_more = False
         while True:
-            data = os.pread(self._progress_fd, 64 * 1024, self._progress_offset)
+            if read >= _PROGRESS_TURN and not final:
+                self._progress_more = True  # the rest in the next turn (`_due`)
+                break
+            self._skip_old_progress()
+            data = os.pread(self._progress_fd, _PROGRESS_PIECE, self._progress_offset)
             if not data:
                 break
+            read += len(data)
             end = data.rfind(b"\n")
             if end < 0:
                 if len(data) > _PROGRESS_LINE_MAX or final:
@@ -300,10 +322,11 @@ class Capture:
                     continue
                 break
             self._progress_offset += end + 1
-            for line in data[: end + 1].splitlines():
+            for line in reversed(data[: end + 1].splitlines()):
                 parsed = parse_progress(line)
                 if parsed is not None:
                     self._progress_pending = parsed  # the latest wins
+                    break
         now = trio.current_time()
         if self._progress_pending is not None and (final or now - self._progress_at >= _PROGRESS_EVERY):
             done, total, message = self._progress_pending
