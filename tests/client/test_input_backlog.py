@@ -102,3 +102,34 @@ async def test_an_execution_that_ends_while_input_waits_says_how_much_was_taken(
             await client.send_input(run, b"x" * 3_000_000)
     assert caught.value.details["takenBytes"] == MiB, caught.value.details
     assert "the first 1048576 bytes of the input were taken" in caught.value.message
+
+
+def test_pieces_are_the_daemons_size_and_text_is_cut_between_characters() -> None:
+    """No daemon: the shared rule's pieces (the CLI's `send` and the clients' `send_input`)."""
+    from workbench.client import backlog
+    from workbench.wire.interactive import MAX_INPUT_BYTES
+
+    assert backlog.MAX_INPUT_BYTES == MAX_INPUT_BYTES, "the CLI cannot import pydantic's wire"
+    assert backlog.pieces(b"") == [b""] and backlog.pieces("") == [b""]
+    assert [len(p) for p in backlog.pieces(b"x" * (2 * MiB + 1))] == [MiB, MiB, 1]
+    text = "x" * (MiB - 1) + "😀" + "y"
+    cut = backlog.pieces(text)
+    assert [len(p) for p in cut] == [MiB - 1, 5], "the emoji is not split across two pieces"
+    assert b"".join(cut).decode() == text
+    raw = b"x" * (MiB - 1) + "😀".encode()
+    assert [len(p) for p in backlog.pieces(raw)] == [MiB, 3], "bytes are cut where they fall"
+
+
+def test_a_piece_is_sent_again_only_for_its_codes_within_their_bounds() -> None:
+    from workbench.client.backlog import PAUSE_MAX_S, PAUSE_S, Resend
+
+    forever = Resend({"input_backlog": None})
+    pauses = [forever.after("input_backlog") for _ in range(8)]
+    assert pauses[0] == PAUSE_S and pauses[-1] == PAUSE_MAX_S
+    assert forever.after("conflict") is None
+    assert Resend({"input_backlog": 0}).after("input_backlog") is None
+    bounded = Resend({"input_backlog": 0.05})
+    first = bounded.after("input_backlog")
+    assert first is not None and first <= 0.05
+    time.sleep(0.06)
+    assert bounded.after("input_backlog") is None
