@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from typing import Any
 
 import trio
@@ -66,6 +67,26 @@ async def test_send_that_gives_up_says_how_many_bytes_were_taken(cli: Cli, wb: D
     assert ran.code == 1, ran
     assert "the first 1048576 bytes of the input were taken" in ran.error, ran
     assert "conflict" in ran.error, ran
+    inputs = [e for e in await wb.events(eid) if e["eventType"] == "input"]
+    assert [e["inputBytes"] for e in inputs] == [1048576]
+
+
+async def test_send_timeout_bounds_the_wait_for_a_reader(cli: Cli, wb: DaemonHandle) -> None:
+    """`--timeout`: to a program that never reads, the first piece is taken and the second waits
+    that long (not the default minute), then exit 1 saying how much was taken; `--timeout` that
+    is no duration is a usage error."""
+    eid = await _running(wb, "sleep 300", openStdin=True)
+    try:
+        began = time.monotonic()
+        ran = await cli("send", "--timeout", "500ms", eid, "-", stdin=b"x" * 2_200_000)
+        assert ran.code == 1, ran
+        assert 0.5 <= time.monotonic() - began < 30, ran
+        assert "input_backlog" in ran.error, ran
+        assert "the first 1048576 bytes of the input were taken" in ran.error, ran
+        bad = await cli("send", "--timeout", "soon", eid, "x")
+        assert bad.code == 2 and "--timeout" in bad.error, bad
+    finally:
+        await wb.client.post(f"/v1/executions/{eid}/cancel", json={})
     inputs = [e for e in await wb.events(eid) if e["eventType"] == "input"]
     assert [e["inputBytes"] for e in inputs] == [1048576]
 

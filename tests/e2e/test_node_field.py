@@ -37,3 +37,21 @@ async def test_with_one_daemon_a_pin_to_another_node_is_refused(wb: DaemonHandle
         # A shared store: it waits for that node to claim it, and no other node takes it.
         assert response.status_code == 202, response.text
         assert response.json()["status"] == "queued" and response.json()["nodeId"] is None
+
+
+async def test_a_rerun_or_a_batch_item_takes_no_node(wb: DaemonHandle) -> None:
+    """Promise 7: `node` is a start's alone; in a rerun's body or a batch's item it is 422 and
+    starts nothing (a rerun runs on the node that takes it, with the original's cwd; a batch and
+    its items too). So the clients and the CLI offer `node` only on a start."""
+    original = await wb.run("true")
+    rerun = await wb.client.post(
+        f"/v1/executions/{original['executionId']}/rerun", json={"node": "node-one", "background": True}
+    )
+    assert rerun.status_code == 422, rerun.text
+    assert "node" in rerun.text
+    item = {"kind": "workbench_bash", "command": "true", "node": "node-one"}
+    batch = await wb.client.post("/v1/executions/batch", json={"items": [item], "background": True})
+    assert batch.status_code == 422, batch.text
+    assert "items.0.node" in batch.text
+    listed = (await wb.client.get("/v1/executions")).json()["executions"]
+    assert [r["executionId"] for r in listed] == [original["executionId"]]

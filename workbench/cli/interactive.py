@@ -10,20 +10,21 @@ from workbench.cli import exitcodes
 from workbench.cli.exitcodes import UsageError
 from workbench.cli.http import ApiError, Http
 from workbench.cli.ids import resolve
-from workbench.cli.inputs import MAX_INPUT_BYTES, send_piece
+from workbench.cli.inputs import send_piece
+from workbench.client.backlog import DEFAULT_TIMEOUT_S, MAX_INPUT_BYTES, taken_said
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO
 
 SIGNALS = ("HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "WINCH", "CONT", "STOP", "TSTP")
-#: How long `send` waits for the execution to read before it gives up on a piece (`input_backlog`).
-SEND_BACKLOG_FOR_S = 60.0
 
 
 def cmd_send(http: Http, args: argparse.Namespace) -> int:
     """Write TEXT (and a newline, as Enter would) or all of stdin (`-`, bytes as they are), in
-    pieces of at most 1 MiB, each sent again while the execution has not read the ones before."""
+    pieces of at most 1 MiB, each sent again while the execution has not read the ones before
+    (for up to `--timeout` a piece, a minute by default)."""
+    backlog_for = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout / 1000
     execution_id = resolve(http, args.id)
     path = f"/v1/executions/{execution_id}/input"
     if args.text == "-":
@@ -43,13 +44,15 @@ def cmd_send(http: Http, args: argparse.Namespace) -> int:
                 piece,
                 eof=args.eof and last,
                 record=not args.no_record,
-                backlog_for=SEND_BACKLOG_FOR_S,
+                backlog_for=backlog_for,
             )
             taken += len(piece)
     except ApiError as exc:
         if taken == 0 and exc.code != "input_backlog":
             raise  # refused outright: nothing was sent (exit status 125)
-        print(f"workbench: {exc.code}: {exc.message}; {_taken(taken, exc.code)}", file=sys.stderr)
+        print(
+            f"workbench: {exc.code}: {exc.message}; {taken_said(taken, exc.code, tail=True)}", file=sys.stderr
+        )
         return exitcodes.INPUT_GAVE_UP
     return exitcodes.OK
 
@@ -63,19 +66,6 @@ def _pieces(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
         if not after:
             return
         piece = after
-
-
-def _taken(taken: int, code: str) -> str:
-    """What a `send` that gave up says of its input, so that a retry sends the rest once."""
-    if taken == 0:
-        return "none of the input was taken: send it again later"
-    said = (
-        f"the first {taken} bytes of the input were taken, the rest was not: send only the rest "
-        f"again (from byte {taken + 1}, as `tail -c +{taken + 1}` gives it)"
-    )
-    if code == "unavailable":  # the answer to the piece sent then may be what was lost
-        said += "; the piece sent when the daemon went away may have been taken too"
-    return said
 
 
 def cmd_kill(http: Http, args: argparse.Namespace) -> int:

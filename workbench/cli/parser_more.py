@@ -195,6 +195,13 @@ def _add_interactive(command: Adder) -> None:
         send.add_argument("-n", "--no-newline", action="store_true", help="TEXT without the newline")
         send.add_argument("--eof", action="store_true", help="then close its stdin (Ctrl-D on a terminal)")
         send.add_argument("--no-record", action="store_true", help="keep the bytes out of its journal")
+        send.add_argument(
+            "--timeout",
+            metavar="DURATION",
+            type=DURATION,
+            help="how long a piece waits for the execution to read what was sent before, e.g. 5m "
+            "(default 1m; 0: not at all)",
+        )
     attach = command(
         "attach",
         "join a running interactive execution",
