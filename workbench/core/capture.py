@@ -112,6 +112,8 @@ class Capture:
         self._progress_pending: tuple[float, float, str | None] | None = None
         #: The progress file has more than one turn read (`_progress_events`).
         self._progress_more = False
+        #: Its files are watched (`_watch`): not in a new execution's first moments.
+        self._watching = False
         #: trio time of the last output seen; the idle timeout watches it.
         self.last_output = trio.current_time()
         self.result = CaptureResult()
@@ -129,9 +131,12 @@ class Capture:
         """Follow until `finish()`; then drain to the end of the files and return."""
         try:
             self._open()
-            # A new execution's first output waits for its end, if that comes soon.
+            # A new execution's first output waits for its end, if that comes soon; its files are
+            # watched only after that (a short one's are read once, at its end, and never watched).
             with trio.move_on_at(self._hold_until):
                 await self._finish.wait()
+            if not self._finish.is_set():
+                self._watch()
             while True:
                 finishing = self._finish.is_set()
                 seen = self._watches.version
@@ -173,8 +178,15 @@ class Capture:
             # O_CREAT, not a touch: the supervisor has made them already, and a touch would
             # write their inodes' times for nothing.
             s.fd = os.open(s.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    def _watch(self) -> None:
+        """Follow the files from now on (each read after this is woken by a write)."""
+        self._watching = True
+        for s in self._streams:
             self._watches.add(str(s.path))
-        if not self._open_progress():
+        if self._progress_fd >= 0:
+            self._watches.add(str(self._progress_path))
+        elif not self._open_progress():
             # The process may create it later: watch the directory for its creation.
             self._watches.add(str(self._dir.path), IN_CREATE)
 
@@ -183,7 +195,8 @@ class Capture:
             self._progress_fd = os.open(self._progress_path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return False
-        self._watches.add(str(self._progress_path))
+        if self._watching:
+            self._watches.add(str(self._progress_path))
         return True
 
     def _close(self) -> None:
