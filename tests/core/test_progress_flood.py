@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from workbench.core import capture as capture_module
 from workbench.core.capture import Capture
 from workbench.core.follow import Inotify
 from workbench.core.layout import ExecutionDir
@@ -52,7 +51,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[int]:
             got.append(len(data))
         return data
 
-    monkeypatch.setattr(capture_module.os, "pread", pread)
+    monkeypatch.setattr(os, "pread", pread)
     return got
 
 
