@@ -149,3 +149,22 @@ def test_every_path_setting_is_made_absolute(tmp_path: Path, monkeypatch: pytest
     assert settings.workspaces_dir == tmp_path.parent / "ws"
     assert settings.unix_socket == tmp_path / "s.sock"
     assert Settings(data_dir=Path("d")).data_dir == tmp_path / "d"
+
+
+async def test_a_tokens_file_others_can_read_is_warned_about_once(tmp_path: Path) -> None:
+    """A tokens file of mode 0644 gets one warning at start, not one for each time it is read (it
+    is checked before the data dir is made, and read again with the data dir's token)."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[[tokens]]\ntoken = "alice-token-0123456789abcdef"\nprincipal = "a"\nscopes = []\n')
+    tokens.chmod(0o644)
+    args = [*SERVE, "--bind", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")]
+    env = clean_env(tmp_path, WORKBENCH_TOKENS_FILE=str(tokens))
+    process = await trio.lowlevel.open_process(args, env=env, stderr=subprocess.PIPE)
+    try:
+        text = await banner(process)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        with ceilings.within(60, "the daemon to stop"):
+            await process.wait()
+    warnings = [line for line in text.splitlines() if "can be read by other users" in line]
+    assert len(warnings) == 1 and "make it mode 0600" in warnings[0], text

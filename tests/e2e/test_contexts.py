@@ -281,6 +281,24 @@ async def test_a_session_with_a_live_context_is_not_deleted(wb: DaemonHandle) ->
     assert (await context_of(wb, ended))["status"] == "dead"
 
 
+async def test_a_sessions_live_contexts_are_counted_where_it_is_listed(wb: DaemonHandle) -> None:
+    """The listing and the session's record count its live contexts (`liveContexts`), what holds
+    its delete besides its executions: a dead context is not counted, nor one of another session."""
+    cx = (await new_context(wb, sessionId="work"))["contextId"]
+    ended = (await new_context(wb, sessionId="work"))["contextId"]
+    await start_in(wb, ended, "import os\nos._exit(0)")
+    await reaches(wb, f"/v1/contexts/{ended}", "dead")
+    await new_context(wb, sessionId="other")
+    sessions = (await wb.client.get("/v1/sessions")).json()["sessions"]
+    counts = {s["sessionId"]: (s["liveExecutions"], s["liveContexts"]) for s in sessions}
+    assert counts == {"work": (0, 1), "other": (0, 1)}, sessions
+    work = (await wb.client.get("/v1/sessions/work")).json()
+    assert work == next(s for s in sessions if s["sessionId"] == "work"), work
+    assert (await wb.client.delete(f"/v1/contexts/{cx}")).status_code == 204
+    assert (await wb.client.get("/v1/sessions/work")).json()["liveContexts"] == 0
+    assert (await wb.client.delete("/v1/sessions/work")).status_code == 204
+
+
 async def test_bad_requests_change_nothing(wb: DaemonHandle) -> None:
     """Promise 7: every bad input gets the contract's JSON error and starts nothing."""
     for body, code in [

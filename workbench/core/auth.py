@@ -127,8 +127,9 @@ def admin_token(token: str | None, token_path: Path) -> tuple[str, bool]:
     return new, True
 
 
-def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
-    """Every token the daemon accepts, with its principal.
+def load_tokens(admin: str, tokens_file: Path | None, *, warn: bool = True) -> dict[str, Principal]:
+    """Every token the daemon accepts, with its principal. With `warn`, a tokens file that other
+    users can read is logged as a warning (a start reads the file twice and warns once).
 
     Raises:
         ConfigError: the tokens file is missing, unreadable or malformed; the message says what
@@ -150,7 +151,7 @@ def load_tokens(admin: str, tokens_file: Path | None) -> dict[str, Principal]:
     except tomllib.TOMLDecodeError as exc:
         # The decoder's message gives a line and column, never the text around it.
         raise ConfigError(f"{where} is not valid TOML: {exc}") from None
-    if mode & 0o077:
+    if warn and mode & 0o077:
         log.warning("%s can be read by other users; make it mode 0600", where)
     entries = data.get("tokens")
     if set(data) - {"tokens"} or not isinstance(entries, list) or not entries:

@@ -177,7 +177,7 @@ async def open_daemon(settings: Settings) -> AsyncIterator[Daemon]:
         _prepare_data_dir(settings)
     with _lock_data_dir(settings.data_dir):
         token, created, key = _claim_data_dir(settings, store_name)
-        authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file))
+        authenticator = auth.Authenticator(auth.load_tokens(token, settings.tokens_file, warn=False))
         browser = BrowserAuth(key, authenticator, settings.layout.revoked_sessions, settings.session_ttl_ms)
         with _full_disk_stops_the_start(settings.data_dir):
             store = await _prepared_store(settings)
@@ -250,7 +250,8 @@ async def _check_inputs(
     """Read what the settings name outside the data dir (the tokens file, the image files, the
     containment forced): ConfigError before anything is made. Returns the images and containment."""
     # The admin token is not known before the data dir is read: the tokens file is checked
-    # against WORKBENCH_TOKEN alone here, and read again, against the admin token, once it is.
+    # against WORKBENCH_TOKEN alone here (and its mode warned about, once), and read again,
+    # against the admin token, once it is.
     auth.load_tokens(settings.token or "", settings.tokens_file)
     images = _images(settings)
     caps, containment = await _containment(settings)

@@ -191,6 +191,7 @@ class Workspaces:
             quota_bytes=self.settings.workspace_quota_bytes,
             modified_at=format_time(modified) or "",
             live_executions=self._live_in(principal, session_id),
+            live_contexts=len(self.contexts(principal, session_id)),
         )
 
     async def sessions(self, principal: str) -> list[Session]:

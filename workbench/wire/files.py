@@ -78,7 +78,8 @@ class UploadResult(WireModel):
 
 
 class Session(WireModel):
-    """A session of the principal: its workspace and its live executions."""
+    """A session of the principal: its workspace, and what holds its delete (its live executions
+    and code contexts)."""
 
     session_id: str
     size_bytes: int
@@ -87,6 +88,8 @@ class Session(WireModel):
     modified_at: Timestamp
     live_executions: int
     """Its executions that are queued or running."""
+    live_contexts: int
+    """Its code contexts that are live (not `dead`)."""
 
 
 class SessionList(WireModel):

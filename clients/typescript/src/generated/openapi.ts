@@ -1661,7 +1661,8 @@ export interface components {
         };
         /**
          * Session
-         * @description A session of the principal: its workspace and its live executions.
+         * @description A session of the principal: its workspace, and what holds its delete (its live executions
+         *     and code contexts).
          */
         Session: {
             sessionId: string;
@@ -1672,6 +1673,8 @@ export interface components {
             modifiedAt: string;
             /** @description Its executions that are queued or running. */
             liveExecutions: number;
+            /** @description Its code contexts that are live (not `dead`). */
+            liveContexts: number;
         };
         /** SessionList */
         SessionList: {
