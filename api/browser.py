@@ -65,14 +65,12 @@ def _login_json(session: Session) -> dict[str, object]:
 
 
 def _change_frame(change: Change) -> str:
-    progress = json.loads(change.progress_json) if change.progress_json else None
+    execution = change.execution.wire()
     body = {
         "changeId": change.change_id,
         "change": change.change,
-        "execution": change.execution.wire(),
-        "progress": None
-        if progress is None
-        else {k: progress.get(k) for k in ("progress", "total", "message")},
+        "execution": execution,
+        "progress": execution["progress"],
     }
     data = json.dumps(body, ensure_ascii=False)
     return f"id: {change.change_id}\nevent: {change.change}\ndata: {data}\n\n"

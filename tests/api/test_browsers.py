@@ -281,8 +281,9 @@ async def test_the_changes_stream_follows_every_execution_and_resumes_by_its_id(
                     break
     assert {f.json["execution"]["executionId"] for f in seen} == {started["executionId"]}
     assert seen[0].event == "created" and seen[-1].json["execution"]["status"] == "completed"
-    progress = next(f for f in seen if f.event == "progress").json["progress"]
-    assert progress == {"progress": 3, "total": 10, "message": "warming"}
+    change = next(f for f in seen if f.event == "progress").json
+    assert change["progress"] == {"progress": 3, "total": 10, "message": "warming"}
+    assert change["execution"]["progress"] == change["progress"], "one progress, the record's"
     ids = [f.id or 0 for f in seen]
     assert ids == sorted(ids) and len(set(ids)) == len(ids) and 0 not in ids
     # From the ready id: the new execution once, as it is now; the older one not at all.

@@ -240,6 +240,47 @@ async def test_progress_lines_become_events(wb: DaemonHandle) -> None:
     ]
 
 
+async def progress_of(wb: DaemonHandle, execution_id: str, events: int) -> dict[str, Any]:
+    """The record once `events` progress events are journaled, read with a plain GET."""
+    with ceilings.within(30, f"{events} progress events to be journaled"):
+        while True:
+            if sum(e["eventType"] == "progress" for e in await wb.events(execution_id)) >= events:
+                break
+            await trio.sleep(0.02)
+    response = await wb.client.get(f"/v1/executions/{execution_id}")
+    assert response.status_code == 200, response.text
+    record: dict[str, Any] = response.json()
+    return record
+
+
+async def test_the_record_carries_the_latest_progress(wb: DaemonHandle, tmp_path: Path) -> None:
+    """A GET, a listing and a wait give the latest progress event as the record's `progress`
+    (null before the first), with a new `rowVersion` so that a poll by ETag sees it change; the
+    last one stays once the execution ended."""
+    started = await wb.start(
+        'echo "1/4 fetching" >> "$WORKBENCH_PROGRESS"; while [ ! -e two ]; do sleep 0.02; done; '
+        'echo "3/4" >> "$WORKBENCH_PROGRESS"; while [ ! -e release ]; do sleep 0.02; done',
+        cwd=str(tmp_path),
+    )
+    eid = started["executionId"]
+    assert started["progress"] is None
+    first = await progress_of(wb, eid, 1)
+    assert first["progress"] == {"progress": 1, "total": 4, "message": "fetching"}
+    listed = (await wb.client.get("/v1/executions")).json()["executions"]
+    assert [r["progress"] for r in listed if r["executionId"] == eid] == [first["progress"]]
+    (tmp_path / "two").touch()
+    second = await progress_of(wb, eid, 2)
+    assert second["progress"] == {"progress": 3, "total": 4, "message": None}
+    assert second["rowVersion"] > first["rowVersion"]
+    since_first = {"If-None-Match": f'"{first["rowVersion"]}"'}
+    polled = await wb.client.get(f"/v1/executions/{eid}", headers=since_first)
+    assert polled.status_code == 200 and polled.json()["progress"] == second["progress"]
+    (tmp_path / "release").touch()
+    final = await wb.wait(eid)
+    assert final["status"] == "completed" and final["progress"] == second["progress"]
+    assert (await wb.run("true"))["progress"] is None
+
+
 async def test_bad_last_event_id_and_unknown_execution_are_json_errors(wb: DaemonHandle) -> None:
     record = await wb.run("true")
     bad = await wb.client.get(

@@ -45,12 +45,12 @@ class StreamPage:
 
 @dataclass(frozen=True)
 class Change:
-    """One entry of the changes feed: its number, what changed, the record, its latest progress."""
+    """One entry of the changes feed: its number, what changed, the record (whose `progress` is
+    its latest progress)."""
 
     change_id: int
     change: str
     execution: Execution
-    progress_json: str | None
 
 
 @dataclass(frozen=True)
@@ -146,9 +146,7 @@ class Reads:
         as it is now, in the order of those changes."""
         owner = None if principal.sees_all else principal.name
         found = await self.store.read_changes(owner, after, limit)
-        return [
-            Change(f.row.change_seq, f.row.change_type, execution_from(f), f.row.progress_json) for f in found
-        ]
+        return [Change(f.row.change_seq, f.row.change_type, execution_from(f)) for f in found]
 
     async def wait(
         self, principal: Principal, execution_id: str, kind: str | None, wait_ms: int

@@ -19,6 +19,7 @@ from workbench.wire.models import (
     ItemStatus,
     OutputInfo,
     Preview,
+    Progress,
     Usage,
 )
 from workbench.wire.services import Readiness
@@ -148,6 +149,14 @@ def usage_of(row: ExecutionRow) -> Usage | None:
     )
 
 
+def progress_of(row: ExecutionRow) -> Progress | None:
+    """The numbers and message of its latest `progress` event, kept in its row with the event."""
+    if row.progress_json is None:
+        return None
+    event = json.loads(row.progress_json)
+    return Progress(progress=event.get("progress"), total=event.get("total"), message=event.get("message"))
+
+
 def usage_fields(items: Sequence[ItemRow]) -> dict[str, int | None]:
     """A batch's usage columns: its items' CPU times summed, the most memory one item held."""
 
@@ -204,6 +213,7 @@ def execution_from_row(
         concurrency=row.concurrency,
         fail_fast=row.fail_fast if row.kind == "batch" else None,
         usage=usage_of(row),
+        progress=progress_of(row),
         created_at=format_time(row.created_at) or "",
         started_at=format_time(row.started_at),
         finished_at=format_time(row.finished_at),

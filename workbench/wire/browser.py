@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from workbench.wire.models import Execution, RequestModel, Timestamp, WireModel
+from workbench.wire.models import Execution, Progress, RequestModel, Timestamp, WireModel
 
 ChangeType = Literal["created", "status", "progress", "terminal"]
 
@@ -50,12 +50,6 @@ class StreamToken(WireModel):
     expires_at: Timestamp
 
 
-class Progress(WireModel):
-    progress: float | None = None
-    total: float | None = None
-    message: str | None = None
-
-
 class Change(WireModel):
     """One event of `GET /v1/events/stream`: an execution as it is after its latest change."""
 
@@ -63,3 +57,4 @@ class Change(WireModel):
     change: ChangeType
     execution: Execution
     progress: Progress | None = None
+    """The execution's latest progress: the same as `execution.progress`."""

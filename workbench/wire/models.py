@@ -62,6 +62,7 @@ from workbench.wire.parts import ErrorInfo as ErrorInfo
 from workbench.wire.parts import ItemStatus as ItemStatus
 from workbench.wire.parts import OutputInfo as OutputInfo
 from workbench.wire.parts import Preview as Preview
+from workbench.wire.parts import Progress as Progress
 from workbench.wire.parts import Usage as Usage
 from workbench.wire.services import MAX_READY_TIMEOUT_MS, Readiness, ServiceFields
 from workbench.wire.status import ExecutionStatus
@@ -270,6 +271,8 @@ class Execution(WireModel):
     """A batch's: the rest are cancelled once an item ends without completing."""
     usage: Usage | None = None
     """What it used, once terminal (null before)."""
+    progress: Progress | None = None
+    """Its latest `progress` event's numbers and message (kept once it ended); null before one."""
     created_at: Timestamp
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None

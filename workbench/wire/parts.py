@@ -1,5 +1,5 @@
-"""The parts of an execution's record: its preview, error, capabilities, usage, a batch's item
-statuses, output counters and artifacts. `models` re-exports every name."""
+"""The parts of an execution's record: its preview, error, capabilities, usage, progress, a
+batch's item statuses, output counters and artifacts. `models` re-exports every name."""
 
 from __future__ import annotations
 
@@ -61,6 +61,15 @@ class Usage(WireModel):
     """CPU time in the kernel, in ms (a batch: the sum of its items')."""
     peak_memory_bytes: int | None = None
     """The most memory it held at once (a batch: the most of one item)."""
+
+
+class Progress(WireModel):
+    """The latest `progress` event of an execution (a `DONE/TOTAL message` line of the file
+    named by `$WORKBENCH_PROGRESS`): the record's `progress`, and the changes feed's."""
+
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
 
 
 class ItemStatus(WireModel):

@@ -1089,6 +1089,7 @@ export interface components {
             changeId: number;
             change: components["schemas"]["ChangeType"];
             execution: components["schemas"]["Execution"];
+            /** @description The execution's latest progress: the same as `execution.progress`. */
             progress: components["schemas"]["Progress"] | null;
         };
         /**
@@ -1276,6 +1277,8 @@ export interface components {
             failFast: boolean | null;
             /** @description What it used, once terminal (null before). */
             usage: components["schemas"]["Usage"] | null;
+            /** @description Its latest `progress` event's numbers and message (kept once it ended); null before one. */
+            progress: components["schemas"]["Progress"] | null;
             /** Format: date-time */
             createdAt: string;
             startedAt: string | null;
@@ -1543,7 +1546,11 @@ export interface components {
             stdoutElidedBytes: number;
             stderrElidedBytes: number;
         };
-        /** Progress */
+        /**
+         * Progress
+         * @description The latest `progress` event of an execution (a `DONE/TOTAL message` line of the file
+         *     named by `$WORKBENCH_PROGRESS`): the record's `progress`, and the changes feed's.
+         */
         Progress: {
             progress: number | null;
             total: number | null;
