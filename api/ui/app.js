@@ -15,7 +15,6 @@ const state = {
   changes: null, // the changes stream
   changeCursor: null,
   listeners: new Set(), // functions called with each change
-  progress: new Map(), // the latest progress the changes gave of each execution
   unreachable: false, // a request or stream found no daemon: the next stream that opens clears it
   routeFailed: false, // the page on screen could not be read: read it again once the daemon is back
   routes: 0, // pages shown so far: a late error of one since left is not shown
@@ -144,7 +143,6 @@ function startChanges() {
   if (state.changes) return state.changesReady;
   const deliver = (change) => {
     state.changeCursor = change.changeId;
-    if (change.progress) state.progress.set(change.execution.executionId, change.progress);
     for (const fn of state.listeners) fn(change);
   };
   let isReady;
@@ -168,7 +166,6 @@ function stopStreams() {
   if (state.changes) state.changes.close();
   state.changes = null;
   state.changeCursor = null;
-  state.progress.clear();
   if (executionStream) executionStream.close();
   executionStream = null;
   state.listeners.clear();
@@ -189,7 +186,9 @@ function matches(record, filters) {
   return true;
 }
 
-function renderRow(tr, record, progress) {
+// A row of the list; its progress is the record's (its latest progress event, kept with it).
+function renderRow(tr, record) {
+  const progress = record.progress;
   const link = document.createElement("a");
   link.href = "#/x/" + record.executionId;
   link.textContent = record.executionId;
@@ -264,7 +263,7 @@ async function showList(params) {
     rows.clear();
     const trs = page.executions.map((record) => {
       const tr = document.createElement("tr");
-      renderRow(tr, record, state.progress.get(record.executionId) || null);
+      renderRow(tr, record);
       rows.set(record.executionId, tr);
       return tr;
     });
@@ -306,7 +305,7 @@ async function showList(params) {
         gone.remove();
       }
     }
-    renderRow(tr, record, change.progress || state.progress.get(record.executionId) || null);
+    renderRow(tr, record);
   };
   state.listeners.add((change) => (loading ? early.push(change) : apply(change)));
   // The page is not held up more than 2 s for a stream that is slow to come: it is read then, and
@@ -349,17 +348,17 @@ async function showExecution(id) {
   $("main").replaceChildren($("execution-page").content.cloneNode(true));
   // Changes are taken from before the record is read: one that comes meanwhile is not lost. The
   // record shown is the newest of those (by rowVersion); the execution's own `status` events,
-  // newer than it (by lastSequence), move its status on too.
+  // newer than it (by lastSequence), move its status on too. Its progress is shown from the
+  // record at once, then moved on by its `progress` events.
   let record = null;
   const show = (r) => {
     if (record && r.rowVersion < record.rowVersion) return;
     record = r;
     renderRecord(r);
+    renderProgress(r.progress);
   };
   state.listeners.add((change) => {
-    if (change.execution.executionId !== id) return;
-    show(change.execution);
-    if (change.progress) renderProgress(change.progress);
+    if (change.execution.executionId === id) show(change.execution);
   });
   startChanges();
   const first = await api("GET", "/v1/executions/" + encodeURIComponent(id));

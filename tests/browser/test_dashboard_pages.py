@@ -201,3 +201,46 @@ def test_an_execution_page_left_before_its_record_came_does_not_take_over_the_ne
     assert first["executionId"] not in page.inner_text("main")
     page.unroute(record)
     assert page.errors == []
+
+
+#: The progress bar of a row of the list, or of an execution's page, as `wait_js` returns it.
+ROW_BAR = """(s) => { const row = document.querySelector(s); const bar = row && row.querySelector('progress');
+  return bar && {value: bar.value, max: bar.max, text: row.lastElementChild.textContent}; }"""
+PAGE_BAR = """() => { const bar = document.getElementById('x-progress');
+  return bar && !bar.hidden && {value: bar.value, max: bar.max,
+    text: document.getElementById('x-progress-text').textContent}; }"""
+
+
+@pytest.mark.timeout(120)
+def test_a_page_loaded_after_the_progress_shows_it_at_once(
+    daemon: DaemonProcess, chromium: Any, tmp_path: Path
+) -> None:
+    """The list and an execution's page, loaded (or reloaded) after the execution's progress was
+    journaled, show that progress before any later change: the list from the records it reads,
+    the page from its record and the events it replays. It stays shown once the execution ended."""
+    started = daemon.start_bash(
+        "echo '3/10 building' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e release ]; do sleep 0.02; done",
+        cwd=str(tmp_path),
+    )
+    execution_id = started["executionId"]
+    deadline = time.monotonic() + 30
+    while not any(e["eventType"] == "progress" for e in daemon.events(execution_id)):
+        assert time.monotonic() < deadline, "the progress line was not journaled within 30 s"
+        time.sleep(0.05)
+    row = f"tr[data-id={execution_id}]"
+    page = logged_in(chromium, daemon)
+    assert wait_js(page, ROW_BAR, row, 10) == {"value": 3, "max": 10, "text": "30%"}
+    page.reload()
+    assert wait_js(page, ROW_BAR, row, 10) == {"value": 3, "max": 10, "text": "30%"}
+
+    page.goto(f"{daemon.url}/#/x/{execution_id}")
+    page.reload()
+    assert wait_js(page, PAGE_BAR, timeout_s=10) == {"value": 3, "max": 10, "text": "30% building"}
+
+    (tmp_path / "release").touch()
+    assert daemon.wait(execution_id)["status"] == "completed"
+    page.goto(f"{daemon.url}/#/")
+    page.reload()
+    page.wait_for_selector(f"{row}[data-status=completed]")
+    assert wait_js(page, ROW_BAR, row, 10) == {"value": 3, "max": 10, "text": "30%"}
+    assert page.errors == []
