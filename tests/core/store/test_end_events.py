@@ -91,3 +91,27 @@ async def test_output_and_end_share_one_commit(db: SQLiteStore) -> None:
 
 async def test_a_refused_end_writes_none_of_its_output(db: SQLiteStore) -> None:
     await a_refused_end_writes_none_of_its_output(db)
+
+
+async def a_refusal_for_its_status_does_not_disown(db: Any) -> None:
+    """A node's transition refused only because the execution moved on (another node recorded a
+    cancel meanwhile) leaves the execution that node's: its output and its end are still written
+    (a refusal for its owner disowns it: `a_claim_taken_meanwhile_disowns`); `db`: either engine."""
+    journal = Journal(db)
+    await db.create_execution(row("ex_e5", status="cancel_requested", node_id="a"), event_builder("status"))
+    with trio.fail_after(10):
+        # Its owner, told of the cancel, asks for it again: refused, it is so already.
+        assert await journal.transition("ex_e5", S.CANCEL_REQUESTED, owner="a") is None
+        assert await journal.append("ex_e5", _output("bye\n")) == 2
+        ended = await journal.transition("ex_e5", S.CANCELLED, before=_output("last\n"), owner="a")
+    assert ended == 4
+    assert await _kinds(db, "ex_e5") == [
+        ("status", "cancel_requested"),
+        ("output", "bye\n"),
+        ("output", "last\n"),
+        ("status", "cancelled"),
+    ]
+
+
+async def test_a_refusal_for_its_status_does_not_disown(db: SQLiteStore) -> None:
+    await a_refusal_for_its_status_does_not_disown(db)

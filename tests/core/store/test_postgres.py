@@ -11,6 +11,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from tests import pg
 from tests.core.store.test_end_events import (
+    a_refusal_for_its_status_does_not_disown,
     a_refused_end_writes_none_of_its_output,
     output_and_end_share_one_commit,
 )
@@ -85,3 +86,9 @@ async def test_output_and_end_share_one_commit(db: PostgresStore) -> None:
 
 async def test_a_refused_end_writes_none_of_its_output(db: PostgresStore) -> None:
     await a_refused_end_writes_none_of_its_output(db)
+
+
+async def test_a_refusal_for_its_status_does_not_disown(db: PostgresStore) -> None:
+    """A cross-node cancel: the owner's own cancel_requested is refused (it is so already), and
+    its tree's last output and its end are still written, not refused as if disowned."""
+    await a_refusal_for_its_status_does_not_disown(db)

@@ -148,12 +148,10 @@ class PostgresEngine(PostgresThreads, Store):
         allowed = tuple(sources)
 
         def job(conn: Conn) -> int | None:
-            if before and execution_id in self.disowned:
-                return None
             row = _transition_after(conn, execution_id, target, allowed, fields, event, owner, before)
             if row is None:
-                if owner is not None:
-                    self.disowned.add(execution_id)
+                if owner is not None and q.owner_of(conn, execution_id) != owner:
+                    self.disowned.add(execution_id)  # refused for its owner, not for its status
                 return None
             if (
                 row.batch_id is not None

@@ -446,3 +446,9 @@ def ack_exit(conn: Conn, delivery_id: str, principal: str | None, now: int) -> b
     if found[0] is None:
         conn.execute("UPDATE exits SET acked_at = %s WHERE delivery_id = %s", (now, delivery_id))
     return True
+
+
+def owner_of(conn: Conn, execution_id: str) -> str | None:
+    """The node an execution is claimed by (None: none, or no such execution)."""
+    found = conn.execute("SELECT node_id FROM executions WHERE id = %s", (execution_id,)).fetchone()
+    return None if found is None else found[0]

@@ -399,3 +399,9 @@ def ack_exit(conn: sqlite3.Connection, delivery_id: str, principal: str | None, 
     if found[0] is None:
         conn.execute("UPDATE exits SET acked_at = ? WHERE delivery_id = ?", (now, delivery_id))
     return True
+
+
+def owner_of(conn: sqlite3.Connection, execution_id: str) -> str | None:
+    """The node an execution is claimed by (None: none, or no such execution)."""
+    found = conn.execute("SELECT node_id FROM executions WHERE id = ?", (execution_id,)).fetchone()
+    return None if found is None else found[0]
