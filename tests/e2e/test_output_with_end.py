@@ -15,6 +15,7 @@ import trio
 from tests import ceilings
 from tests.conftest import DaemonHandle
 from workbench.core import capture
+from workbench.core import finish as finish_module
 
 
 def _appends_of(wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -61,3 +62,52 @@ async def test_output_of_a_run_past_the_hold_is_journaled_while_it_runs(wb: Daem
     assert "".join(e["outputDelta"] for e in events if e["eventType"] == "output") == "early\n"
     await wb.client.post(f"/v1/executions/{execution_id}/cancel")
     assert (await wb.wait(execution_id))["status"] == "cancelled"
+
+
+async def test_output_held_for_the_end_goes_with_its_artifacts_and_their_offsets(
+    wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept as artifacts (not UTF-8), the held output commits with them and with the offsets it
+    reaches: a restart between that commit and the end's resumes after it, not before (no output
+    journaled twice)."""
+    monkeypatch.setattr(capture, "YOUNG_HOLD_S", 30.0)
+    store = wb.daemon.service.store
+    seen: list[tuple[list[str], dict[str, Any], int]] = []
+    real = store.append_events
+
+    async def append_events(execution_id: str, events: Any, fields: Any, **kwargs: Any) -> Any:
+        seen.append(([kind for kind, _ in events], dict(fields), len(kwargs.get("artifacts", ()))))
+        return await real(execution_id, events, fields, **kwargs)
+
+    monkeypatch.setattr(store, "append_events", append_events)
+    record = await wb.run("printf 'a\\377b'")
+    assert record["status"] == "completed" and record["artifacts"], record
+    assert len(seen) == 1, seen
+    kinds, fields, artifacts = seen[0]
+    assert kinds == ["output", "artifact"] and artifacts == 1
+    assert fields["stdout_offset"] == 3 and fields["stdout_bytes"] == 3, fields
+
+
+async def test_output_held_for_an_end_that_failed_goes_with_the_end_tried_again(
+    wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An end that fails before its commit (a bug: here the record's preview raises once) is
+    tried again as `failed`, and the output held for it is journaled with that end (promise 1)."""
+    monkeypatch.setattr(capture, "YOUNG_HOLD_S", 30.0)
+    real = finish_module.execution_preview
+    failed: list[bool] = []
+
+    async def preview_failing_once(*args: Any, **kwargs: Any) -> Any:
+        if not failed:
+            failed.append(True)
+            raise RuntimeError("a preview that failed")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(finish_module, "execution_preview", preview_failing_once)
+    record = await wb.run("echo hi")
+    assert record["status"] == "failed" and record["error"]["code"] == "internal", record
+    events = await wb.events(record["executionId"])
+    assert [(e["eventType"], e.get("outputDelta")) for e in events[-2:]] == [
+        ("output", "hi\n"),
+        ("status", None),
+    ], events

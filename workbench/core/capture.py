@@ -5,7 +5,7 @@ them (woken by inotify), feeds new bytes to the sans-IO `OutputCapture`, and app
 to the journal together with the spool offsets they reach, so a restarted daemon resumes exactly.
 Small writes are coalesced: a lone line is journaled at once, a chatty process at most once per
 `flush_ms`; what a new execution writes in its first `YOUNG_HOLD_S` waits that long for its end
-and what is read at the end is not appended but held (`take_held`) for the terminal status's
+and what is read at the end is not appended but held (`held`) for the terminal status's
 transaction (`finish`), so a short command's output and its end cost one commit, not two. Every
 byte is hashed as it is read, so keeping a 1 GB spool file as an artifact does not cost a second
 pass at the end.
@@ -242,17 +242,21 @@ class Capture:
         events.extend(self._progress_events(final=final))
         now = trio.current_time()
         if final:
-            # At the end, these events and the counters go with the terminal status (`take_held`,
+            # At the end, these events and the counters go with the terminal status (`held`,
             # `fields`): one commit for both.
             self._held.extend(events)
         elif events or (self._counters_dirty and now - self._counters_at >= _COUNTERS_EVERY):
             await self._append(events)
 
-    def take_held(self) -> list[tuple[str, EventBuilder]]:
+    def held(self) -> list[tuple[str, EventBuilder]]:
         """The events of the last read, not yet journaled: the caller commits them just before
-        the terminal status, in its transaction (see `Journal.transition`'s `before`)."""
-        held, self._held = self._held, []
-        return held
+        the terminal status, in its transaction (see `Journal.transition`'s `before`), with the
+        offsets they reach (`fields`), and then says so (`committed_held`). Until then they are
+        kept: an end that fails before its commit and is tried again still has them."""
+        return list(self._held)
+
+    def committed_held(self) -> None:
+        self._held = []
 
     async def _read_past_budget(self, s: _Stream) -> int:
         """Past the budget nothing more is journaled; bytes are hashed (off the trio thread).

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,21 +58,25 @@ async def finish(
     live = ending.live
     kept: set[str] = set()
     capture = ending.capture
-    # The output of the capture's last read: committed with the terminal status, after it.
+    # The output of the capture's last read: it goes with the first of these commits, with the
+    # offsets it reaches (a restart resumes from those), and stays held until it is committed.
     held: list[tuple[str, EventBuilder]] = []
     if capture is not None:
         fields = {**capture.fields(), **fields}
-        held = capture.take_held()
+        held = capture.held()
         kept = set(capture.result.kept)
         if kept:
-            await _publish_artifacts(ctx, live.id, ending.directory, capture.result.kept, held)
+            await _publish_artifacts(ctx, live.id, ending.directory, capture, held)
+            capture.committed_held()
             held = []
     if live.row.persist_shell and outcome.exit_code is not None and status in (S.COMPLETED, S.FAILED):
         # Before the terminal status: whoever learns of the end and starts the next finds it.
         note = await trio.to_thread.run_sync(shells.keep, ctx.settings.layout, live.row)
         if note is not None:  # what of the state is not kept, and why
-            held.append(("status", event_builder("status", message=note)))
-            await ctx.journal.append(live.id, held)
+            noted = [*held, ("status", event_builder("status", message=note))]
+            await ctx.journal.append(live.id, noted, capture.fields() if capture is not None else None)
+            if capture is not None:
+                capture.committed_held()
             held = []
     # Made now, while the spool files are there: tidying up removes those not kept.
     preview = await execution_preview(ending.directory, live.row, final=True)
@@ -86,6 +89,8 @@ async def finish(
         status, outcome = S.CANCELLED, Outcome(S.CANCELLED, outcome.exit_code, outcome.signal)
         fields = {k: v for k, v in fields.items() if k not in ("error_code", "error_message")}
         sequence = await _commit(ctx, ending, status, fields, outcome, owner, held)
+    if capture is not None:
+        capture.committed_held()  # or refused with the end: nothing is written after a terminal status
     if sequence is None and not force:
         log.warning("execution %s: terminal transition to %s refused or not recorded", live.id, status)
     live.status = status
@@ -122,19 +127,22 @@ async def _publish_artifacts(
     ctx: RunContext,
     execution_id: str,
     directory: ExecutionDir,
-    kept: Mapping[str, str],
+    capture: Capture,
     held: list[tuple[str, EventBuilder]],
 ) -> None:
-    """The artifacts and their events, after the `held` output events, in one transaction."""
+    """The artifacts and their events, after the `held` output events (with the offsets they
+    reach), in one transaction."""
     artifacts = [
         ArtifactRow(name, directory.spool(name).stat().st_size, digest, "application/octet-stream")
-        for name, digest in sorted(kept.items())
+        for name, digest in sorted(capture.result.kept.items())
     ]
     events = [
         ("artifact", event_builder("artifact", message=a.name, stream=a.name if a.name in STREAMS else None))
         for a in artifacts
     ]
-    await ctx.journal.append(execution_id, [*held, *events], artifacts=artifacts, created_at=now_ms())
+    await ctx.journal.append(
+        execution_id, [*held, *events], capture.fields(), artifacts=artifacts, created_at=now_ms()
+    )
 
 
 def exit_body(directory: ExecutionDir, outcome: Outcome, tails: tuple[str, str] | None = None) -> ExitBody:
