@@ -111,3 +111,31 @@ async def test_output_held_for_an_end_that_failed_goes_with_the_end_tried_again(
         ("output", "hi\n"),
         ("status", None),
     ], events
+
+
+async def test_an_interactive_runs_prompt_is_journaled_before_the_answer_to_it(
+    wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Output that others answer (a prompt, before its input) is not held for the end: the
+    journal has the prompt before the input that answers it."""
+    monkeypatch.setattr(capture, "YOUNG_HOLD_S", 30.0)  # were it held, the prompt would wait
+    record = await wb.start("printf 'name? '; read -r x; echo \"hello $x\"", openStdin=True)
+    execution_id = record["executionId"]
+    with ceilings.within(10, "the prompt to be journaled while the run waits for its answer"):
+        while not any(e["eventType"] == "output" for e in await wb.events(execution_id)):  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.02)
+    response = await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": "bob\n"})
+    assert response.status_code == 204, response.text
+    assert (await wb.wait(execution_id))["status"] == "completed"
+    said = [
+        (e["eventType"], e.get("outputDelta") or e.get("inputDelta"))
+        for e in await wb.events(execution_id)
+        if e["eventType"] in ("output", "input")
+    ]
+    # (What the answer makes the process print may be journaled before or after the input
+    # event: the input is journaled once the process has it.)
+    assert said[:2] == [("output", "name? "), ("input", "bob\n")] or said[:2] == [
+        ("output", "name? "),
+        ("output", "hello bob\n"),
+    ], said
+    assert sorted(said[1:]) == [("input", "bob\n"), ("output", "hello bob\n")], said

@@ -89,6 +89,7 @@ class Capture:
         offsets: dict[str, int] | None = None,
         progress_offset: int = 0,
         on_display: Callable[[str, bytes | memoryview], None] | None = None,
+        hold: bool = True,
     ) -> None:
         self._journal = journal
         self._id = execution_id
@@ -117,8 +118,11 @@ class Capture:
         #: trio time of the last output seen; the idle timeout watches it.
         self.last_output = trio.current_time()
         self.result = CaptureResult()
-        #: Until when a new execution's output waits for its end (a resumed one's never does).
-        self._hold_until = self.last_output + YOUNG_HOLD_S if offsets is None else -math.inf
+        #: Until when a new execution's output waits for its end: not a resumed one's, nor one
+        #: that others act on as it comes (`hold` False: its input answers a prompt, its
+        #: readiness is seen in it), whose output must come before what they do in the journal.
+        held = hold and offsets is None
+        self._hold_until = self.last_output + YOUNG_HOLD_S if held else -math.inf
         #: The events the last read made, held for the terminal status (`take_held`).
         self._held: list[tuple[str, EventBuilder]] = []
 

@@ -206,6 +206,7 @@ class Run:
             offsets=offsets,
             progress_offset=row.progress_offset,
             on_display=partial(self.ex.displays.publish, self.live.id),
+            hold=not (row.open_stdin or row.tty_json is not None or row.service),
         )
 
     async def _running(self, offsets: dict[str, int] | None = None) -> None:
