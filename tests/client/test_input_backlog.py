@@ -133,3 +133,15 @@ def test_a_piece_is_sent_again_only_for_its_codes_within_their_bounds() -> None:
     assert first is not None and first <= 0.05
     time.sleep(0.06)
     assert bounded.after("input_backlog") is None
+
+
+def test_giving_up_keeps_a_newer_daemons_error_code() -> None:
+    """An error of a code this client does not know keeps that code when the input's give-up
+    says how much was taken (it was reset to `internal`)."""
+    from workbench.client.calls import UnknownCodeError
+    from workbench.client.interactive import _gave_up
+
+    error = _gave_up(UnknownCodeError("no input now", details={"x": 1}, code="input_paused"), 5)
+    assert isinstance(error, UnknownCodeError) and error.code == "input_paused"
+    assert error.details == {"x": 1, "takenBytes": 5}
+    assert "the first 5 bytes" in error.message, error.message

@@ -12,7 +12,7 @@ import httpx
 
 from workbench.client import backlog
 from workbench.client.base import Base
-from workbench.client.calls import Call, ExecutionRef, execution_id, expect
+from workbench.client.calls import Call, ExecutionRef, UnknownCodeError, execution_id, expect
 from workbench.client.plan import Plan, Sleep, method, send
 from workbench.wire.errors import InputBacklog, WorkbenchError
 from workbench.wire.models import SIGNAL_NAMES, Execution
@@ -79,6 +79,8 @@ def _gave_up(error: WorkbenchError, taken: int) -> WorkbenchError:
     message = error.message
     if taken or error.code == InputBacklog.code:
         message += "; " + backlog.taken_said(taken, error.code)
+    if isinstance(error, UnknownCodeError):  # a newer daemon's code: kept
+        return UnknownCodeError(message, details=details, code=error.code)
     return type(error)(message, details=details)
 
 
