@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
             "LiveEvent",
             "OutputInfo",
             "Preview",
+            "Progress",
             "Usage",
             "WaitResult",
             "ExecutionKind",
@@ -144,6 +145,7 @@ if TYPE_CHECKING:
     from workbench.wire.models import OutputInfo as OutputInfo
     from workbench.wire.models import Preview as Preview
     from workbench.wire.models import PreviewFormat as PreviewFormat
+    from workbench.wire.models import Progress as Progress
     from workbench.wire.models import StreamName as StreamName
     from workbench.wire.models import Usage as Usage
     from workbench.wire.models import WaitResult as WaitResult
