@@ -16,6 +16,7 @@ from tests import ceilings
 from tests.conftest import DaemonHandle
 from workbench.core import capture
 from workbench.core import finish as finish_module
+from workbench.core import preview as preview_module
 
 
 def _appends_of(wb: DaemonHandle, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -94,7 +95,7 @@ async def test_output_held_for_an_end_that_failed_goes_with_the_end_tried_again(
     """An end that fails before its commit (a bug: here the record's preview raises once) is
     tried again as `failed`, and the output held for it is journaled with that end (promise 1)."""
     monkeypatch.setattr(capture, "YOUNG_HOLD_S", 30.0)
-    real = finish_module.execution_preview
+    real = preview_module.execution_preview
     failed: list[bool] = []
 
     async def preview_failing_once(*args: Any, **kwargs: Any) -> Any:
