@@ -14,7 +14,6 @@ executions are ordinary rows with `context_id`; each gets a supervisor task
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import logging
 import os
@@ -223,9 +222,11 @@ class Contexts:
             await trio.sleep(SAVE_AFTER_S)
         finally:  # and when the daemon stops meanwhile; one that died was saved then
             context.saving = False
-            if not context.info.dead:
-                with contextlib.suppress(OSError):
+            try:
+                if not context.info.dead:
                     self._save(context)
+            except OSError as exc:
+                log.warning("context %s: could not record its counts: %s", context.info.id, exc)
 
     async def interrupt(self, context: Context, execution_id: str) -> None:
         if context.link is not None:
