@@ -20,7 +20,8 @@ PUBLIC = [
     "IdempotencyKeyReused", "Image", "ImageIsolation", "ImageList", "ImageUnavailable",
     "InputBacklog", "InvalidRequest", "ItemStatus", "LiveEvent", "NodeUnavailable", "NotFound",
     "OnWaitTimeout", "OutputInfo",
-    "PayloadTooLarge", "PreconditionFailed", "Preview", "PreviewFormat", "QuotaExceeded", "StatusName",
+    "PayloadTooLarge", "PreconditionFailed", "Preview", "PreviewFormat", "Progress", "QuotaExceeded",
+    "StatusName",
     "StorageFull", "StreamName", "TooManyExecutions", "Unauthorized", "Unavailable", "UnknownImage",
     "UnsupportedLanguage", "Usage", "WaitResult", "WorkbenchError",
 ]  # fmt: skip
