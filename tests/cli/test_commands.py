@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
+from tests import ceilings
 from tests.cli.conftest import Cli
 from tests.cli.test_run import BIG, BIG_ERR, BIG_OUT
 from tests.conftest import DaemonHandle
@@ -100,6 +102,24 @@ async def test_show_and_its_json(cli: Cli, wb: DaemonHandle) -> None:
     shown = await cli.ok("show", record["executionId"])
     assert re.search(r"^status:\s+failed$", shown.text, re.M) and re.search(r"^exit:\s+7$", shown.text, re.M)
     assert json.loads((await cli.ok("show", "--json", record["executionId"])).out) == record
+
+
+async def test_show_and_ls_give_a_runs_latest_progress(cli: Cli, wb: DaemonHandle) -> None:
+    """The record's `progress` (its latest progress line): `show` gives it whole, `ls` its share
+    beside a running status."""
+    record = await wb.start('echo "3/10 building" >> "$WORKBENCH_PROGRESS"; exec sleep 30')
+    execution_id = record["executionId"]
+    with ceilings.within(20, "the progress line to reach the record"):
+        while (await wb.client.get(f"/v1/executions/{execution_id}")).json()["progress"] is None:  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.02)
+    shown = await cli.ok("show", execution_id)
+    assert re.search(r"^progress:\s+3/10 \(30%\) building$", shown.text, re.M), shown.text
+    listed = await cli.ok("ls", "--limit", "1")
+    assert listed.text.splitlines()[1].split()[2:4] == ["running", "30%"], listed.text
+    await wb.client.post(f"/v1/executions/{execution_id}/cancel", json={})
+    await wb.wait(execution_id)
+    quiet = await cli.ok("show", (await wb.run("true"))["executionId"])
+    assert "progress:" not in quiet.text
 
 
 async def test_events_lists_the_journal_and_json_lines(cli: Cli, wb: DaemonHandle) -> None:

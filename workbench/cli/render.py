@@ -51,6 +51,24 @@ def outcome(record: dict[str, Any]) -> str:
     return "-"
 
 
+def progress_text(progress: dict[str, Any] | None) -> str | None:
+    """A record's latest progress, e.g. `3/10 (30%) building`, or None before the first."""
+    if not progress or progress.get("progress") is None:
+        return None
+    done, total = progress["progress"], progress.get("total")
+    text = f"{done:g}/{total:g}" if total else f"{done:g}"
+    if total:
+        text += f" ({progress_share(progress)})"
+    return f"{text} {progress['message']}" if progress.get("message") else text
+
+
+def progress_share(progress: dict[str, Any] | None) -> str | None:
+    """`30%` of a progress with a total, else None."""
+    if not progress or not progress.get("total") or progress.get("progress") is None:
+        return None
+    return f"{round(100 * progress['progress'] / progress['total'])}%"
+
+
 def cpu(usage: dict[str, Any] | None) -> str:
     """User + system CPU time of a `usage`, e.g. `1.02s`, or `-`."""
     if not usage or usage.get("cpuUserMs") is None:
@@ -128,10 +146,11 @@ def executions_table(
     short = ids.shortest(r["executionId"] for r in records) if trunc else {}
     rows = []
     for r in records:
+        share = progress_share(r.get("progress")) if r["status"] == "running" else None
         row = [
             short.get(r["executionId"], r["executionId"]),
             KIND_SHORT.get(r["executionKind"], r["executionKind"]),
-            r["status"],
+            f"{r['status']} {share}" if share else r["status"],
             outcome(r),
             age(r.get("createdAt"), now),
             duration(r, now),
@@ -195,6 +214,7 @@ def show(record: dict[str, Any], reruns: list[str] | None = None) -> str:
         ("started", record.get("startedAt")),
         ("finished", record.get("finishedAt")),
         ("duration", duration(record, now)),
+        ("progress", progress_text(record.get("progress"))),
         ("deadline", record.get("deadlineAt")),
         (
             "output",
