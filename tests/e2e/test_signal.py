@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import trio
+
 from tests import procs
 from tests.conftest import DaemonHandle
 
@@ -14,6 +16,11 @@ async def test_a_signal_reaches_the_tree_and_is_journaled(wb: DaemonHandle, tmp_
     )
     execution_id = started["executionId"]
     await procs.eventually(lambda: (tmp_path / "ready").exists())
+    # The tree may run before the daemon has its spawn's answer: until the record says
+    # `running`, the execution is `queued` to the API, and a signal is refused (a 409).
+    with trio.fail_after(30):
+        while (await wb.client.get(f"/v1/executions/{execution_id}")).json()["status"] != "running":  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.01)
     response = await wb.client.post(f"/v1/executions/{execution_id}/signal", json={"signal": "INT"})
     assert response.status_code == 202, response.text
     assert response.json()["execution"]["executionId"] == execution_id
