@@ -92,6 +92,18 @@ def test_a_killed_daemons_pool_dies_and_the_next_daemon_warms_again(daemon_proce
     assert record["status"] == "completed" and daemon.output(eid) == "done\n", record
 
 
+def _tree(pids: list[int]) -> list[int]:
+    """`pids` and all their descendants (those still there)."""
+    found: list[int] = []
+    for pid in pids:
+        try:
+            top = psutil.Process(pid)
+            found += [top.pid, *(p.pid for p in top.children(recursive=True))]
+        except psutil.NoSuchProcess:
+            continue
+    return list(dict.fromkeys(found))
+
+
 @pytest.mark.parametrize("image", ["host", "sandbox"])
 def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any, image: str) -> None:
     if image == "sandbox" and (SANDBOX_REASON is not None or os.geteuid() != 0):
@@ -101,11 +113,10 @@ def test_a_pool_whose_daemon_and_shim_were_killed_exits(daemon_process: Any, ima
     assert run_python(daemon, "pass", image)["status"] == "completed"
     pids = waiting_interpreters(daemon.data_dir, 1, host=image == "host")
     if image == "sandbox":  # the whole tree: sh, bubblewrap (twice) and the interpreter
-        pids = [
-            p.pid
-            for pid in pids
-            for p in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-        ]
+        # Looked at until it is whole: the tree of a pool's refill may still be starting.
+        deadline = time.monotonic() + 20
+        while len(pids := _tree(pids)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert len(pids) >= 4, pids
     # Stopped first, so that the shim dies before its client leaves (which would kill them).
     assert daemon.proc is not None
