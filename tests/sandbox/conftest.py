@@ -164,13 +164,13 @@ class Kit:
         return _alive(pid)
 
     @staticmethod
-    async def wait_until(predicate: Callable[[], bool]) -> None:
-        """Wait until `predicate()` holds (at most 10 s).
+    async def wait_until(predicate: Callable[[], bool], within_s: float = 10.0) -> None:
+        """Wait until `predicate()` holds (at most `within_s`).
 
         A test-side poll: what it waits for is done by the processes under test, which offer
         nothing to wait on.
         """
-        with trio.fail_after(10):
+        with trio.fail_after(within_s):
             while True:
                 if predicate():
                     return

@@ -154,4 +154,6 @@ async def test_a_shim_that_exits_leaves_no_cgroup_behind(kit: Kit) -> None:
         shim = sup.shim_pid
         await sup.shutdown()
     await Kit.wait_until(lambda: not kit.alive(shim))
-    await Kit.wait_until(lambda: not os.path.exists(domain))
+    # Removed once the helpers the shim started have gone too: more than 10 s once, on a
+    # machine busy with the whole suite.
+    await Kit.wait_until(lambda: not os.path.exists(domain), within_s=40)
