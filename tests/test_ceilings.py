@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import trio
-
-from tests import ceilings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,14 +44,43 @@ async def test_after_them() -> None:
 
 
 async def _inner_pytest(tmp_path: Path, source: str, within_s: float) -> tuple[int, str]:
-    """Run `source` as a test file under tests/conftest.py with a ceiling of 3 s: (status, stdout)."""
+    """Run `source` as a test file under tests/conftest.py with a ceiling of 3 s: (status, stdout).
+
+    One that has not ended within `within_s` is made to dump every thread's stack (faulthandler, on
+    SIGABRT) and the test fails with what it printed: where it hung, not just that it did."""
     (tmp_path / "test_inner.py").write_text(source)
     (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\ntimeout = 3\ntimeout_method = signal\n")
-    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-c"]
-    argv += [str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_inner.py")]
-    with ceilings.within(within_s, "the inner pytest run to end"):
-        done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
-    return done.returncode, done.stdout.decode(errors="replace")
+    argv = [sys.executable, "-X", "faulthandler", "-m", "pytest", "-p", "tests.conftest"]
+    argv += ["-p", "no:cacheprovider", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path)]
+    argv.append(str(tmp_path / "test_inner.py"))
+    out = bytearray()
+    async with trio.open_nursery() as nursery:
+        pipe, both = subprocess.PIPE, subprocess.STDOUT
+        process = await trio.lowlevel.open_process(argv, cwd=ROOT, stdout=pipe, stderr=both)
+        assert process.stdout is not None
+        nursery.start_soon(_read_all, process.stdout, out)
+        try:
+            with trio.move_on_after(within_s):
+                await process.wait()
+            if process.returncode is None:
+                process.send_signal(signal.SIGABRT)
+                with trio.move_on_after(10):
+                    await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+    text = out.decode(errors="replace")
+    status = await process.wait()
+    if status == -signal.SIGABRT:
+        raise AssertionError(f"the inner pytest had not ended within {within_s:g} s:\n{text[-9000:]}")
+    return status, text
+
+
+async def _read_all(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
+    async with stream:
+        while chunk := await stream.receive_some():
+            into += chunk
 
 
 async def test_a_hung_trio_test_fails_with_where_it_waited_and_the_next_one_runs(tmp_path: Path) -> None:
