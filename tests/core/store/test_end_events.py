@@ -7,17 +7,13 @@ and a refused end writes none of them (promise 4: terminal is final)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 
 from tests.core.store.test_sqlite import row
 from workbench.core.journal import Journal
 from workbench.core.records import event_builder
-from workbench.core.store import sqlite_schema as schema
 from workbench.core.store.sqlite import SQLiteStore
 from workbench.wire.status import ExecutionStatus as S
 
@@ -73,16 +69,6 @@ async def a_refused_end_writes_none_of_its_output(db: Any) -> None:
     assert await _kinds(db, "ex_e2") == [("status", "running"), ("status", "failed")]
     assert await _kinds(db, "ex_e3") == [("status", "running")]
     assert await _kinds(db, "ex_e4") == [("status", "running"), ("output", "mine\n"), ("status", "completed")]
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    path = tmp_path / "workbench.db"
-    schema.prepare(path)
-    handle = SQLiteStore(path)
-    handle.start()
-    yield handle
-    await handle.aclose()
 
 
 async def test_output_and_end_share_one_commit(db: SQLiteStore) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +39,6 @@ def row(execution_id: str, **extra: Any) -> ExecutionRow:
     }
     values.update(extra)
     return ExecutionRow.from_mapping(values)
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    path = tmp_path / "workbench.db"
-    schema.prepare(path)
-    handle = SQLiteStore(path)
-    handle.start()
-    yield handle
-    await handle.aclose()
 
 
 def test_an_empty_file_is_migrated_to_the_current_schema(tmp_path: Path) -> None:

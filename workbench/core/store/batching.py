@@ -1,4 +1,5 @@
-"""How both engines' writer threads gather a batch: one transaction, one commit for all of it.
+"""How both engines' writer threads gather a batch: one transaction, one commit for all of it;
+and the end of an execution with its held output, which both engines write alike.
 
 A batch is every job waiting when the writer takes the first. While every job of a batch is
 lazy (nobody waits for it at once: a `running` status), the writer waits a little longer
@@ -11,7 +12,11 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
+
+from workbench.core.store.rows import EventBuilder, ExecutionRow
+from workbench.wire.status import ExecutionStatus
 
 #: Most jobs one transaction takes; keeps a commit's latency bounded under a flood.
 MAX_BATCH = 512
@@ -45,3 +50,41 @@ def gather(
             return batch, True
         batch.append(nxt)
     return batch, False
+
+
+class Executes(Protocol):
+    """Either engine's connection."""
+
+    def execute(self, query: str, /) -> object: ...
+
+
+class Queries(Protocol):
+    """What `transition_after` needs of an engine's queries module (their signatures agree)."""
+
+    transition: Callable[..., ExecutionRow | None]
+    append_events: Callable[..., int | None]
+
+
+def transition_after(
+    q: Queries,
+    conn: Executes,
+    execution_id: str,
+    target: ExecutionStatus,
+    allowed: tuple[ExecutionStatus, ...],
+    fields: Mapping[str, Any],
+    event: EventBuilder,
+    owner: str | None,
+    before: Sequence[tuple[str, EventBuilder]],
+) -> ExecutionRow | None:
+    """`q.transition`, after `before`'s events (the output held until the end), in the job's own
+    transaction: a refused transition takes them back (a savepoint, in either engine's SQL)."""
+    if not before:
+        return q.transition(conn, execution_id, target, allowed, fields, event, owner)
+    conn.execute("SAVEPOINT before_end")
+    row = None
+    if q.append_events(conn, execution_id, before, {}) is not None:
+        row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
+    if row is None:
+        conn.execute("ROLLBACK TO SAVEPOINT before_end")
+    conn.execute("RELEASE SAVEPOINT before_end")
+    return row

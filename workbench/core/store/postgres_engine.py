@@ -16,13 +16,12 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import psycopg
 import trio
 
 from workbench.core.store import postgres_queries as q
 from workbench.core.store import postgres_retention as retention
 from workbench.core.store.base import ExitBody, Store
-from workbench.core.store.batching import LINGER_S
+from workbench.core.store.batching import LINGER_S, transition_after
 from workbench.core.store.postgres_schema import prepare
 from workbench.core.store.postgres_threads import (
     CHANGED,
@@ -148,7 +147,7 @@ class PostgresEngine(PostgresThreads, Store):
         allowed = tuple(sources)
 
         def job(conn: Conn) -> int | None:
-            row = _transition_after(conn, execution_id, target, allowed, fields, event, owner, before)
+            row = transition_after(q, conn, execution_id, target, allowed, fields, event, owner, before)
             if row is None:
                 if owner is not None and q.owner_of(conn, execution_id) != owner:
                     self.disowned.add(execution_id)  # refused for its owner, not for its status
@@ -379,25 +378,3 @@ def _created_notes(result: tuple[ExecutionRow, bool]) -> list[tuple[str, str]]:
 def _probe(conn: Conn) -> None:
     """A write that changes nothing yet needs the server to commit."""
     conn.execute("UPDATE workbench_schema SET version = version")
-
-
-def _transition_after(
-    conn: Conn,
-    execution_id: str,
-    target: ExecutionStatus,
-    allowed: tuple[ExecutionStatus, ...],
-    fields: Mapping[str, Any],
-    event: EventBuilder,
-    owner: str | None,
-    before: Sequence[tuple[str, EventBuilder]],
-) -> ExecutionRow | None:
-    """`q.transition`, after `before`'s events; a refused transition takes them back."""
-    if not before:
-        return q.transition(conn, execution_id, target, allowed, fields, event, owner)
-    row = None
-    with conn.transaction():  # a savepoint inside the batch's transaction
-        if q.append_events(conn, execution_id, before, {}) is not None:
-            row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
-        if row is None:
-            raise psycopg.Rollback()  # back to the savepoint, and on
-    return row

@@ -29,7 +29,7 @@ import trio
 from workbench.core.store import sqlite_queries as q
 from workbench.core.store import sqlite_retention as retention
 from workbench.core.store.base import ExitBody, Store
-from workbench.core.store.batching import LINGER_S, gather
+from workbench.core.store.batching import LINGER_S, gather, transition_after
 from workbench.core.store.health import StoreHealth, free_bytes
 from workbench.core.store.rows import (
     ArtifactRow,
@@ -207,7 +207,7 @@ class SQLiteStore(Store):
         allowed = tuple(sources)
 
         def job(conn: sqlite3.Connection) -> int | None:
-            row = _transition_after(conn, execution_id, target, allowed, fields, event, owner, before)
+            row = transition_after(q, conn, execution_id, target, allowed, fields, event, owner, before)
             if row is None:
                 if owner is not None and q.owner_of(conn, execution_id) != owner:
                     self.disowned.add(execution_id)  # refused for its owner, not for its status
@@ -447,26 +447,3 @@ class SQLiteStore(Store):
                 self._post([job])
         finally:
             conn.close()
-
-
-def _transition_after(
-    conn: sqlite3.Connection,
-    execution_id: str,
-    target: ExecutionStatus,
-    allowed: tuple[ExecutionStatus, ...],
-    fields: Mapping[str, Any],
-    event: EventBuilder,
-    owner: str | None,
-    before: Sequence[tuple[str, EventBuilder]],
-) -> ExecutionRow | None:
-    """`q.transition`, after `before`'s events; a refused transition takes them back."""
-    if not before:
-        return q.transition(conn, execution_id, target, allowed, fields, event, owner)
-    conn.execute("SAVEPOINT before_end")
-    row = None
-    if q.append_events(conn, execution_id, before, {}) is not None:
-        row = q.transition(conn, execution_id, target, allowed, fields, event, owner)
-    if row is None:
-        conn.execute("ROLLBACK TO before_end")
-    conn.execute("RELEASE before_end")
-    return row
