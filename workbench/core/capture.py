@@ -327,11 +327,11 @@ class Capture:
         events: list[tuple[str, EventBuilder]] = []
         read = 0
         self._progress_more = False
+        self._skip_old_progress()  # once a turn: what it leaves is one turn's reading at most
         while True:
             if read >= _PROGRESS_TURN and not final:
                 self._progress_more = True  # the rest in the next turn (`_due`)
                 break
-            self._skip_old_progress()
             data = os.pread(self._progress_fd, _PROGRESS_PIECE, self._progress_offset)
             if not data:
                 break
