@@ -55,10 +55,8 @@ def progress_text(progress: dict[str, Any] | None) -> str | None:
     """A record's latest progress, e.g. `3/10 (30%) building`, or None before the first."""
     if not progress or progress.get("progress") is None:
         return None
-    done, total = progress["progress"], progress.get("total")
-    text = f"{done:g}/{total:g}" if total else f"{done:g}"
-    if total:
-        text += f" ({progress_share(progress)})"
+    done, share = progress["progress"], progress_share(progress)
+    text = f"{done:g}/{progress['total']:g} ({share})" if share else f"{done:g}"
     return f"{text} {progress['message']}" if progress.get("message") else text
 
 
