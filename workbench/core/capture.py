@@ -13,11 +13,12 @@ pass at the end.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,8 @@ class Capture:
         self._hold_until = self.last_output + YOUNG_HOLD_S if held else -math.inf
         #: The events the last read made, held for the terminal status (`take_held`).
         self._held: list[tuple[str, EventBuilder]] = []
+        #: Held by each read that journals, and by `caught_up`'s caller while it journals its own.
+        self._order = trio.Lock()
 
     def finish(self) -> None:
         """Ask `run` to read everything that is left, journal it, and return (the tree is dead)."""
@@ -148,7 +151,8 @@ class Capture:
                     # Re-armed before the files are read: a write from now on wakes us. (The
                     # last read goes to the end of the files of a dead tree: nothing to wake it.)
                     self._watches.arm()
-                await self._pump(final=finishing)
+                async with self._order:
+                    await self._pump(final=finishing)
                 if finishing:
                     break
                 flushed_at = trio.current_time()
@@ -165,6 +169,16 @@ class Capture:
             await self._finalize()
         finally:
             self._close()
+
+    @contextlib.asynccontextmanager
+    async def caught_up(self) -> AsyncIterator[None]:
+        """For an event of the caller's own among the output (an input, a resize): what the tree
+        wrote until now is journaled first, and what it writes meanwhile waits for the block's
+        end, so that what the caller journals in it comes between the two."""
+        async with self._order:
+            if self._streams[0].fd >= 0 and not self._finish.is_set():
+                await self._pump(final=False)
+            yield
 
     def _due(self) -> float:
         """When what is held back (counters, the latest progress) must be written anyway."""

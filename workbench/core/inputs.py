@@ -7,11 +7,13 @@ daemon crash; the daemon checks what may be sent, sends it, and journals it as a
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import sandbox
 from workbench.core.executor import Executor
 from workbench.core.journal import Journal
+from workbench.core.live import Live
 from workbench.core.records import event_builder
 from workbench.core.store import ExecutionRow
 from workbench.wire.errors import Conflict, InputBacklog
@@ -33,30 +35,35 @@ async def send_input(
         raise Conflict(
             f"execution {row.id} was started without openStdin or tty: its input was fixed at the start"
         )
-    name = _running_child(executor, row, "input")
+    live = _running(executor, row, "input")
     if row.stdin_closed and not tty:
         raise Conflict(f"the stdin of execution {row.id} was closed by an end of file")
     if not data and not eof:
         return  # nothing to write: nothing is journaled either
-    try:
-        await executor.supervisor.send_input(name, data, eof=eof)
-    except sandbox.InputFull as exc:
-        raise InputBacklog(
-            f"execution {row.id} has not read its earlier input yet ({exc.message}); nothing of this "
-            "input was taken: send it again later",
-            details={"maxPendingBytes": sandbox.MAX_PENDING_INPUT},
-        ) from None
-    except sandbox.InputClosed:
-        await journal.append(row.id, [], fields={"stdin_closed": True})
-        raise Conflict(f"the stdin of execution {row.id} is closed (its process tree has ended)") from None
-    except sandbox.SandboxError as exc:
-        raise Conflict(f"execution {row.id} takes no input now: {exc.message}") from None
-    delta = data.decode("utf-8", errors="replace") if record else None
-    event = event_builder(
-        "input", input_bytes=len(data), input_delta=delta, message="end of file" if eof else None
-    )
-    fields = {"stdin_closed": True} if eof and not tty else {}
-    await journal.append(row.id, [("input", event)], fields=fields)
+    # Journaled where it meets the output: after what was written before, before what it causes.
+    async with _caught_up(live):
+        assert live.child is not None
+        try:
+            await executor.supervisor.send_input(live.child, data, eof=eof)
+        except sandbox.InputFull as exc:
+            raise InputBacklog(
+                f"execution {row.id} has not read its earlier input yet ({exc.message}); nothing of "
+                "this input was taken: send it again later",
+                details={"maxPendingBytes": sandbox.MAX_PENDING_INPUT},
+            ) from None
+        except sandbox.InputClosed:
+            await journal.append(row.id, [], fields={"stdin_closed": True})
+            raise Conflict(
+                f"the stdin of execution {row.id} is closed (its process tree has ended)"
+            ) from None
+        except sandbox.SandboxError as exc:
+            raise Conflict(f"execution {row.id} takes no input now: {exc.message}") from None
+        delta = data.decode("utf-8", errors="replace") if record else None
+        event = event_builder(
+            "input", input_bytes=len(data), input_delta=delta, message="end of file" if eof else None
+        )
+        fields = {"stdin_closed": True} if eof and not tty else {}
+        await journal.append(row.id, [("input", event)], fields=fields)
 
 
 async def resize(executor: Executor, journal: Journal, row: ExecutionRow, rows: int, cols: int) -> None:
@@ -67,15 +74,19 @@ async def resize(executor: Executor, journal: Journal, row: ExecutionRow, rows: 
     """
     if row.tty_json is None:
         raise Conflict(f"execution {row.id} does not run on a terminal (start it with tty: true)")
-    name = _running_child(executor, row, "a resize")
-    try:
-        await executor.supervisor.resize(name, rows, cols)
-    except sandbox.SandboxError as exc:
-        raise Conflict(f"execution {row.id} cannot be resized now: {exc.message}") from None
-    size = {"rows": rows, "cols": cols}
-    await journal.append(
-        row.id, [("resize", event_builder("resize", tty_size=size))], fields={"tty_json": json.dumps(size)}
-    )
+    live = _running(executor, row, "a resize")
+    async with _caught_up(live):  # before what the program redraws for the new size
+        assert live.child is not None
+        try:
+            await executor.supervisor.resize(live.child, rows, cols)
+        except sandbox.SandboxError as exc:
+            raise Conflict(f"execution {row.id} cannot be resized now: {exc.message}") from None
+        size = {"rows": rows, "cols": cols}
+        await journal.append(
+            row.id,
+            [("resize", event_builder("resize", tty_size=size))],
+            fields={"tty_json": json.dumps(size)},
+        )
 
 
 def on_another_node(executor: Executor, row: ExecutionRow, what: str) -> None:
@@ -90,7 +101,11 @@ def on_another_node(executor: Executor, row: ExecutionRow, what: str) -> None:
     )
 
 
-def _running_child(executor: Executor, row: ExecutionRow, what: str) -> str:
+def _caught_up(live: Live) -> contextlib.AbstractAsyncContextManager[None]:
+    return live.capture.caught_up() if live.capture is not None else contextlib.nullcontext()
+
+
+def _running(executor: Executor, row: ExecutionRow, what: str) -> Live:
     on_another_node(executor, row, what.removeprefix("a "))
     live = executor.live.get(row.id)
     if (
@@ -103,4 +118,4 @@ def _running_child(executor: Executor, row: ExecutionRow, what: str) -> str:
         if live is not None and live.stop is not None:
             status = "being stopped"
         raise Conflict(f"execution {row.id} is {status}: only a running execution takes {what}")
-    return live.child
+    return live

@@ -10,6 +10,7 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -24,6 +25,9 @@ from workbench.core.store import ExecutionRow, Watch
 from workbench.core.warm import WarmPool
 from workbench.wire.errors import Unavailable
 from workbench.wire.status import ExecutionStatus as S
+
+if TYPE_CHECKING:
+    from workbench.core.capture import Capture
 
 log = logging.getLogger("workbench.core.live")
 
@@ -80,6 +84,8 @@ class Live:
     ending: bool = False
     #: A `failFast` batch's: why it stopped its items, once one of them ended without completing.
     fail_fast: str | None = None
+    #: What follows its output into the journal, while it runs (an input journals through it).
+    capture: Capture | None = None
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:

@@ -211,7 +211,7 @@ class Run:
 
     async def _running(self, offsets: dict[str, int] | None = None) -> None:
         assert self.child is not None
-        self.capture = capture = self._new_capture(offsets)
+        self.capture = self.live.capture = capture = self._new_capture(offsets)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(capture.run)

@@ -1,0 +1,78 @@
+"""An input's `input` event sits in the journal where the input met the output: after what the
+process wrote before it (the prompt it answers), before what the process writes once it has it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from tests import ceilings
+from tests.conftest import DaemonHandle
+
+
+async def _said(wb: DaemonHandle, execution_id: str) -> list[tuple[str, str]]:
+    """The run's output and input events, in journal order: (type, text)."""
+    return [
+        (e["eventType"], e.get("outputDelta") or e.get("inputDelta") or "")
+        for e in await wb.events(execution_id)
+        if e["eventType"] in ("output", "input")
+    ]
+
+
+async def _start(wb: DaemonHandle, command: str) -> str:
+    """Start with open stdin; the id once it runs (input before is a 409)."""
+    started = await wb.start(command, openStdin=True)
+    with ceilings.within(30, "the run to be running"):
+        while started["status"] == "queued":
+            await trio.sleep(0.01)
+            started = (await wb.client.get(f"/v1/executions/{started['executionId']}")).json()
+    return str(started["executionId"])
+
+
+async def _send(wb: DaemonHandle, execution_id: str, **body: Any) -> None:
+    response = await wb.client.post(f"/v1/executions/{execution_id}/input", json=body)
+    assert response.status_code == 204, response.text
+
+
+async def test_output_written_before_an_input_is_journaled_before_it(
+    make_daemon: Any, tmp_path: Path
+) -> None:
+    """The prompt still waits in the capture (its flush interval, long here) when the answer
+    comes: the input journals it first, then itself."""
+    wb: DaemonHandle = await make_daemon(output_flush_ms=3000)
+    ready = tmp_path / "prompted"
+    command = f"echo first; sleep 0.3; printf 'name? '; touch {ready}; read -r x; echo \"hello $x\""
+    execution_id = await _start(wb, command)
+    with ceilings.within(20, "the first line journaled, then the prompt written"):
+        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.01)
+        while not ready.exists():  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.005)
+    await _send(wb, execution_id, data="bob\n")
+    assert (await wb.wait(execution_id))["status"] == "completed"
+    assert await _said(wb, execution_id) == [
+        ("output", "first\n"),
+        ("output", "name? "),
+        ("input", "bob\n"),
+        ("output", "hello bob\n"),
+    ]
+
+
+async def test_what_an_input_makes_the_process_print_is_journaled_after_it(wb: DaemonHandle) -> None:
+    """Each answer's echo comes after its input event, however fast the process answers."""
+    execution_id = await _start(wb, 'while read -r x; do echo "got $x"; done')
+    for i in range(40):
+        await _send(wb, execution_id, data=f"{i}\n")
+    await _send(wb, execution_id, data="", eof=True)
+    assert (await wb.wait(execution_id))["status"] == "completed"
+    sent: set[str] = set()
+    said = await _said(wb, execution_id)
+    for kind, text in said:
+        if kind == "input":
+            sent.add(text.strip())
+            continue
+        for line in text.splitlines():
+            assert line.removeprefix("got ") in sent, (line, said)
+    assert len(sent) == 41 and "".join(t for k, t in said if k == "output").count("got ") == 40
