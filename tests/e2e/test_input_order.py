@@ -1,5 +1,6 @@
 """An input's `input` event sits in the journal where the input met the output: after what the
-process wrote before it (the prompt it answers), before what the process writes once it has it."""
+process wrote before it (the prompt it answers), before what the process writes once it has it.
+So does a signal's `signal` event."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from tests.conftest import DaemonHandle
 
 
 async def _said(wb: DaemonHandle, execution_id: str) -> list[tuple[str, str]]:
-    """The run's output and input events, in journal order: (type, text)."""
+    """The run's stdout, input and signal events, in journal order: (type, text)."""
     return [
-        (e["eventType"], e.get("outputDelta") or e.get("inputDelta") or "")
+        (e["eventType"], e.get("outputDelta") or e.get("inputDelta") or e.get("signal") or "")
         for e in await wb.events(execution_id)
-        if e["eventType"] in ("output", "input")
+        if e["eventType"] in ("input", "signal") or e.get("stream") == "stdout"
     ]
 
 
@@ -76,3 +77,27 @@ async def test_what_an_input_makes_the_process_print_is_journaled_after_it(wb: D
         for line in text.splitlines():
             assert line.removeprefix("got ") in sent, (line, said)
     assert len(sent) == 41 and "".join(t for k, t in said if k == "output").count("got ") == 40
+
+
+async def test_a_signal_is_journaled_after_the_output_before_it_and_before_what_it_causes(
+    make_daemon: Any, tmp_path: Path
+) -> None:
+    wb: DaemonHandle = await make_daemon(output_flush_ms=3000)
+    ready = tmp_path / "trapping"
+    command = f"trap 'echo got it; exit 0' USR1; echo first; sleep 0.3; echo before; touch {ready}; "
+    command += "while :; do sleep 0.05; done"
+    execution_id = await _start(wb, command)
+    with ceilings.within(20, "the first line journaled, then the next written"):
+        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.01)
+        while not ready.exists():  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.005)
+    response = await wb.client.post(f"/v1/executions/{execution_id}/signal", json={"signal": "USR1"})
+    assert response.status_code == 202, response.text
+    assert (await wb.wait(execution_id))["status"] == "completed"
+    assert await _said(wb, execution_id) == [
+        ("output", "first\n"),
+        ("output", "before\n"),
+        ("signal", "SIGUSR1"),
+        ("output", "got it\n"),
+    ]

@@ -176,7 +176,8 @@ class Capture:
         wrote until now is journaled first, and what it writes meanwhile waits for the block's
         end, so that what the caller journals in it comes between the two."""
         async with self._order:
-            if self._streams[0].fd >= 0 and not self._finish.is_set():
+            # (Past the budget no output is journaled: nothing to order, only bytes to hash.)
+            if self._streams[0].fd >= 0 and not self._finish.is_set() and not self.output.truncated:
                 await self._pump(final=False)
             yield
 

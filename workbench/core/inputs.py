@@ -41,7 +41,7 @@ async def send_input(
     if not data and not eof:
         return  # nothing to write: nothing is journaled either
     # Journaled where it meets the output: after what was written before, before what it causes.
-    async with _caught_up(live):
+    async with caught_up(live):
         assert live.child is not None
         try:
             await executor.supervisor.send_input(live.child, data, eof=eof)
@@ -75,7 +75,7 @@ async def resize(executor: Executor, journal: Journal, row: ExecutionRow, rows: 
     if row.tty_json is None:
         raise Conflict(f"execution {row.id} does not run on a terminal (start it with tty: true)")
     live = _running(executor, row, "a resize")
-    async with _caught_up(live):  # before what the program redraws for the new size
+    async with caught_up(live):  # before what the program redraws for the new size
         assert live.child is not None
         try:
             await executor.supervisor.resize(live.child, rows, cols)
@@ -101,8 +101,10 @@ def on_another_node(executor: Executor, row: ExecutionRow, what: str) -> None:
     )
 
 
-def _caught_up(live: Live) -> contextlib.AbstractAsyncContextManager[None]:
-    return live.capture.caught_up() if live.capture is not None else contextlib.nullcontext()
+def caught_up(live: Live | None) -> contextlib.AbstractAsyncContextManager[None]:
+    """`Capture.caught_up` of a live execution's capture (nothing to catch up with: nothing)."""
+    capture = live.capture if live is not None else None
+    return capture.caught_up() if capture is not None else contextlib.nullcontext()
 
 
 def _running(executor: Executor, row: ExecutionRow, what: str) -> Live:

@@ -313,12 +313,16 @@ class Service(Reads):
         """
         await self._found(principal, execution_id, kind)
         full = f"SIG{name}"
-        if not await self.executor.signal(execution_id, getattr(signals, full)):
-            row = (await self._found(principal, execution_id, kind)).row
-            inputs.on_another_node(self.executor, row, "signal")
-            status = row.status.value
-            raise Conflict(f"execution {execution_id} is {status}: only a running execution takes a signal")
-        await self.journal.append(execution_id, [("signal", event_builder("signal", signal=full))])
+        # Journaled where it meets the output: after what was written before, before what it causes.
+        async with inputs.caught_up(self.executor.live.get(execution_id)):
+            if not await self.executor.signal(execution_id, getattr(signals, full)):
+                row = (await self._found(principal, execution_id, kind)).row
+                inputs.on_another_node(self.executor, row, "signal")
+                status = row.status.value
+                raise Conflict(
+                    f"execution {execution_id} is {status}: only a running execution takes a signal"
+                )
+            await self.journal.append(execution_id, [("signal", event_builder("signal", signal=full))])
         return await self.get(principal, execution_id, kind)
 
     async def send_input(
