@@ -11,6 +11,7 @@ import { discover, openStream } from "#platform";
 
 import { followEvents } from "./follow.js";
 import { Http, headerValue } from "./http.js";
+import { INPUT_TIMEOUT_MS, sendInputPieces } from "./input.js";
 import {
   BACKOFF_FIRST_MS,
   BACKOFF_MAX_MS,
@@ -358,24 +359,33 @@ export class Workbench {
 
   /**
    * Write to the open stdin of a running execution started with `openStdin` or `tty`: text (as
-   * UTF-8) or bytes, at most 1048576. `eof` closes stdin after it; `record: false` keeps it out
-   * of the journal. `Conflict` when its stdin is not open or it does not run.
+   * UTF-8) or bytes, of any size: they go in pieces of at most 1048576 bytes (text cut between
+   * characters). `eof` closes stdin after it (on a terminal: sends Ctrl-D); `record: false` keeps
+   * it out of the journal. A piece refused because the execution has not read what was sent before
+   * (`InputBacklog`: nothing of it was taken) is sent again, after a pause doubling from 10 ms to
+   * 250 ms, for up to `timeoutMs` (default 60000; null: as long as it takes; 0: not at all), so a
+   * slow reader gets every byte once, in order. A piece is never sent again after a broken
+   * connection (`Unavailable`). `Conflict` when its stdin is not open, is closed, or it does not
+   * run. An error once part of `data` was taken, or on giving up on the backlog, says in its
+   * message, and in `details.takenBytes`, how many bytes of `data` (of its UTF-8, for text) were
+   * taken: send only the rest again.
    */
   async sendInput(ref: ExecutionRef, data: string | Uint8Array, options: InputOptions = {}): Promise<void> {
-    const { eof, record, signal } = options;
-    const request =
-      typeof data === "string"
-        ? { json: { data, eof: eof ?? false, record: record ?? true } }
-        : { bytes: data, query: { eof: eof ? "true" : undefined, record: record === false ? "false" : undefined } };
-    await this.http.send(
-      { method: "POST", path: path(ref, "/input"), ...request, ok: [200, 204], timeoutMs: this.timeoutMs, signal },
-      nothing,
-    );
+    const { eof, record, timeoutMs, signal } = options;
+    await sendInputPieces(this.http, data, {
+      path: path(ref, "/input"),
+      eof: eof ?? false,
+      record: record ?? true,
+      backlogMs: timeoutMs === undefined ? INPUT_TIMEOUT_MS : timeoutMs,
+      callTimeoutMs: this.timeoutMs,
+      signal,
+    });
   }
 
   /**
    * Send `name` (`INT`, `TERM`, ...) to every process of a running tree (on a terminal: to its
    * foreground process group), without ending the execution. `Conflict` when it does not run.
+   * Never sent again after a broken connection (`Unavailable`: the daemon may have sent it).
    */
   signal(ref: ExecutionRef, name: SignalName, options: CallOptions = {}): Promise<SignalResult> {
     return this.http.send(
@@ -386,6 +396,7 @@ export class Workbench {
         ok: [200, 202],
         timeoutMs: this.timeoutMs,
         signal: options.signal,
+        resend: false, // a signal sent twice is not the signal sent once
       },
       json<SignalResult>,
     );

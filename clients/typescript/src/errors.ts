@@ -7,6 +7,7 @@
  *     ├── Forbidden             forbidden: the token lacks the scope
  *     ├── NotFound              not_found: unknown execution, artifact or route (or another's)
  *     ├── Conflict              conflict: e.g. deleting an execution that is not terminal
+ *     ├── PreconditionFailed    precondition_failed: a file's `If-Match` did not match
  *     ├── PayloadTooLarge       payload_too_large: body over the limit
  *     ├── InvalidRequest        invalid_request: fails validation; `details` lists the fields
  *     │   ├── IdempotencyKeyReused   the same key with a different body
@@ -15,9 +16,13 @@
  *     │   └── UnsupportedLanguage    the image has no such language
  *     ├── RangeNotSatisfiable   range_not_satisfiable: a Range of an artifact that cannot be met
  *     ├── TooManyExecutions     too_many_executions: the queue is full
+ *     ├── QuotaExceeded         quota_exceeded: a write past the session's workspace quota
+ *     ├── InputBacklog          input_backlog: the execution has not read the input sent before;
+ *     │                         nothing of this input was taken (`sendInput` sends it again)
  *     ├── StorageFull           storage_full: the daemon's disk is full; nothing new is accepted
  *     └── Unavailable           unavailable: shutting down, the store failed, or the daemon
- *                               cannot be reached at all
+ *         │                     cannot be reached at all
+ *         └── NodeUnavailable   node_unavailable: the node that holds an artifact is away
  *
  * Each carries `code`, `message`, `details` (as the daemon sent them) and `status` (the HTTP
  * status, or undefined when there was no answer). An aborted call rejects with the signal's
@@ -97,6 +102,10 @@ export class UnsupportedLanguage extends InvalidRequest {
   static override readonly code: string = "unsupported_language";
 }
 
+export class PreconditionFailed extends WorkbenchError {
+  static override readonly code: string = "precondition_failed";
+}
+
 export class RangeNotSatisfiable extends WorkbenchError {
   static override readonly code: string = "range_not_satisfiable";
 }
@@ -105,12 +114,24 @@ export class TooManyExecutions extends WorkbenchError {
   static override readonly code: string = "too_many_executions";
 }
 
+export class QuotaExceeded extends WorkbenchError {
+  static override readonly code: string = "quota_exceeded";
+}
+
+export class InputBacklog extends WorkbenchError {
+  static override readonly code: string = "input_backlog";
+}
+
 export class StorageFull extends WorkbenchError {
   static override readonly code: string = "storage_full";
 }
 
 export class Unavailable extends WorkbenchError {
   static override readonly code: string = "unavailable";
+}
+
+export class NodeUnavailable extends Unavailable {
+  static override readonly code: string = "node_unavailable";
 }
 
 /** Every error class by its API code. */
@@ -123,6 +144,7 @@ export const ERROR_CLASSES: Readonly<Record<string, typeof WorkbenchError>> = Ob
       Forbidden,
       NotFound,
       Conflict,
+      PreconditionFailed,
       PayloadTooLarge,
       InvalidRequest,
       IdempotencyKeyReused,
@@ -131,8 +153,11 @@ export const ERROR_CLASSES: Readonly<Record<string, typeof WorkbenchError>> = Ob
       UnsupportedLanguage,
       RangeNotSatisfiable,
       TooManyExecutions,
+      QuotaExceeded,
+      InputBacklog,
       StorageFull,
       Unavailable,
+      NodeUnavailable,
     ].map((cls) => [cls.code, cls]),
   ),
 );

@@ -22,6 +22,12 @@ export interface Send {
   timeoutMs: number;
   /** Only the headers must come within `timeoutMs` (a download's body may take longer). */
   headersOnly?: boolean;
+  /**
+   * False for a request that must not be sent twice (input, a signal): a connection that breaks
+   * before its answer is not resent, and the call fails with `Unavailable` saying that the
+   * daemon may have taken it.
+   */
+  resend?: boolean;
   signal?: AbortSignal | undefined;
 }
 
@@ -156,8 +162,9 @@ export class Http {
   /**
    * Send `request` and read its answer with `read` (inside the same deadline unless
    * `headersOnly`). A connection that breaks before an answer is resent, up to three times:
-   * every call is safe to resend (starts carry an idempotency key). A request that could not
-   * be made at all (`notSent`) is not.
+   * a call is safe to resend (starts carry an idempotency key) unless it says otherwise
+   * (`resend: false`: input and signals). A request that could not be made at all (`notSent`)
+   * is not.
    */
   async send<T>(request: Send, read: (response: Response) => Promise<T>): Promise<T> {
     const url = this.target(request.path, request.query);
@@ -190,6 +197,13 @@ export class Http {
           );
         }
         if (error instanceof WorkbenchError || error instanceof SyntaxError || notSent(error)) throw error;
+        if (request.resend === false) {
+          throw new Unavailable(
+            `the connection to the daemon at ${this.url} broke before it answered ${request.method} ` +
+              `${request.path} (${describe(error)}); it may have taken the request, which is not sent again`,
+            { cause: error },
+          );
+        }
         const pause = RESEND_DELAYS_MS[attempt];
         if (pause === undefined) throw this.unreachable(error);
         await sleep(pause, request.signal);

@@ -31,9 +31,13 @@ export {
   Forbidden,
   IdempotencyKeyReused,
   ImageUnavailable,
+  InputBacklog,
   InvalidRequest,
+  NodeUnavailable,
   NotFound,
   PayloadTooLarge,
+  PreconditionFailed,
+  QuotaExceeded,
   RangeNotSatisfiable,
   StorageFull,
   TooManyExecutions,
@@ -44,6 +48,7 @@ export {
   WorkbenchError,
   errorFromBody,
 } from "./errors.js";
+export { INPUT_TIMEOUT_MS, MAX_INPUT_BYTES, inputPieces } from "./input.js";
 export { type Frame, FrameReader } from "./sse.js";
 export * from "./types.js";
 export type { components, operations, paths } from "./generated/openapi.js";

@@ -178,6 +178,11 @@ export interface InputOptions extends CallOptions {
   eof?: boolean | undefined;
   /** False: keep the data out of the journal (a password). Default true. */
   record?: boolean | undefined;
+  /**
+   * How long a piece the execution has no room for yet (`InputBacklog`) is sent again: default
+   * 60000; null: as long as it takes; 0: not at all.
+   */
+  timeoutMs?: number | null | undefined;
 }
 
 export interface ListOptions extends CallOptions {

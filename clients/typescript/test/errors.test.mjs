@@ -1,7 +1,7 @@
 // Every error class, each provoked from a real daemon where the daemon can be made to send it.
 
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 
 import * as client from "../dist/index.js";
@@ -14,9 +14,13 @@ const {
   Forbidden,
   IdempotencyKeyReused,
   ImageUnavailable,
+  InputBacklog,
   InvalidRequest,
+  NodeUnavailable,
   NotFound,
   PayloadTooLarge,
+  PreconditionFailed,
+  QuotaExceeded,
   RangeNotSatisfiable,
   StorageFull,
   TooManyExecutions,
@@ -193,8 +197,17 @@ describe("error classes", () => {
       too_many_executions: TooManyExecutions,
       storage_full: StorageFull,
       unavailable: Unavailable,
+      precondition_failed: PreconditionFailed,
+      quota_exceeded: QuotaExceeded,
+      input_backlog: InputBacklog,
+      node_unavailable: NodeUnavailable,
     };
     assert.deepEqual(Object.keys(ERROR_CLASSES).sort(), Object.keys(codes).sort());
+    // Every code of the contract's table of errors (docs/api.md) has its class.
+    const contract = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8");
+    const listed = [...contract.matchAll(/^\| \d{3} \| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    assert.ok(listed.length >= 20, `the table of errors was not found (${listed.length} codes)`);
+    assert.deepEqual([...new Set(listed)].sort(), Object.keys(codes).sort());
     for (const [code, cls] of Object.entries(codes)) {
       assert.equal(ERROR_CLASSES[code], cls);
       const error = errorFromBody(418, JSON.stringify({ error: { code, message: "m", details: [{ field: "f" }] } }));
@@ -207,6 +220,7 @@ describe("error classes", () => {
     for (const sub of [IdempotencyKeyReused, UnknownImage, ImageUnavailable, UnsupportedLanguage]) {
       assert.ok(new sub("x") instanceof InvalidRequest);
     }
+    assert.ok(new NodeUnavailable("x") instanceof Unavailable);
   });
 
   test("an unknown code keeps its code under WorkbenchError; a body that is no error says what came", () => {

@@ -16,6 +16,8 @@ export class Proxy {
     this.mode = "forward";
     /** The request lines seen (`GET /v1/... HTTP/1.1`), in order. */
     this.requests = [];
+    /** The request line part of the next request to cut after (`cutAfter`), or null. */
+    this.cut = null;
     this.sockets = new Set();
     this.server = createServer((client) => this.accept(client));
   }
@@ -47,14 +49,33 @@ export class Proxy {
     });
     upstream.on("error", () => client.destroy());
     client.on("close", () => upstream.destroy());
+    let swallow = false;
     client.on("data", (chunk) => {
       const text = chunk.toString("latin1");
       for (const match of text.matchAll(/(?:^|\r\n)((?:GET|POST|PUT|DELETE) \S+ HTTP\/1\.1)\r\n/g)) {
         this.requests.push(match[1]);
+        if (this.cut !== null && match[1].includes(this.cut)) {
+          this.cut = null;
+          swallow = true;
+          setTimeout(() => {
+            client.destroy();
+            upstream.destroy();
+          }, 300);
+        }
       }
       upstream.write(chunk);
     });
-    upstream.on("data", (chunk) => client.write(chunk));
+    upstream.on("data", (chunk) => {
+      if (!swallow) client.write(chunk);
+    });
+  }
+
+  /**
+   * Forward the next request whose line contains `part` whole, hold back its answer, and cut its
+   * connection a moment later: the daemon took the request; the client never hears so.
+   */
+  cutAfter(part) {
+    this.cut = part;
   }
 
   /** Cut every open connection, both ways (new ones are still taken). */
