@@ -96,14 +96,16 @@ async def test_a_cell_reports_what_it_used(wb: DaemonHandle) -> None:
     it ran, and the most resident memory the interpreter held then (its high-water mark, from the
     cell's start), or a child it waited for when that is more."""
     cx = (await new_context(wb))["contextId"]
-    busy = await run_in(wb, cx, "import sys, subprocess\nn = sum(range(3 * 10**7))")
+    # Busy for 0.3 s of its own CPU time, however fast the machine (a fixed sum took 198 ms once).
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: sum(range(10**5))"
+    busy = await run_in(wb, cx, "import sys, subprocess\n" + spin + "\nn = 1")
     usage = busy["usage"]
     assert usage["cpuUserMs"] >= 200 and usage["cpuSystemMs"] >= 0, usage
     assert usage["peakMemoryBytes"] > 0, usage
     idle = (await run_in(wb, cx, "n"))["usage"]
     assert idle["cpuUserMs"] < 100, idle
     # A child's CPU time counts, once the cell waited for it.
-    child = await run_in(wb, cx, "subprocess.run([sys.executable, '-c', 'sum(range(3 * 10**7))'])\nNone")
+    child = await run_in(wb, cx, f"subprocess.run([sys.executable, '-c', {spin!r}])\nNone")
     assert child["usage"]["cpuUserMs"] >= 200, child["usage"]
     big = (await run_in(wb, cx, "x = bytearray(300 * 2**20)\nx[::4096] = b'1' * len(x[::4096])"))["usage"]
     assert big["peakMemoryBytes"] >= 300 * 2**20, big

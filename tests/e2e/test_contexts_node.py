@@ -207,7 +207,10 @@ async def test_a_node_cell_reports_what_it_used(wb: DaemonHandle) -> None:
     """`usage` of a node cell: the interpreter's CPU time while it ran (not its children's: node
     cannot tell them) and its peak resident memory meanwhile."""
     cx = await new_node_context(wb)
-    busy = (await run_in(wb, cx, "let s = 0\nfor (let i = 0; i < 3e8; i++) s += i\ns > 0"))["usage"]
+    # Busy for 0.3 s of its own CPU time in user space, however fast the machine.
+    spin = "let s = 0\nconst t = process.cpuUsage()\n"
+    spin += "while (process.cpuUsage(t).user < 3e5) for (let i = 0; i < 1e5; i++) s += i\ns > 0"
+    busy = (await run_in(wb, cx, spin))["usage"]
     assert busy["cpuUserMs"] >= 200 and busy["cpuSystemMs"] >= 0 and busy["peakMemoryBytes"] > 0, busy
     big = (await run_in(wb, cx, "let b = Buffer.alloc(300 * 2 ** 20, 1)\nb.length"))["usage"]
     assert big["peakMemoryBytes"] >= 300 * 2**20, big
