@@ -1,6 +1,6 @@
 """An input's `input` event sits in the journal where the input met the output: after what the
 process wrote before it (the prompt it answers), before what the process writes once it has it.
-So does a signal's `signal` event."""
+So do a signal's `signal` event and a resize's `resize` event."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from tests import ceilings
 from tests.conftest import DaemonHandle
 
 
-async def _said(wb: DaemonHandle, execution_id: str) -> list[tuple[str, str]]:
-    """The run's stdout, input and signal events, in journal order: (type, text)."""
+async def _said(wb: DaemonHandle, execution_id: str, also: str = "") -> list[tuple[str, str]]:
+    """The run's stdout, input and signal events (and those of type `also`), in journal order:
+    (type, text)."""
     return [
         (e["eventType"], e.get("outputDelta") or e.get("inputDelta") or e.get("signal") or "")
         for e in await wb.events(execution_id)
-        if e["eventType"] in ("input", "signal") or e.get("stream") == "stdout"
+        if e["eventType"] in ("input", "signal", also) or e.get("stream") == "stdout"
     ]
 
 
@@ -103,3 +104,24 @@ async def test_a_signal_is_journaled_after_the_output_before_it_and_before_what_
     assert (await wb.wait(execution_id))["status"] == "completed"
     said = await _said(wb, execution_id)
     assert _around(said, "signal") == ("first\nbefore\n", "SIGUSR1", "got it\n"), said
+
+
+async def test_a_resize_is_journaled_after_the_output_before_it_and_before_what_it_causes(
+    make_daemon: Any, tmp_path: Path
+) -> None:
+    wb: DaemonHandle = await make_daemon(output_flush_ms=3000)
+    ready = tmp_path / "trapping"
+    command = f"trap 'echo resized; exit 0' WINCH; echo first; sleep 0.3; echo before; touch {ready}; "
+    command += "while :; do sleep 0.05; done"
+    started = await wb.start(command, tty=True)
+    execution_id = started["executionId"]
+    with ceilings.within(20, "the first line journaled, then the next written"):
+        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.01)
+        while not ready.exists():  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.005)
+    response = await wb.client.post(f"/v1/executions/{execution_id}/resize", json={"rows": 30, "cols": 100})
+    assert response.status_code == 204, response.text
+    assert (await wb.wait(execution_id))["status"] == "completed"
+    said = [(k, t.replace("\r\n", "\n")) for k, t in await _said(wb, execution_id, also="resize")]
+    assert _around(said, "resize") == ("first\nbefore\n", "", "resized\n"), said
