@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from tests import ceilings
@@ -23,14 +24,24 @@ async def _said(wb: DaemonHandle, execution_id: str, also: str = "") -> list[tup
     ]
 
 
-async def _start(wb: DaemonHandle, command: str) -> str:
-    """Start with open stdin; the id once it runs (input before is a 409)."""
-    started = await wb.start(command, openStdin=True)
+async def _start(wb: DaemonHandle, command: str, *, tty: bool = False) -> str:
+    """Start with open stdin (or on a terminal); the id once it runs (input before is a 409)."""
+    started = await wb.start(command, tty=True) if tty else await wb.start(command, openStdin=True)
     with ceilings.within(30, "the run to be running"):
         while started["status"] == "queued":
             await trio.sleep(0.01)
             started = (await wb.client.get(f"/v1/executions/{started['executionId']}")).json()
     return str(started["executionId"])
+
+
+async def _journaled_then(wb: DaemonHandle, execution_id: str, ready: Path) -> None:
+    """Wait until the run's first output is journaled (its capture then rests a flush interval),
+    then until the run made `ready` (having written what comes before it)."""
+    with ceilings.within(20, "the first line journaled, then the next written"):
+        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
+            await trio.sleep(0.01)
+        while not ready.exists():  # noqa: ASYNC110, ASYNC240 - a test's look (a stat)
+            await trio.sleep(0.005)
 
 
 def _around(said: list[tuple[str, str]], kind: str) -> tuple[str, str, str]:
@@ -57,11 +68,7 @@ async def test_output_written_before_an_input_is_journaled_before_it(
     ready = tmp_path / "prompted"
     command = f"echo first; sleep 0.3; printf 'name? '; touch {ready}; read -r x; echo \"hello $x\""
     execution_id = await _start(wb, command)
-    with ceilings.within(20, "the first line journaled, then the prompt written"):
-        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
-            await trio.sleep(0.01)
-        while not ready.exists():  # noqa: ASYNC110 - a test's look
-            await trio.sleep(0.005)
+    await _journaled_then(wb, execution_id, ready)
     await _send(wb, execution_id, data="bob\n")
     assert (await wb.wait(execution_id))["status"] == "completed"
     said = await _said(wb, execution_id)
@@ -86,42 +93,22 @@ async def test_what_an_input_makes_the_process_print_is_journaled_after_it(wb: D
     assert len(sent) == 41 and "".join(t for k, t in said if k == "output").count("got ") == 40
 
 
-async def test_a_signal_is_journaled_after_the_output_before_it_and_before_what_it_causes(
-    make_daemon: Any, tmp_path: Path
+@pytest.mark.parametrize("what", ["signal", "resize"])
+async def test_a_signal_or_a_resize_is_journaled_between_the_output_before_and_after_it(
+    what: str, make_daemon: Any, tmp_path: Path
 ) -> None:
+    """The same for a signal's `signal` event and a terminal's `resize` event (SIGWINCH)."""
     wb: DaemonHandle = await make_daemon(output_flush_ms=3000)
     ready = tmp_path / "trapping"
-    command = f"trap 'echo got it; exit 0' USR1; echo first; sleep 0.3; echo before; touch {ready}; "
+    trap = "USR1" if what == "signal" else "WINCH"
+    command = f"trap 'echo after; exit 0' {trap}; echo first; sleep 0.3; echo before; touch {ready}; "
     command += "while :; do sleep 0.05; done"
-    execution_id = await _start(wb, command)
-    with ceilings.within(20, "the first line journaled, then the next written"):
-        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
-            await trio.sleep(0.01)
-        while not ready.exists():  # noqa: ASYNC110 - a test's look
-            await trio.sleep(0.005)
-    response = await wb.client.post(f"/v1/executions/{execution_id}/signal", json={"signal": "USR1"})
-    assert response.status_code == 202, response.text
+    execution_id = await _start(wb, command, tty=what == "resize")
+    await _journaled_then(wb, execution_id, ready)
+    body = {"signal": "USR1"} if what == "signal" else {"rows": 30, "cols": 100}
+    response = await wb.client.post(f"/v1/executions/{execution_id}/{what}", json=body)
+    assert response.status_code == (202 if what == "signal" else 204), response.text
     assert (await wb.wait(execution_id))["status"] == "completed"
-    said = await _said(wb, execution_id)
-    assert _around(said, "signal") == ("first\nbefore\n", "SIGUSR1", "got it\n"), said
-
-
-async def test_a_resize_is_journaled_after_the_output_before_it_and_before_what_it_causes(
-    make_daemon: Any, tmp_path: Path
-) -> None:
-    wb: DaemonHandle = await make_daemon(output_flush_ms=3000)
-    ready = tmp_path / "trapping"
-    command = f"trap 'echo resized; exit 0' WINCH; echo first; sleep 0.3; echo before; touch {ready}; "
-    command += "while :; do sleep 0.05; done"
-    started = await wb.start(command, tty=True)
-    execution_id = started["executionId"]
-    with ceilings.within(20, "the first line journaled, then the next written"):
-        while not await _said(wb, execution_id):  # noqa: ASYNC110 - a test's look
-            await trio.sleep(0.01)
-        while not ready.exists():  # noqa: ASYNC110 - a test's look
-            await trio.sleep(0.005)
-    response = await wb.client.post(f"/v1/executions/{execution_id}/resize", json={"rows": 30, "cols": 100})
-    assert response.status_code == 204, response.text
-    assert (await wb.wait(execution_id))["status"] == "completed"
-    said = [(k, t.replace("\r\n", "\n")) for k, t in await _said(wb, execution_id, also="resize")]
-    assert _around(said, "resize") == ("first\nbefore\n", "", "resized\n"), said
+    said = [(k, t.replace("\r\n", "\n")) for k, t in await _said(wb, execution_id, also=what)]
+    text = "SIGUSR1" if what == "signal" else ""
+    assert _around(said, what) == ("first\nbefore\n", text, "after\n"), said

@@ -6,27 +6,23 @@ import { after, before, describe, test } from "node:test";
 
 import { Unavailable, Workbench } from "../dist/index.js";
 import { Scratch, TOKEN, unusedPort } from "./daemon.mjs";
-import { Proxy } from "./proxy.mjs";
+import { Proxies } from "./proxy.mjs";
 
 const scratch = new Scratch("follow");
+const proxies = new Proxies();
 let daemon;
 let wb;
-const proxies = [];
 
 before(async () => {
   daemon = await scratch.daemon().start();
   wb = daemon.client();
 });
 after(async () => {
-  for (const proxy of proxies) await proxy.close();
+  await proxies.close();
   await scratch.cleanup();
 });
 
-async function proxy() {
-  const made = await new Proxy(daemon.url).start();
-  proxies.push(made);
-  return made;
-}
+const proxy = () => proxies.to(daemon.url);
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -8,11 +8,11 @@ import { after, before, describe, test } from "node:test";
 
 import { Conflict, InputBacklog, Unavailable, Workbench, inputPieces } from "../dist/index.js";
 import { Scratch, TOKEN, eventually } from "./daemon.mjs";
-import { Proxy } from "./proxy.mjs";
+import { Proxies } from "./proxy.mjs";
 
 const MiB = 1 << 20;
 const scratch = new Scratch("input");
-const proxies = [];
+const proxies = new Proxies();
 let daemon;
 let wb;
 
@@ -21,7 +21,7 @@ before(async () => {
   wb = daemon.client();
 });
 after(async () => {
-  for (const proxy of proxies) await proxy.close();
+  await proxies.close();
   await scratch.cleanup();
 });
 
@@ -101,9 +101,8 @@ describe("sendInput", { timeout: 60_000 }, () => {
 
 describe("a broken connection", { timeout: 60_000 }, () => {
   async function through() {
-    const made = await new Proxy(daemon.url).start();
-    proxies.push(made);
-    return { proxy: made, client: new Workbench({ url: made.url, token: TOKEN }) };
+    const proxy = await proxies.to(daemon.url);
+    return { proxy, client: new Workbench({ url: proxy.url, token: TOKEN }) };
   }
 
   test("input the daemon took is not sent again", async () => {

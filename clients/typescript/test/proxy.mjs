@@ -89,3 +89,22 @@ export class Proxy {
     await new Promise((resolve) => this.server.close(resolve));
   }
 }
+
+/** The proxies a test file opened, closed together after it. */
+export class Proxies {
+  constructor() {
+    this.opened = [];
+  }
+
+  /** A started proxy in front of `target`. */
+  async to(target) {
+    const made = await new Proxy(target).start();
+    this.opened.push(made);
+    return made;
+  }
+
+  async close() {
+    for (const proxy of this.opened) await proxy.close();
+    this.opened = [];
+  }
+}
