@@ -5,7 +5,7 @@
 "use strict";
 
 const {
-  LogModel, LogView, ResumingStream, TERMINAL, $, text, progressText, renderRecord, renderProgress, traceRow,
+  LogModel, LogView, ResumingStream, TERMINAL, $, text, progressText, renderRecord, progressShower, traceRow,
 } = window.WorkbenchLog;
 const PAGE_SIZE = 50;
 
@@ -349,13 +349,14 @@ async function showExecution(id) {
   // Changes are taken from before the record is read: one that comes meanwhile is not lost. The
   // record shown is the newest of those (by rowVersion); the execution's own `status` events,
   // newer than it (by lastSequence), move its status on too. Its progress is shown from the
-  // record at once, then moved on by its `progress` events.
+  // record at once, then moved on by its `progress` events, never back (`progressShower`).
   let record = null;
+  const showProgress = progressShower();
   const show = (r) => {
     if (record && r.rowVersion < record.rowVersion) return;
     record = r;
     renderRecord(r);
-    renderProgress(r.progress);
+    showProgress(r.progress, r.lastSequence);
   };
   state.listeners.add((change) => {
     if (change.execution.executionId === id) show(change.execution);
@@ -385,7 +386,7 @@ async function showExecution(id) {
       info();
       return;
     }
-    if (event.eventType === "progress") renderProgress(event);
+    if (event.eventType === "progress") showProgress(event, event.sequence);
     trace.appendChild(traceRow(event));
     if (trace.children.length > 1000) trace.firstElementChild.remove();
     if (event.eventType === "status" && event.sequence > record.lastSequence) {

@@ -410,6 +410,18 @@ function renderItems(record) {
   $("x-items-list").href = "#/?batch=" + encodeURIComponent(record.executionId);
 }
 
+// What an execution's page shows of its progress: a record's (as of its lastSequence) or a
+// `progress` event's (as of its sequence), never one older than what it shows: its record and its
+// events come by two streams, not ordered with each other.
+function progressShower() {
+  let at = 0;
+  return (progress, sequence) => {
+    if (sequence < at) return;
+    at = sequence;
+    renderProgress(progress);
+  };
+}
+
 function renderProgress(progress) {
   const bar = $("x-progress");
   if (!bar || !progress || progress.progress === null) return;
@@ -437,6 +449,6 @@ function traceRow(event) {
 
 window.WorkbenchLog = {
   LogModel, LogView, ResumingStream, renderLine,
-  TERMINAL, $, text, progressText, renderRecord, renderProgress, traceRow,
+  TERMINAL, $, text, progressText, renderRecord, progressShower, traceRow,
 };
 })();

@@ -244,3 +244,46 @@ def test_a_page_loaded_after_the_progress_shows_it_at_once(
     page.wait_for_selector(f"{row}[data-status=completed]")
     assert wait_js(page, ROW_BAR, row, 10) == {"value": 3, "max": 10, "text": "30%"}
     assert page.errors == []
+
+
+@pytest.mark.timeout(120)
+def test_a_change_that_comes_after_a_newer_progress_event_does_not_step_the_bar_back(
+    daemon: DaemonProcess, chromium: Any, tmp_path: Path
+) -> None:
+    """The page's two streams are not ordered with each other: a change from the changes stream,
+    its record read before the execution's latest `progress` event, can come after that event.
+    Its record is shown; its older progress is not."""
+    started = daemon.start_bash(
+        "echo '3/10 one' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e next ]; do sleep 0.02; done; "
+        "echo '7/10 two' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e release ]; do sleep 0.02; done",
+        cwd=str(tmp_path),
+    )
+    execution_id = started["executionId"]
+    deadline = time.monotonic() + 30
+    while not any(e["eventType"] == "progress" for e in daemon.events(execution_id)):
+        assert time.monotonic() < deadline, "the progress line was not journaled within 30 s"
+        time.sleep(0.05)
+    older = daemon.client.get(f"/v1/executions/{execution_id}").json()
+    assert older["progress"]["progress"] == 3, older
+    page = logged_in(chromium, daemon)
+    held: list[Any] = []  # the changes stream's requests, answered when the test says
+    changes = re.compile(r"/v1/events/stream(\?.*)?$")
+    page.route(changes, lambda route: held.append(route))
+    page.goto(f"{daemon.url}/#/x/{execution_id}")
+    page.reload()
+    assert wait_js(page, PAGE_BAR, timeout_s=10) == {"value": 3, "max": 10, "text": "30% one"}
+    (tmp_path / "next").touch()
+    shown = "(want) => document.getElementById('x-progress-text').textContent === want"
+    wait_js(page, shown, "70% two", 10)  # from the execution's own stream
+    # The change of the first progress line comes now, late; its record says where it was read.
+    late = {**older, "metadata": {"read": "before the second line"}}
+    change = {"changeId": 2, "change": "progress", "execution": late, "progress": late["progress"]}
+    body = 'retry: 60000\nid: 1\nevent: ready\ndata: {"changeId": 1}\n\n'
+    body += f"id: 2\nevent: progress\ndata: {json.dumps(change)}\n\n"
+    held[0].fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=body)
+    wait_js(page, "() => document.getElementById('x-record').textContent.includes('before the second line')")
+    assert page.evaluate(PAGE_BAR) == {"value": 7, "max": 10, "text": "70% two"}
+    (tmp_path / "release").touch()
+    assert daemon.wait(execution_id)["status"] == "completed"
+    page.unroute(changes)
+    assert page.errors == []
