@@ -211,6 +211,16 @@ PAGE_BAR = """() => { const bar = document.getElementById('x-progress');
     text: document.getElementById('x-progress-text').textContent}; }"""
 
 
+def _started_with_progress(daemon: DaemonProcess, script: str, cwd: Path) -> str:
+    """Start `script` in `cwd`; its id once its first progress line is journaled."""
+    execution_id: str = daemon.start_bash(script, cwd=str(cwd))["executionId"]
+    deadline = time.monotonic() + 30
+    while not any(e["eventType"] == "progress" for e in daemon.events(execution_id)):
+        assert time.monotonic() < deadline, "the progress line was not journaled within 30 s"
+        time.sleep(0.05)
+    return execution_id
+
+
 @pytest.mark.timeout(120)
 def test_a_page_loaded_after_the_progress_shows_it_at_once(
     daemon: DaemonProcess, chromium: Any, tmp_path: Path
@@ -218,15 +228,8 @@ def test_a_page_loaded_after_the_progress_shows_it_at_once(
     """The list and an execution's page, loaded (or reloaded) after the execution's progress was
     journaled, show that progress before any later change: the list from the records it reads,
     the page from its record and the events it replays. It stays shown once the execution ended."""
-    started = daemon.start_bash(
-        "echo '3/10 building' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e release ]; do sleep 0.02; done",
-        cwd=str(tmp_path),
-    )
-    execution_id = started["executionId"]
-    deadline = time.monotonic() + 30
-    while not any(e["eventType"] == "progress" for e in daemon.events(execution_id)):
-        assert time.monotonic() < deadline, "the progress line was not journaled within 30 s"
-        time.sleep(0.05)
+    script = "echo '3/10 building' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e release ]; do sleep 0.02; done"
+    execution_id = _started_with_progress(daemon, script, tmp_path)
     row = f"tr[data-id={execution_id}]"
     page = logged_in(chromium, daemon)
     assert wait_js(page, ROW_BAR, row, 10) == {"value": 3, "max": 10, "text": "30%"}
@@ -253,16 +256,9 @@ def test_a_change_that_comes_after_a_newer_progress_event_does_not_step_the_bar_
     """The page's two streams are not ordered with each other: a change from the changes stream,
     its record read before the execution's latest `progress` event, can come after that event.
     Its record is shown; its older progress is not."""
-    started = daemon.start_bash(
-        "echo '3/10 one' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e next ]; do sleep 0.02; done; "
-        "echo '7/10 two' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e release ]; do sleep 0.02; done",
-        cwd=str(tmp_path),
-    )
-    execution_id = started["executionId"]
-    deadline = time.monotonic() + 30
-    while not any(e["eventType"] == "progress" for e in daemon.events(execution_id)):
-        assert time.monotonic() < deadline, "the progress line was not journaled within 30 s"
-        time.sleep(0.05)
+    script = "echo '3/10 one' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e next ]; do sleep 0.02; done; "
+    script += "echo '7/10 two' >> \"$WORKBENCH_PROGRESS\"; while [ ! -e release ]; do sleep 0.02; done"
+    execution_id = _started_with_progress(daemon, script, tmp_path)
     older = daemon.client.get(f"/v1/executions/{execution_id}").json()
     assert older["progress"]["progress"] == 3, older
     page = logged_in(chromium, daemon)

@@ -187,11 +187,14 @@ class Capture:
         """For an event of the caller's own among the output (an input, a resize): what the tree
         wrote until now is journaled first, and what it writes meanwhile waits for the block's
         end, so that what the caller journals in it comes between the two."""
-        async with self._order:
+        await self._take_order()
+        try:
             # (Past the budget no output is journaled: nothing to order, only bytes to hash.)
             if self._streams[0].fd >= 0 and not self._finish.is_set() and not self.output.truncated:
                 await self._pump(final=False)
             yield
+        finally:
+            self._order.release()
 
     def _due(self) -> float:
         """When what is held back (counters, the latest progress) must be written anyway."""

@@ -10,7 +10,7 @@
 import { discover, openStream } from "#platform";
 
 import { followEvents } from "./follow.js";
-import { Http, headerValue } from "./http.js";
+import { Http, headerValue, nothing } from "./http.js";
 import { INPUT_TIMEOUT_MS, sendInputPieces } from "./input.js";
 import {
   BACKOFF_FIRST_MS,
@@ -99,9 +99,6 @@ function path(ref: ExecutionRef, tail = ""): string {
 }
 
 const json = <T>(response: Response): Promise<T> => response.json() as Promise<T>;
-const nothing = async (response: Response): Promise<void> => {
-  await response.arrayBuffer();
-};
 
 export class Workbench {
   /** The daemon's URL. */

@@ -69,6 +69,11 @@ export class Deadline {
   }
 }
 
+/** Reads an answer whose body says nothing (to its end, so that the connection is reused). */
+export const nothing = async (response: Response): Promise<void> => {
+  await response.arrayBuffer();
+};
+
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@
  */
 
 import { InputBacklog, WorkbenchError } from "./errors.js";
-import { type Http, sleep } from "./http.js";
+import { type Http, nothing, sleep } from "./http.js";
 
 /** The most bytes one input request carries (the daemon's limit). */
 export const MAX_INPUT_BYTES = 1 << 20;
@@ -78,9 +78,7 @@ export async function sendInputPieces(http: Http, data: string | Uint8Array, req
       try {
         await http.send(
           { method: "POST", path, bytes: piece, query, ok: [200, 204], timeoutMs: callTimeoutMs, signal, resend: false },
-          async (response) => {
-            await response.arrayBuffer();
-          },
+          nothing,
         );
         break;
       } catch (error) {
@@ -105,10 +103,12 @@ export async function sendInputPieces(http: Http, data: string | Uint8Array, req
 
 /** `error` (of the same class), saying that `taken` bytes of the input were taken before it. */
 function gaveUp(error: WorkbenchError, taken: number): WorkbenchError {
+  // The daemon's details (an object, or null: none) with the count; any other kept as it is.
+  const given = error.details;
   const details =
-    error.details === undefined || error.details === null || (typeof error.details === "object" && !Array.isArray(error.details))
-      ? { ...((error.details as Record<string, unknown> | null | undefined) ?? {}), takenBytes: taken }
-      : error.details;
+    given === null || (typeof given === "object" && !Array.isArray(given))
+      ? { ...(given as Record<string, unknown> | null), takenBytes: taken }
+      : given;
   let message = error.message;
   if (taken > 0 || error.code === InputBacklog.code) message += `; ${takenSaid(taken, error.code)}`;
   const cls = error.constructor as typeof WorkbenchError;
