@@ -16,7 +16,7 @@ from tests.conftest import DaemonHandle
 FILES = "/v1/sessions/work/files"
 
 
-async def _temp_file(directory: Path) -> str:
+async def temp_file(directory: Path) -> str:
     """The name of the temporary file a write is streaming into, once there is one."""
     with trio.fail_after(10):
         while True:
@@ -53,7 +53,7 @@ async def test_a_temporary_file_swapped_for_a_symlink_mid_write_changes_nothing_
             answers.append(await wb.client.put(f"{FILES}/run.sh", content=body()))
 
         nursery.start_soon(write)
-        name = await _temp_file(ws)
+        name = await temp_file(ws)
         os.unlink(ws / name)
         os.symlink(host, ws / name)
         swapped.set()

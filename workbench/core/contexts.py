@@ -2,13 +2,13 @@
 the executions run in them (`docs/api.md`, "Code contexts").
 
 A context is a tree started through the sandbox supervisor like any execution's (same image,
-containment, limits, workspace and principal), named by its id, whose interpreter runs our
-driver (`ctxdriver.py` for python, `ctxdriver.js` for node, copied into
-`<data>/contexts/<id>/`). The driver listens on a Unix socket in that directory; the daemon
-connects to it, and again after a restart, since the shim holds the tree through a daemon crash.
-What a context is (who owns it, its image, its counts) is kept in `context.json` beside it. Its
-executions are ordinary rows with `context_id`; each gets a supervisor task
-(`context_run.ContextRun`), and a context runs one at a time, in order.
+containment, limits, workspace and principal), named by its id, whose interpreter runs our driver
+(`ctxdriver.py` for python, `ctxdriver.js` for node, copied into `<data>/contexts/<id>/`). The
+driver listens on a Unix socket in that directory; the daemon connects to it, and again after a
+restart, since the shim holds the tree through a daemon crash. What a context is (who owns it,
+its image, its counts) is kept in `context.json` beside it. Its executions are ordinary rows with
+`context_id`; each gets a supervisor task (`context_run.ContextRun`), and a context runs one at a
+time, in order.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ class Contexts:
         context = Context(info, self.root / info.id)
         self.all[info.id] = context
         try:
+            await self.ex.removals.over(workspace)
             spec = await trio.to_thread.run_sync(self._prepare, context, image, workspace)
             child = await self.ex.supervisor.spawn(spec)
         except (sandbox.SpawnError, OSError) as exc:
@@ -179,8 +180,7 @@ class Contexts:
     def submit(self, live: Live, *, resume: bool = False) -> None:
         """Queue an execution in its context (in submission order) and supervise it."""
         assert live.row.context_id is not None
-        # Its context runs it, when its turn comes, in a slot of its principal's quota alone: it
-        # takes none of the daemon's (so too for one taken back after a restart).
+        # Run when its turn comes, in a slot of its principal's quota alone (none of the daemon's).
         live.keys, live.daemon_slot = (principal_key(live.row.principal),), False
         context = self.all.get(live.row.context_id)
         run = ContextRun(self, context, live, resume=resume)

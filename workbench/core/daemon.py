@@ -310,9 +310,10 @@ async def _join_cluster(
 
 def _sessions_held(workspaces: Workspaces, executor: Executor) -> None:
     """Tell the sessions what holds them: a session with a live execution or a live code context
-    cannot be removed."""
+    cannot be removed; and the executor which sessions are being removed."""
     workspaces.live = partial(_running_rows, executor)
     workspaces.contexts = executor.contexts.live_in
+    workspaces.removals = executor.context.removals
 
 
 def _running_rows(executor: Executor) -> list[ExecutionRow]:

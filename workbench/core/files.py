@@ -176,21 +176,22 @@ class Files:
         # Before the body: a few metadata calls, made here (a trip to a worker thread costs more),
         # once the workspace's size is known (measured in one when it must be). After the body,
         # one trip writes what is left (up to 1 MiB) and renames.
-        await self.workspaces.used(workspace)
-        ready = self._prepare(workspace, parts, length, make)
-        parts, room = ready.parts, ready.room
-        with closing(ready.root), closing(ready.parent):
-            tmp = writing.temp_name()
-            most, quota_error = min(limit, room), self.workspaces.quota_error
-            fd, pending, written = await writing.spool(ready.parent, tmp, body, most, limit, quota_error)
-            try:
-                async with self.workspaces.locked(workspace):
-                    st, replaced, existed = await trio.to_thread.run_sync(
-                        writing.commit, ready.parent, fd, pending, tmp, parts, if_match, if_none_match
-                    )
-            except BaseException:
-                writing.unlink_quietly(ready.parent, tmp)
-                raise
+        async with self.workspaces.writing(workspace):
+            await self.workspaces.used(workspace)
+            ready = self._prepare(workspace, parts, length, make)
+            parts, room = ready.parts, ready.room
+            with closing(ready.root), closing(ready.parent):
+                tmp = writing.temp_name()
+                most, quota_error = min(limit, room), self.workspaces.quota_error
+                fd, pending, written = await writing.spool(ready.parent, tmp, body, most, limit, quota_error)
+                try:
+                    async with self.workspaces.locked(workspace):
+                        st, replaced, existed = await trio.to_thread.run_sync(
+                            writing.commit, ready.parent, fd, pending, tmp, parts, if_match, if_none_match
+                        )
+                except BaseException:
+                    writing.unlink_quietly(ready.parent, tmp)
+                    raise
         self.workspaces.grew(workspace, written - replaced)
         return entry_of(parts, st), not existed
 

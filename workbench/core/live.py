@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
@@ -240,6 +242,35 @@ class Observers:
     spawn: Callable[[float], None] = _nowhere
 
 
+class Removals:
+    """The sessions being removed (`DELETE /v1/sessions/...`), by workspace. What starts in one
+    (an execution, a code context) waits until its workspace is gone, then makes it again, empty:
+    nothing starts in a workspace while it is being removed."""
+
+    def __init__(self) -> None:
+        self._removing: dict[Path, trio.Event] = {}
+
+    def under_way(self, workspace: Path) -> trio.Event | None:
+        """The end of the removal of `workspace` under way, if one is."""
+        return self._removing.get(workspace)
+
+    @contextlib.contextmanager
+    def removing(self, workspace: Path) -> Iterator[None]:
+        """`workspace` is being removed while the block runs."""
+        self._removing[workspace] = done = trio.Event()
+        try:
+            yield
+        finally:
+            del self._removing[workspace]
+            done.set()
+
+    async def over(self, workspace: Path) -> None:
+        """Wait while `workspace` is being removed."""
+        done = self._removing.get(workspace) if self._removing else None
+        if done is not None:
+            await done.wait()
+
+
 @dataclass(frozen=True, eq=False)
 class RunContext:
     """What a supervisor task needs of the daemon (the executor provides it)."""
@@ -259,6 +290,8 @@ class RunContext:
     #: a `failFast` batch stops its other items there).
     item_ended: Callable[[Live, S], None]
     observe: Observers = field(default_factory=Observers)
+    #: The sessions being removed: what starts in one waits (shared with `sessions.Workspaces`).
+    removals: Removals = field(default_factory=Removals)
 
 
 def adoption_note(live: Live, lives_on: bool = False) -> str:

@@ -124,6 +124,7 @@ class Run:
         began = time.perf_counter()
         try:
             layout = self.ex.settings.layout
+            await self.ex.removals.over(layout.workspace(self.row.principal, self.row.session_id))
             if launch.only_a_directory(self.row, image, layout):
                 # One mkdir (tens of µs): less than the two thread switches that would move it off
                 # the event loop, which under load cost milliseconds each.

@@ -20,6 +20,7 @@ from pathlib import Path
 import trio
 
 from workbench.core import beneath
+from workbench.core.live import Removals
 from workbench.core.records import format_time
 from workbench.core.settings import Settings
 from workbench.core.store import ExecutionRow
@@ -87,8 +88,12 @@ class Workspaces:
         self.live: Callable[[], Iterable[ExecutionRow]] = list
         #: The ids of a principal's live code contexts in a session (set by the daemon too).
         self.contexts: Callable[[str, str], list[str]] = _no_contexts
+        #: The sessions being removed (the daemon shares the executor's).
+        self.removals = Removals()
         self._usage: dict[Path, _Usage] = {}
         self._locks: dict[Path, tuple[trio.Lock, int]] = {}
+        #: The file writes under way in each workspace, and the event of their end.
+        self._writes: dict[Path, tuple[int, trio.Event]] = {}
 
     def path(self, principal: str, session_id: str) -> Path:
         """The workspace of a principal's session (which may not exist yet); 404 for a bad id."""
@@ -128,6 +133,23 @@ class Workspaces:
                 del self._locks[workspace]
             else:
                 self._locks[workspace] = (lock, users - 1)
+
+    @contextlib.asynccontextmanager
+    async def writing(self, workspace: Path) -> AsyncIterator[None]:
+        """A file write under way (its body streams into the workspace): a removal of the session
+        waits for its end, and it waits for a removal under way to end first (then makes the
+        workspace again)."""
+        await self.removals.over(workspace)
+        count, done = self._writes.get(workspace, (0, trio.Event()))
+        self._writes[workspace] = (count + 1, done)
+        try:
+            yield
+        finally:
+            count, done = self._writes.pop(workspace)
+            if count > 1:
+                self._writes[workspace] = (count - 1, done)
+            else:
+                done.set()
 
     # -- quota ------------------------------------------------------------------------------
 
@@ -235,6 +257,10 @@ class Workspaces:
         """Remove a session's workspace and everything in it; 409 while an execution runs in it or
         a code context of it lives (its interpreter's working directory is the workspace)."""
         path = self.existing(principal, session_id)
+        under_way = self.removals.under_way(path)
+        if under_way is not None:  # another request removes it: this one has nothing left
+            await under_way.wait()
+            raise NotFound(f"no session {session_id!r}")
         live = self._live_in(principal, session_id)
         contexts = self.contexts(principal, session_id)
         if live or contexts:
@@ -242,9 +268,13 @@ class Workspaces:
             if contexts:
                 held.append(f"{len(contexts)} live code context(s): {', '.join(contexts[:10])}")
             raise _busy(f"session {session_id!r} has {' and '.join(held)}", bool(live), contexts)
-        async with self.locked(path):
-            await trio.to_thread.run_sync(_remove, path)
-        self._usage.pop(path, None)
+        # From here on, what starts in the session waits until the workspace is gone.
+        with self.removals.removing(path):
+            if path in self._writes:
+                await self._writes[path][1].wait()
+            async with self.locked(path):
+                await trio.to_thread.run_sync(_remove, path)
+            self._usage.pop(path, None)
 
 
 def _no_contexts(principal: str, session_id: str) -> list[str]:
