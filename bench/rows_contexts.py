@@ -47,11 +47,12 @@ async def row19_context(ctx: Context) -> list[Line]:
             client, "workbench_code", None, language="python", code="pass", contextId=context_id
         )
         process = timed_sync(lambda: subprocess.run([python, "-c", "pass"], check=True))
-        warm, base = await alternate(n, in_context, process, warmup=5)
-        printed = run_wait(
-            client, "workbench_code", None, language="python", code="print(1)", contextId=context_id
-        )
-        against_jupyter = await _against_jupyter(printed, n)
+        async with ctx.profiled(daemon, "row 19 code context"):
+            warm, base = await alternate(n, in_context, process, warmup=5)
+            printed = run_wait(
+                client, "workbench_code", None, language="python", code="print(1)", contextId=context_id
+            )
+            against_jupyter = await _against_jupyter(printed, n)
     finally:
         await client.request("DELETE", f"/v1/contexts/{context_id}", check=False)
     ratio = median(warm) / median(base)
