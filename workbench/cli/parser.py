@@ -34,7 +34,7 @@ MODULES = {
     "exits": "commands", "rm": "commands", "images": "commands", "detach": "commands",
     "batch": "batch", "cp": "files", "files": "files", "ui": "commands", "context": "contexts",
     "send": "interactive", "kill": "interactive", "attach": "attach", "prune": "retention",
-    "stats": "retention",
+    "stats": "retention", "session": "sessions",
 }  # fmt: skip
 
 

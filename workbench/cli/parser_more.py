@@ -282,7 +282,7 @@ def add_retention(command: Adder, as_json: Parser) -> None:
 
 
 def add_files(command: Adder, as_json: Parser) -> None:
-    """`cp` and `files`: a session's workspace."""
+    """`cp`, `files` and `session`: the sessions' workspaces."""
     cp = command(
         "cp",
         "copy files into or out of a session's workspace",
@@ -301,6 +301,20 @@ def add_files(command: Adder, as_json: Parser) -> None:
             "where", metavar="SESSION[:DIR]", help="the session, and a directory in its workspace"
         )
         ls.add_argument("--depth", type=COUNT, default=1, help="levels to go down (default 1)")
+    session = command(
+        "session",
+        "list or remove sessions",
+        "Sessions: the workspaces that a session's executions share (`--session ID`), made on\n"
+        "first use. `ls` lists them with their sizes and what holds them; `rm` removes their\n"
+        "workspaces with every file in them (refused while an execution of one is queued or\n"
+        "running, or a code context of one lives).",
+    )
+    if session is not None:
+        actions = session.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=Parser)
+        actions.add_parser("ls", help="list the sessions", parents=[as_json])
+        rm = actions.add_parser("rm", help="remove sessions with their files")
+        rm.add_argument("ids", nargs="*", metavar="ID", help="a session id")
+        rm.add_argument("--all", action="store_true", help="every session (all, or none while one is held)")
 
 
 def add_ui(command: Adder, as_json: Parser) -> None:

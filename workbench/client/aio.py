@@ -12,6 +12,7 @@ import anyio
 import httpx
 
 from workbench.client import interactive, methods, reading, retention
+from workbench.client import sessions as sessions_module
 from workbench.client.base import Base
 from workbench.client.calls import ClientClosed
 from workbench.client.contexts import AsyncCodeContext, create_plan, list_plan
@@ -135,6 +136,9 @@ class AsyncClient(Base):
     signal = _returning(interactive.signal)
     prune = _returning(retention.prune)
     stats = _returning(retention.stats)
+    sessions = _returning(sessions_module.sessions)
+    delete_session = _returning(sessions_module.delete_session)
+    delete_sessions = _returning(sessions_module.delete_sessions)
 
     def files(self, session_id: str = "default") -> AsyncFiles:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,

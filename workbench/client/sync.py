@@ -30,6 +30,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import httpx
 
 from workbench.client import interactive, methods, reading, retention
+from workbench.client import sessions as sessions_module
 from workbench.client.aio import AsyncClient
 from workbench.client.base import Base
 from workbench.client.calls import ClientClosed, ExecutionRef
@@ -147,6 +148,9 @@ class Client(Base):
     signal = _returning(interactive.signal)
     prune = _returning(retention.prune)
     stats = _returning(retention.stats)
+    sessions = _returning(sessions_module.sessions)
+    delete_session = _returning(sessions_module.delete_session)
+    delete_sessions = _returning(sessions_module.delete_sessions)
 
     def files(self, session_id: str = "default") -> Files:
         """The files of the session `session_id`'s workspace: `read`, `write`, `list`, `delete`,

@@ -1,0 +1,57 @@
+"""`workbench session ls|rm`: the sessions, whose workspaces executions share."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+from workbench.cli import exitcodes, render
+from workbench.cli.exitcodes import UsageError
+from workbench.cli.http import ApiError, Http
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def cmd_session(http: Http, args: argparse.Namespace) -> int:
+    if args.action == "ls":
+        listing = http.json("GET", "/v1/sessions")
+        if args.json:
+            print(json.dumps(listing, indent=2))
+        elif listing["sessions"]:
+            print(_table(listing["sessions"]))
+        return exitcodes.OK
+    if args.all == bool(args.ids):
+        raise UsageError("session rm: name the sessions, or --all (not both)")
+    if args.all:
+        # One request: every session removed, or none while one is held (the message says which).
+        http.request("DELETE", "/v1/sessions", ok=(204,))
+        return exitcodes.OK
+    status = exitcodes.OK
+    for session_id in args.ids:
+        try:
+            http.request("DELETE", f"/v1/sessions/{quote(session_id, safe='')}", ok=(204,))
+        except ApiError as exc:
+            status = max(status, exitcodes.failure(exc))
+            continue
+        print(session_id, flush=True)
+    return status
+
+
+def _table(sessions: list[dict[str, Any]]) -> str:
+    now = datetime.now(UTC)
+    rows = [
+        [
+            s["sessionId"],
+            render.size(s["sizeBytes"]),
+            f"{100 * s['sizeBytes'] // max(1, s['quotaBytes'])}%",
+            render.age(s["modifiedAt"], now),
+            str(s["liveExecutions"]),
+            str(s["liveContexts"]),
+        ]
+        for s in sessions
+    ]
+    return render.table(["SESSION", "SIZE", "QUOTA", "CHANGED", "RUNNING", "CONTEXTS"], rows)
