@@ -11,6 +11,7 @@ from tests.conftest import DaemonHandle
 async def test_session_ls_and_rm(cli: Cli, wb: DaemonHandle) -> None:
     assert (await cli.ok("session", "ls")).text == ""
     await cli.ok("cp", "-", "build:out.txt", stdin=b"x" * 2048)
+    await cli.ok("run", "--session", "web", "--", "true")  # its workspace is made when it starts
     running = (await cli.ok("run", "-b", "--session", "web", "--", "sleep 30")).text.strip()
     table = (await cli.ok("session", "ls")).text.splitlines()
     assert table[0].split() == ["SESSION", "SIZE", "QUOTA", "CHANGED", "RUNNING", "CONTEXTS"], table

@@ -14,6 +14,7 @@ async def test_sessions_are_listed_and_removed(wb: DaemonHandle) -> None:
     async with AsyncClient(wb.url, TOKEN) as client:
         assert await client.sessions() == []
         await client.files("build").write("a.txt", b"12345")
+        await client.run_bash("true", session_id="web")  # its workspace is made when it starts
         running = await client.run_bash("sleep 30", background=True, session_id="web")
         listed = {s.session_id: s for s in await client.sessions()}
         assert sorted(listed) == ["build", "web"]
