@@ -365,7 +365,7 @@ export class Workbench {
    * connection (`Unavailable`). `Conflict` when its stdin is not open, is closed, or it does not
    * run. An error once part of `data` was taken, or on giving up on the backlog, says in its
    * message, and in `details.takenBytes`, how many bytes of `data` (of its UTF-8, for text) were
-   * taken: send only the rest again.
+   * taken: send only the rest again. Text with a lone surrogate: a `TypeError`, nothing sent.
    */
   async sendInput(ref: ExecutionRef, data: string | Uint8Array, options: InputOptions = {}): Promise<void> {
     const { eof, record, timeoutMs, signal } = options;

@@ -33,12 +33,26 @@ export interface InputRequest {
   signal?: AbortSignal | undefined;
 }
 
+/** A UTF-16 code unit of a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
  * `data` as bytes (text as UTF-8) in pieces of at most `MAX_INPUT_BYTES`, text cut between whole
  * characters (so that each piece's journaled text is whole); one piece (perhaps empty) at least.
+ * Text with a lone surrogate is not Unicode: a `TypeError` (it would go as U+FFFD otherwise).
  */
 export function inputPieces(data: string | Uint8Array): Uint8Array[] {
   const text = typeof data === "string";
+  if (typeof data === "string") {
+    const lone = LONE_SURROGATE.exec(data);
+    if (lone !== null) {
+      const unit = (lone[0].codePointAt(0) as number).toString(16);
+      throw new TypeError(
+        `the input has a lone surrogate (\\u${unit} at ${lone.index}): it is not Unicode text; ` +
+          "send bytes (a Uint8Array) for anything else",
+      );
+    }
+  }
   const raw = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const out: Uint8Array[] = [];
   let at = 0;

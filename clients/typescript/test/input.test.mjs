@@ -64,6 +64,23 @@ describe("sendInput", { timeout: 60_000 }, () => {
     for (const piece of inputPieces(data)) assert.ok(piece.length <= MiB);
   });
 
+  test("text with a lone surrogate is refused before anything is sent: it is not Unicode", async () => {
+    // As the Python client's UnicodeEncodeError: never sent as U+FFFD in its place.
+    const run = await started("cat");
+    try {
+      for (const bad of ["ok\ud800", "\udc00ok", "a\udbff\udbffb"]) {
+        await assert.rejects(
+          wb.sendInput(run, bad),
+          (e) => e instanceof TypeError && /lone surrogate/.test(e.message),
+        );
+      }
+      assert.deepEqual(inputPieces("pair 😀 whole").length, 1); // a pair is a character
+      assert.deepEqual(await inputs(run), []);
+    } finally {
+      await wb.cancel(run);
+    }
+  });
+
   test("giving up on a full backlog says how much was taken", async () => {
     const run = await started("sleep 300");
     try {
