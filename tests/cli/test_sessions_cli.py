@@ -9,7 +9,14 @@ from tests.conftest import DaemonHandle
 
 
 async def test_session_ls_and_rm(cli: Cli, wb: DaemonHandle) -> None:
-    assert (await cli.ok("session", "ls")).text == ""
+    assert (await cli.ok("session", "ls")).text.split() == [
+        "SESSION",
+        "SIZE",
+        "QUOTA",
+        "CHANGED",
+        "RUNNING",
+        "CONTEXTS",
+    ]
     await cli.ok("cp", "-", "build:out.txt", stdin=b"x" * 2048)
     await cli.ok("run", "--session", "web", "--", "true")  # its workspace is made when it starts
     running = (await cli.ok("run", "-b", "--session", "web", "--", "sleep 30")).text.strip()

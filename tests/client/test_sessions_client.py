@@ -46,3 +46,16 @@ async def test_the_blocking_twin(wb: DaemonHandle) -> None:
             return names + [s.session_id for s in client.sessions()]
 
     assert await trio.to_thread.run_sync(work) == ["one"]
+
+
+async def test_dot_names_are_sessions_that_do_not_exist_not_every_session(wb: DaemonHandle) -> None:
+    # Sent as they are, `.` and `..` would be resolved before the request leaves:
+    # `/v1/sessions/.` is `DELETE /v1/sessions`, which removes every session.
+    async with AsyncClient(wb.url, TOKEN) as client:
+        await client.files("kept").write("a.txt", b"a")
+        for name in (".", ".."):
+            with pytest.raises(NotFound):
+                await client.delete_session(name)
+            with pytest.raises(NotFound):
+                await client.files(name).list()
+        assert [s.session_id for s in await client.sessions()] == ["kept"]

@@ -7,11 +7,16 @@ workspace) is waited for by the removal instead."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import tarfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import trio
 
 from tests import ceilings
@@ -144,3 +149,133 @@ async def test_a_file_write_under_way_is_over_before_its_session_is_removed(wb: 
     assert answers["delete"].status_code == 204, answers["delete"].text
     # The write first, whole, then the removal: nothing is left of the session.
     assert (await wb.client.get("/v1/sessions/gone")).status_code == 404
+
+
+@contextlib.asynccontextmanager
+async def _removal_held(wb: DaemonHandle, session: str) -> AsyncIterator[dict[str, httpx.Response]]:
+    """Session `session` being removed, for as long as the block runs: its DELETE waits for a
+    file write whose body the block holds back. The answers (`put`, `delete`) once it is over."""
+    assert (await wb.client.put(f"/v1/sessions/{session}/files/old.txt", content=b"old")).status_code == 201
+    workspace = wb.settings.layout.workspace("admin", session)
+    release = trio.Event()
+
+    async def body() -> Any:
+        yield b"one"
+        await release.wait()
+        yield b"two"
+
+    answers: dict[str, httpx.Response] = {}
+
+    async def ask(name: str, call: Any) -> None:
+        answers[name] = await call
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, "put", wb.client.put(f"/v1/sessions/{session}/files/new.txt", content=body()))
+        await temp_file(workspace)
+        nursery.start_soon(ask, "delete", wb.client.delete(f"/v1/sessions/{session}"))
+        removals = wb.daemon.workspace.workspaces.removals
+        with ceilings.within(10, "the session's removal to begin"):
+            while removals.under_way(workspace) is None:  # noqa: ASYNC110  # no event for it
+                await trio.sleep(0.005)
+        try:
+            yield answers
+        finally:
+            release.set()
+    assert answers["delete"].status_code == 204, answers["delete"].text
+
+
+async def test_a_start_waiting_for_its_sessions_removal_holds_no_slot_and_can_be_cancelled_or_time_out(
+    make_daemon: Any,
+) -> None:
+    wb: DaemonHandle = await make_daemon(max_concurrent_executions=1)
+    async with _removal_held(wb, "gone"):
+        waiting = await wb.start("echo ran > ran.txt", sessionId="gone")
+        expiring = await wb.start("echo ran > ran.txt", sessionId="gone", timeoutMs=500)
+        # The daemon's one slot is not held by them: another session's run goes ahead.
+        other = await wb.run("echo other", sessionId="other")
+        assert other["status"] == "completed", other
+        with ceilings.within(10, "a cancel of an execution waiting for its session's removal"):
+            cancelled = await wb.client.post(f"/v1/executions/{waiting['executionId']}/cancel", json={})
+        assert cancelled.status_code == 202 and cancelled.json()["cancelled"] is True, cancelled.text
+        for started, status in ((waiting, "cancelled"), (expiring, "timed_out")):
+            record = await wb.wait(started["executionId"], 10_000)
+            assert record["status"] == status and record["startedAt"] is None, record
+    assert (await wb.client.get("/v1/sessions/gone")).status_code == 404  # nothing ran in it
+
+
+async def test_a_context_create_given_up_while_its_session_is_removed_leaves_nothing(
+    wb: DaemonHandle,
+) -> None:
+    async with _removal_held(wb, "gone"):
+        with trio.move_on_after(0.5) as gave_up:
+            await wb.client.post("/v1/contexts", json={"language": "python", "sessionId": "gone"})
+        assert gave_up.cancelled_caught
+    assert (await wb.client.get("/v1/contexts")).json() == {"contexts": []}
+
+
+async def test_an_upload_under_way_is_over_before_its_session_is_removed(wb: DaemonHandle) -> None:
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        info = tarfile.TarInfo("up.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"up"))
+    data = archive.getvalue()
+    release = trio.Event()
+
+    async def body() -> Any:
+        yield data[:512]
+        await release.wait()
+        yield data[512:]
+
+    assert (await wb.client.put("/v1/sessions/gone/files/old.txt", content=b"old")).status_code == 201
+    answers: dict[str, httpx.Response] = {}
+
+    async def ask(name: str, call: Any) -> None:
+        answers[name] = await call
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, "upload", wb.client.post("/v1/sessions/gone/files:upload", content=body()))
+        await trio.sleep(0.3)  # the upload's body streams in
+        nursery.start_soon(ask, "delete", wb.client.delete("/v1/sessions/gone"))
+        await trio.sleep(0.3)  # the delete is under way (before, it removed the workspace meanwhile)
+        assert "delete" not in answers, answers["delete"].text
+        release.set()
+    assert answers["upload"].status_code == 200, answers["upload"].text
+    assert answers["delete"].status_code == 204, answers["delete"].text
+    assert (await wb.client.get("/v1/sessions/gone")).status_code == 404
+
+
+async def test_deleting_every_session_while_one_is_being_removed_removes_the_others(wb: DaemonHandle) -> None:
+    for name in ("a", "b"):
+        assert (await wb.client.put(f"/v1/sessions/{name}/files/f", content=b"f")).status_code == 201
+    deleted, every = await _while_removed(wb, "gone", lambda: wb.client.delete("/v1/sessions"))
+    assert deleted.status_code == 204, deleted.text
+    assert every.status_code == 204, every.text
+    assert (await wb.client.get("/v1/sessions")).json() == {"sessions": []}
+
+
+async def test_a_removal_that_failed_is_tried_again_by_the_delete_that_waited_for_it(
+    wb: DaemonHandle,
+) -> None:
+    """The second DELETE says what is true: it does not answer 404 while the session is there."""
+    many = await _filled(wb, "gone")
+    stuck = many.parent / "stuck"
+    stuck.write_bytes(b"")
+    made = await trio.run_process(["chattr", "+i", str(stuck)], check=False, capture_stderr=True)
+    try:
+        if made.returncode != 0:
+            pytest.skip(f"no immutable files here: {made.stderr.decode(errors='replace').strip()}")
+        second: list[httpx.Response] = []
+        async with trio.open_nursery() as nursery:
+
+            async def again() -> None:
+                await _removal_begun(many)
+                second.append(await wb.client.delete("/v1/sessions/gone"))
+
+            nursery.start_soon(again)
+            first = await wb.client.delete("/v1/sessions/gone")
+        assert first.status_code == 500, first.text
+        assert second[0].status_code == 500, second[0].text  # tried again: it fails the same way
+        assert (await wb.client.get("/v1/sessions/gone")).status_code == 200
+    finally:
+        await trio.run_process(["chattr", "-i", str(stuck)], check=False, capture_stderr=True)

@@ -21,7 +21,7 @@ def cmd_session(http: Http, args: argparse.Namespace) -> int:
         listing = http.json("GET", "/v1/sessions")
         if args.json:
             print(json.dumps(listing, indent=2))
-        elif listing["sessions"]:
+        else:
             print(_table(listing["sessions"]))
         return exitcodes.OK
     if args.all == bool(args.ids):

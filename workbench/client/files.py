@@ -26,6 +26,7 @@ from workbench.client.base import Base
 from workbench.client.calls import Call, _expect, error_from
 from workbench.client.config import seconds_to_ms
 from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item, Open, Plan, Stream, send
+from workbench.client.sessions import session_path
 from workbench.client.sse import FrameReader
 from workbench.wire.errors import WorkbenchError
 from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult
@@ -48,7 +49,7 @@ class FilesBase:
         return self._client
 
     def _path(self, path: str = "") -> str:
-        base = f"/v1/sessions/{quote(self.session_id, safe='')}/files"
+        base = f"{session_path(self.session_id)}/files"
         if not path:
             return base
         # `.` and `..` are sent escaped: as they are, the URL would be resolved before it leaves
@@ -58,7 +59,7 @@ class FilesBase:
         return f"{base}/{'/'.join(escaped)}"
 
     def _action(self, name: str) -> str:
-        return f"/v1/sessions/{quote(self.session_id, safe='')}/files:{name}"
+        return f"{session_path(self.session_id)}/files:{name}"
 
 
 def _describe(plan: F, iterates: bool) -> F:

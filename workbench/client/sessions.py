@@ -14,6 +14,13 @@ from workbench.client.plan import Plan, method, send
 from workbench.wire.files import Session, SessionList
 
 
+def session_path(session_id: str) -> str:
+    """`/v1/sessions/{session_id}`, the id escaped as one path segment: `.` and `..` too, which
+    would otherwise be resolved before the request leaves (`/v1/sessions/.` is every session)."""
+    escaped = "%2E" * len(session_id) if session_id in (".", "..") else quote(session_id, safe="")
+    return f"/v1/sessions/{escaped}"
+
+
 def sessions_call() -> Call[builtins.list[Session]]:
     @_expect(200)
     def parse(response: httpx.Response) -> builtins.list[Session]:
@@ -30,7 +37,7 @@ def delete_session_call(session_id: str | None) -> Call[None]:
     if session_id is None:
         return Call("DELETE", "/v1/sessions", parse)
     # Resent after a broken connection too: a 404 to the resend means the first try removed it.
-    return Call("DELETE", f"/v1/sessions/{quote(session_id, safe='')}", parse, deletes=True)
+    return Call("DELETE", session_path(session_id), parse, deletes=True)
 
 
 @method

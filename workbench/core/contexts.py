@@ -74,8 +74,9 @@ class Contexts:
         """Start a context's interpreter; answers once it is ready (or dead, saying why)."""
         image = launch.resolve_image(self.ex.images, req.image)
         launch.resolve_language(image, req.language)
-        self._check_room(principal)
         workspace = self.ex.settings.layout.workspace(principal.name, req.session_id)
+        await self.ex.removals.over(workspace)  # before it holds the session: nothing left if cancelled
+        self._check_room(principal)
         cwd = launch.resolve_cwd(image, workspace, None)
         now = now_ms()
         info = ContextInfo(
@@ -93,7 +94,6 @@ class Contexts:
         context = Context(info, self.root / info.id)
         self.all[info.id] = context
         try:
-            await self.ex.removals.over(workspace)
             spec = await trio.to_thread.run_sync(self._prepare, context, image, workspace)
             child = await self.ex.supervisor.spawn(spec)
         except (sandbox.SpawnError, OSError) as exc:

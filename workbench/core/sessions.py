@@ -239,7 +239,8 @@ class Workspaces:
 
     async def remove_all(self, principal: str) -> int:
         """Remove every session of the principal; 409 (and nothing removed) while an execution of
-        one of them is queued or running or a code context of one lives. How many were removed."""
+        one of them is queued or running or a code context of one lives. One that comes into use
+        while the others are removed is left, and a 409 then names it. How many were removed."""
         sessions = await self.sessions(principal)
         held = {s.session_id: self.contexts(principal, s.session_id) for s in sessions}
         busy = sorted(s.session_id for s in sessions if s.live_executions or held[s.session_id])
@@ -249,18 +250,32 @@ class Workspaces:
             contexts = sorted(c for ids in held.values() for c in ids)
             named = f" (live code contexts: {', '.join(contexts[:10])})" if contexts else ""
             raise _busy(f"sessions still in use: {shown}{named}", running, contexts)
+        removed, left = 0, []
         for found in sessions:
-            await self.remove(principal, found.session_id)
-        return len(sessions)
+            try:
+                await self.remove(principal, found.session_id)
+            except NotFound:
+                continue  # removed meanwhile, by another request
+            except Conflict:
+                left.append(found.session_id)
+                continue
+            removed += 1
+        if left:
+            raise Conflict(
+                f"{removed} session(s) removed; these came into use meanwhile and were left: "
+                f"{', '.join(left[:10])}"
+            )
+        return removed
 
     async def remove(self, principal: str, session_id: str) -> None:
         """Remove a session's workspace and everything in it; 409 while an execution runs in it or
         a code context of it lives (its interpreter's working directory is the workspace)."""
-        path = self.existing(principal, session_id)
-        under_way = self.removals.under_way(path)
-        if under_way is not None:  # another request removes it: this one has nothing left
+        path = self.path(principal, session_id)
+        # Another request removes it: once it is done, nothing is left (404), or what its failed
+        # removal left, which this one tries again.
+        while (under_way := self.removals.under_way(path)) is not None:
             await under_way.wait()
-            raise NotFound(f"no session {session_id!r}")
+        path = self.existing(principal, session_id)
         live = self._live_in(principal, session_id)
         contexts = self.contexts(principal, session_id)
         if live or contexts:

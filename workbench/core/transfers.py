@@ -44,24 +44,26 @@ class Transfers:
         if length is not None and length > limit:
             raise PayloadTooLarge(f"the archive is {length} bytes; at most {limit}")
         workspace = self.workspaces.path(principal, session_id)
-        room = await self.workspaces.room(workspace)
-        spool = self.workspaces.layout.spool_dir
-        await trio.to_thread.run_sync(lambda: spool.mkdir(mode=0o700, exist_ok=True))
-        spooled = spool / f"upload-{uuid.uuid4().hex}"
-        try:
-            await _spool(spooled, body, limit)
-            archive = await trio.to_thread.run_sync(archives.read_members, str(spooled), base, limit)
+        # Counted as a write under way: a removal of the session waits for it, and it for one.
+        async with self.workspaces.writing(workspace):
+            room = await self.workspaces.room(workspace)
+            spool = self.workspaces.layout.spool_dir
+            await trio.to_thread.run_sync(lambda: spool.mkdir(mode=0o700, exist_ok=True))
+            spooled = spool / f"upload-{uuid.uuid4().hex}"
             try:
-                async with self.workspaces.locked(workspace):
-                    result, replaced = await trio.to_thread.run_sync(
-                        self._unpack, workspace, base, archive, room, limit
-                    )
+                await _spool(spooled, body, limit)
+                archive = await trio.to_thread.run_sync(archives.read_members, str(spooled), base, limit)
+                try:
+                    async with self.workspaces.locked(workspace):
+                        result, replaced = await trio.to_thread.run_sync(
+                            self._unpack, workspace, base, archive, room, limit
+                        )
+                finally:
+                    archive.close()
             finally:
-                archive.close()
-        finally:
-            spooled.unlink(missing_ok=True)
-        self.workspaces.grew(workspace, result.size_bytes - replaced)
-        return result.model_copy(update={"path": beneath.join(base)})
+                spooled.unlink(missing_ok=True)
+            self.workspaces.grew(workspace, result.size_bytes - replaced)
+            return result.model_copy(update={"path": beneath.join(base)})
 
     def _unpack(
         self, workspace: Path, base: Parts, archive: archives.Archive, room: int, limit: int
