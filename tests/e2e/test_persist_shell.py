@@ -25,6 +25,18 @@ async def test_cd_then_export_then_pwd_and_echo(wb: DaemonHandle) -> None:
     assert plain["preview"]["stdout"] == "unset\n"
 
 
+async def test_a_removed_session_takes_its_shell_state_with_it(wb: DaemonHandle) -> None:
+    """DELETE /v1/sessions/{id} removes everything of the session: the next persistShell start of
+    the same name begins afresh, as a new terminal would (before, it kept the variables)."""
+    await wb.run("export A=1 && mkdir -p sub && cd sub", persistShell=True, sessionId="s1")
+    await wb.run("export B=2", persistShell=True, sessionId="s2")
+    assert (await wb.client.delete("/v1/sessions/s1")).status_code == 204
+    again = await wb.run("pwd; echo ${A:-unset}", persistShell=True, sessionId="s1")
+    assert again["preview"]["stdout"].endswith("/s1\nunset\n"), again["preview"]
+    other = await wb.run("echo $B", persistShell=True, sessionId="s2")  # another session's is kept
+    assert other["preview"]["stdout"] == "2\n", other["preview"]
+
+
 async def test_state_is_kept_when_the_command_fails_not_when_killed(wb: DaemonHandle, tmp_path: Path) -> None:
     """A failing command still leaves its state; a cancelled one leaves none; unset variables go."""
     failed = await wb.run(f"cd {tmp_path}; export B=2 C=3; false", persistShell=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import trio
 
-from workbench.core import beneath
+from workbench.core import beneath, shells
 from workbench.core.live import Removals
 from workbench.core.records import format_time
 from workbench.core.settings import Settings
@@ -287,8 +287,9 @@ class Workspaces:
         with self.removals.removing(path):
             if path in self._writes:
                 await self._writes[path][1].wait()
+            state = shells.session_file(self.layout, principal, session_id)
             async with self.locked(path):
-                await trio.to_thread.run_sync(_remove, path)
+                await trio.to_thread.run_sync(_remove, path, state)
             self._usage.pop(path, None)
 
 
@@ -305,7 +306,9 @@ def _busy(message: str, running: bool, contexts: list[str]) -> Conflict:
     )
 
 
-def _remove(workspace: Path) -> None:
-    """Remove a workspace with everything in it, never following a symlink out of it."""
+def _remove(workspace: Path, shell_state: Path) -> None:
+    """Remove a workspace with everything in it, never following a symlink out of it; then the
+    session's `persistShell` state (its next shell starts afresh, as a new terminal)."""
     with beneath.closing(os.open(workspace.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) as parent:
         beneath.remove_tree(parent, workspace.name)
+    shell_state.unlink(missing_ok=True)
