@@ -62,6 +62,8 @@ class Channel:
         self.tty = tty is not None
         self.pending = bytearray()
         self.eof_wanted = False
+        #: A write found that nothing reads its stdin any more (EPIPE, or a terminal hung up).
+        self.unread = False
         self.input_fd: int | None = None
         self.output_fd: int | None = None  # the master, read (a terminal only)
         self.spool_fd: int | None = None
@@ -126,6 +128,8 @@ class Channel:
         if eof and not self.tty:
             self.eof_wanted = True
         self._push()
+        if self.unread:
+            raise InputClosed(f"nothing reads the stdin of {self.name!r} any more")
         return len(self.pending)
 
     def _push(self) -> None:
@@ -141,6 +145,7 @@ class Channel:
                 # EPIPE: nothing reads it any more (the shim ignores SIGPIPE); EIO: hung up.
                 if e.errno not in (errno.EPIPE, errno.EIO):
                     self.host.log(f"input to {self.name} failed: {e}")
+                self.unread = True
                 self.pending.clear()
                 self._close_input()
                 return

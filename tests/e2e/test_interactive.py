@@ -119,6 +119,41 @@ async def test_input_is_refused_without_open_stdin_and_when_bad(wb: DaemonHandle
     await wb.client.post(f"/v1/executions/{execution_id}/cancel", json={})
 
 
+async def test_input_that_nothing_reads_any_more_is_refused_as_unread(wb: DaemonHandle) -> None:
+    """Its tree closed its stdin: the input that finds it so is a 409 with `details.stdin`
+    `unread`, not a `204` for bytes dropped (nor an `input` event); the execution runs on."""
+    started = await _start(wb, 'read -r a; exec 0<&-; echo "got $a"; sleep 30', openStdin=True)
+    execution_id = started["executionId"]
+    try:
+        await _input(wb, execution_id, data="one\n")
+        await _until_output(wb, execution_id, "got one")
+        for data in ("two\n", "three\n"):
+            refused = await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": data})
+            assert refused.status_code == 409, refused.text
+        first = (await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": "x"})).json()
+        assert first["error"]["code"] == "conflict", first
+        record = (await wb.client.get(f"/v1/executions/{execution_id}")).json()
+        assert record["status"] == "running" and record["capabilities"]["interactive"] is False, record
+        inputs = [e["inputDelta"] for e in await wb.events(execution_id) if e["eventType"] == "input"]
+        assert inputs == ["one\n"], inputs
+    finally:
+        await wb.client.post(f"/v1/executions/{execution_id}/cancel", json={})
+        await wb.wait(execution_id)
+
+
+async def test_the_first_input_nothing_reads_says_unread(wb: DaemonHandle) -> None:
+    started = await _start(wb, "exec 0<&-; echo closed; sleep 30", openStdin=True)
+    execution_id = started["executionId"]
+    try:
+        await _until_output(wb, execution_id, "closed")
+        refused = await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": "two\n"})
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["details"] == {"stdin": "unread"}, refused.text
+    finally:
+        await wb.client.post(f"/v1/executions/{execution_id}/cancel", json={})
+        await wb.wait(execution_id)
+
+
 async def test_input_to_a_process_that_never_reads_does_not_block_the_daemon(wb: DaemonHandle) -> None:
     """A bounded buffer, then 429 with a clear message; the daemon answers other requests meanwhile."""
     running = await _start(wb, "sleep 300", openStdin=True)

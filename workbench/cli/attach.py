@@ -266,8 +266,10 @@ def _restore(saved: Any) -> None:
 class _Feeder:
     """Our stdin to the execution's input, and our window size to its terminal.
 
-    An input the daemon refuses (but for an execution that has ended: the stream says how) ends
-    the command: `failure` says what, and INPUT_FAILED wakes the main thread.
+    An input the daemon refuses ends the command: `failure` says what, and INPUT_FAILED wakes the
+    main thread. But not for an execution that has ended (the stream says how), nor for one whose
+    stdin nothing reads any more (its tree closed it, or ended: `details.stdin` `unread`): as a
+    shell pipe's writer, the input that nothing reads is dropped, and the run goes on to its end.
     """
 
     def __init__(self, http: Http, execution_id: str, raw: bool, wake: int, saved: Any) -> None:
@@ -284,8 +286,9 @@ class _Feeder:
             while self._step():
                 pass
         except ApiError as exc:
-            if exc.code in ("conflict", "not_found") and self._ended():
-                return  # it ended meanwhile: the stream says how
+            unread = isinstance(exc.details, dict) and exc.details.get("stdin") == "unread"
+            if unread or (exc.code in ("conflict", "not_found") and self._ended()):
+                return  # it ended, or nothing reads its stdin any more: the stream says how it ends
             self.failure = f"{exc.code}: cannot send input to {self.execution_id}: {exc.message}"
             assert self.main is not None
             signal.pthread_kill(self.main, INPUT_FAILED)
@@ -296,7 +299,8 @@ class _Feeder:
             record = self.http.json("GET", self.path)
         except ApiError:
             return False
-        return record["status"] not in ("queued", "running")  # ended, or being stopped
+        status: str = record["status"]
+        return status not in ("queued", "running")  # ended, or being stopped
 
     def _resize(self) -> None:
         try:

@@ -40,9 +40,9 @@ class ApiError(Exception):
     the codes are the same.
     """
 
-    def __init__(self, code: str, message: str, status: int = 0) -> None:
+    def __init__(self, code: str, message: str, status: int = 0, details: Any = None) -> None:
         super().__init__(f"{code}: {message}")
-        self.code, self.message, self.status = code, message, status
+        self.code, self.message, self.status, self.details = code, message, status, details
 
 
 class Unreachable(ApiError):
@@ -72,7 +72,7 @@ def error_of(status: int, body: bytes) -> ApiError | None:
     """The error of a JSON error body (its code and message); None when it is not one."""
     try:
         error = json.loads(body)["error"]
-        return ApiError(str(error["code"]), str(error["message"]), status)
+        return ApiError(str(error["code"]), str(error["message"]), status, error.get("details"))
     except (ValueError, KeyError, TypeError):
         return None
 

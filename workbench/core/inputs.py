@@ -54,7 +54,9 @@ async def send_input(
         except sandbox.InputClosed:
             await journal.append(row.id, [], fields={"stdin_closed": True})
             raise Conflict(
-                f"the stdin of execution {row.id} is closed (its process tree has ended)"
+                f"the stdin of execution {row.id} is closed: nothing of its process tree reads it "
+                "any more (it closed it, or ended)",
+                details={"stdin": "unread"},
             ) from None
         except sandbox.SandboxError as exc:
             raise Conflict(f"execution {row.id} takes no input now: {exc.message}") from None
