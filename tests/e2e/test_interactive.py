@@ -127,11 +127,11 @@ async def test_input_that_nothing_reads_any_more_is_refused_as_unread(wb: Daemon
     try:
         await _input(wb, execution_id, data="one\n")
         await _until_output(wb, execution_id, "got one")
-        for data in ("two\n", "three\n"):
-            refused = await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": data})
+        for data in ("two\n", "three\n", ""):  # every one after the first too, an end of file too
+            body = {"data": data} if data else {"eof": True}
+            refused = await wb.client.post(f"/v1/executions/{execution_id}/input", json=body)
             assert refused.status_code == 409, refused.text
-        first = (await wb.client.post(f"/v1/executions/{execution_id}/input", json={"data": "x"})).json()
-        assert first["error"]["code"] == "conflict", first
+            assert refused.json()["error"]["details"] == {"stdin": "unread"}, refused.text
         record = (await wb.client.get(f"/v1/executions/{execution_id}")).json()
         assert record["status"] == "running" and record["capabilities"]["interactive"] is False, record
         inputs = [e["inputDelta"] for e in await wb.events(execution_id) if e["eventType"] == "input"]

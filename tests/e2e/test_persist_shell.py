@@ -37,6 +37,17 @@ async def test_a_removed_session_takes_its_shell_state_with_it(wb: DaemonHandle)
     assert other["preview"]["stdout"] == "2\n", other["preview"]
 
 
+async def test_a_session_whose_workspace_its_shell_removed_can_still_be_removed(wb: DaemonHandle) -> None:
+    """Only its shell state is left: a delete of the session (or of every session) removes that."""
+    for session, delete in (("s1", "/v1/sessions/s1"), ("s2", "/v1/sessions")):
+        gone = 'export A=1; cd /; rm -rf "$OLDPWD"'
+        assert (await wb.run(gone, persistShell=True, sessionId=session))["status"] == "completed"
+        assert (await wb.client.delete(delete)).status_code == 204
+        again = await wb.run("pwd; echo ${A:-unset}", persistShell=True, sessionId=session)
+        assert again["preview"]["stdout"].endswith(f"/{session}\nunset\n"), again["preview"]
+    assert (await wb.client.delete("/v1/sessions/s3")).status_code == 404  # nothing of it at all
+
+
 async def test_state_is_kept_when_the_command_fails_not_when_killed(wb: DaemonHandle, tmp_path: Path) -> None:
     """A failing command still leaves its state; a cancelled one leaves none; unset variables go."""
     failed = await wb.run(f"cd {tmp_path}; export B=2 C=3; false", persistShell=True)

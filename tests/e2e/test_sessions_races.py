@@ -203,6 +203,25 @@ async def test_a_start_waiting_for_its_sessions_removal_holds_no_slot_and_can_be
     assert (await wb.client.get("/v1/sessions/gone")).status_code == 404  # nothing ran in it
 
 
+async def test_starts_waiting_for_their_sessions_removal_keep_their_place_in_the_queue(
+    make_daemon: Any,
+) -> None:
+    """They are queued: counted against the queue's limit, and run in the order they came."""
+    wb: DaemonHandle = await make_daemon(max_concurrent_executions=1, max_queued_executions=2)
+    async with _removal_held(wb, "gone"):
+        started = [await wb.start(f"echo {n} >> order.txt", sessionId="gone") for n in (1, 2)]
+        full = await wb.client.post(
+            "/v1/executions/workbench_bash", json={"command": "true", "sessionId": "gone", "background": True}
+        )
+        assert full.status_code == 429, full.text
+        metrics = (await wb.client.get("/metrics")).text
+        assert "workbench_queue_depth 2" in metrics, [m for m in metrics.splitlines() if "queue" in m]
+    for execution in started:
+        assert (await wb.wait(execution["executionId"]))["status"] == "completed"
+    order = await wb.client.get("/v1/sessions/gone/files/order.txt")
+    assert order.content == b"1\n2\n", order.text
+
+
 async def test_a_context_create_given_up_while_its_session_is_removed_leaves_nothing(
     wb: DaemonHandle,
 ) -> None:

@@ -313,7 +313,7 @@ def _sessions_held(workspaces: Workspaces, executor: Executor) -> None:
     cannot be removed; and the executor which sessions are being removed."""
     workspaces.live = partial(_running_rows, executor)
     workspaces.contexts = executor.contexts.live_in
-    workspaces.removals = executor.context.removals
+    workspaces.removals = executor.removals
 
 
 def _running_rows(executor: Executor) -> list[ExecutionRow]:

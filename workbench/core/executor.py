@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from pathlib import Path
 
 import trio
 
@@ -19,7 +20,7 @@ from workbench.core.display import Displays
 from workbench.core.follow import Inotify
 from workbench.core.images import Image
 from workbench.core.journal import Journal
-from workbench.core.live import Live, RunContext, Slots, Stop
+from workbench.core.live import Live, Removals, RunContext, Slots, Stop
 from workbench.core.principals import Principal, principal_key
 from workbench.core.runner import Run
 from workbench.core.settings import Settings
@@ -50,6 +51,9 @@ class Executor:
         self.images = images
         self._nursery = nursery
         self.slots = Slots(settings.max_concurrent_executions)
+        #: The sessions being removed: their executions wait in the queue meanwhile.
+        self.removals = Removals(partial(_workspace_of, settings), self.slots.regrant)
+        self.slots.held = self.removals.holds
         self.live: dict[str, Live] = {}
         self.displays = Displays()
         self._tidying = 0
@@ -69,6 +73,7 @@ class Executor:
             tidy=self._start_tidy,
             warm=self.warm,
             item_ended=partial(item_ended, self.slots, self.live),
+            removals=self.removals,
         )
         #: The code contexts, whose executions are supervised here too (`submit`).
         self.contexts = Contexts(self.context, nursery, self.live)
@@ -184,3 +189,7 @@ class Executor:
             await live.done.wait()
         while self._tidying:
             await self._tidied.wait()
+
+
+def _workspace_of(settings: Settings, row: ExecutionRow) -> Path:
+    return settings.layout.workspace(row.principal, row.session_id)

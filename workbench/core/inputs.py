@@ -36,8 +36,8 @@ async def send_input(
             f"execution {row.id} was started without openStdin or tty: its input was fixed at the start"
         )
     live = _running(executor, row, "input")
-    if row.stdin_closed and not tty:
-        raise Conflict(f"the stdin of execution {row.id} was closed by an end of file")
+    if (row.stdin_closed or live.stdin_unread) and not tty:
+        raise _closed(row.id, live)
     if not data and not eof:
         return  # nothing to write: nothing is journaled either
     # Journaled where it meets the output: after what was written before, before what it causes.
@@ -52,12 +52,9 @@ async def send_input(
                 details={"maxPendingBytes": sandbox.MAX_PENDING_INPUT},
             ) from None
         except sandbox.InputClosed:
+            live.stdin_unread = True
             await journal.append(row.id, [], fields={"stdin_closed": True})
-            raise Conflict(
-                f"the stdin of execution {row.id} is closed: nothing of its process tree reads it "
-                "any more (it closed it, or ended)",
-                details={"stdin": "unread"},
-            ) from None
+            raise _closed(row.id, live) from None
         except sandbox.SandboxError as exc:
             raise Conflict(f"execution {row.id} takes no input now: {exc.message}") from None
         delta = data.decode("utf-8", errors="replace") if record else None
@@ -107,6 +104,23 @@ def caught_up(live: Live | None) -> contextlib.AbstractAsyncContextManager[None]
     """`Capture.caught_up` of a live execution's capture (nothing to catch up with: nothing)."""
     capture = live.capture if live is not None else None
     return capture.caught_up() if capture is not None else contextlib.nullcontext()
+
+
+def _closed(execution_id: str, live: Live) -> Conflict:
+    """The 409 of input to a closed stdin: `details.stdin` `unread` when nothing of the tree reads
+    it any more (a client may then drop the rest of its input, as a pipe's writer would)."""
+    if live.stdin_unread:
+        return Conflict(
+            f"the stdin of execution {execution_id} is closed: nothing of its process tree reads it "
+            "any more (it closed it, or ended)",
+            details={"stdin": "unread"},
+        )
+    if live.adopted is not None:  # what closed it before the restart is not known here
+        return Conflict(
+            f"the stdin of execution {execution_id} was closed (by an end of file, or nothing of its "
+            "process tree read it any more)"
+        )
+    return Conflict(f"the stdin of execution {execution_id} was closed by an end of file")
 
 
 def _running(executor: Executor, row: ExecutionRow, what: str) -> Live:

@@ -88,6 +88,8 @@ class Live:
     fail_fast: str | None = None
     #: What follows its output into the journal, while it runs (an input journals through it).
     capture: Capture | None = None
+    #: An input found that nothing of its tree reads its stdin any more (not an end of file).
+    stdin_unread: bool = False
 
     def request_stop(self, why: Stop, reason: str | None, grace_ms: int) -> None:
         if self.stop is None:
@@ -126,6 +128,8 @@ class Slots:
         self.keyed_only = 0
         #: Bumped whenever a slot is given back (a node of a shared store then claims more).
         self.freed = Watch()
+        #: Whether a waiting execution is held back for now, in its place (`Removals.holds`).
+        self.held: Callable[[Live], bool] = _never
 
     def set_cap(self, key: str, cap: int) -> None:
         """At most `cap` executions holding `key` run at once."""
@@ -202,7 +206,7 @@ class Slots:
         i = 0
         while (self.free > 0 or self.keyed_only) and i < len(self.waiting):
             live = self.waiting[i]
-            if not self._fits(live):
+            if not self._fits(live) or self.held(live):
                 i += 1
                 continue
             del self.waiting[i]
@@ -213,6 +217,10 @@ class Slots:
                 self.used[key] += 1
             live.granted.set()
             live.kick.set()
+
+    def regrant(self) -> None:
+        """What `held` held back may run now: grant what fits, in order."""
+        self._grant()
 
     @property
     def queued(self) -> int:
@@ -242,13 +250,35 @@ class Observers:
     spawn: Callable[[float], None] = _nowhere
 
 
+def _never(live: Live) -> bool:
+    return False
+
+
 class Removals:
     """The sessions being removed (`DELETE /v1/sessions/...`), by workspace. What starts in one
     (an execution, a code context) waits until its workspace is gone, then makes it again, empty:
-    nothing starts in a workspace while it is being removed."""
+    nothing starts in a workspace while it is being removed. An execution waits in the queue, in
+    its place and counted (`Slots.held`), and is granted its slot once the removal is over."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        workspace_of: Callable[[ExecutionRow], Path] | None = None,
+        over: Callable[[], None] | None = None,
+    ) -> None:
+        """`workspace_of`: an execution's workspace; `over`: called when a removal ends."""
         self._removing: dict[Path, trio.Event] = {}
+        self._workspace_of = workspace_of
+        self._over = over
+
+    def holds(self, live: Live) -> bool:
+        """Whether `live` must wait for its session's removal before it runs."""
+        return self.holds_row(live.row)
+
+    def holds_row(self, row: ExecutionRow) -> bool:
+        """Whether an execution of `row` would wait for its session's removal before it runs."""
+        if not self._removing or self._workspace_of is None:
+            return False
+        return self._workspace_of(row) in self._removing
 
     def under_way(self, workspace: Path) -> trio.Event | None:
         """The end of the removal of `workspace` under way, if one is."""
@@ -263,6 +293,8 @@ class Removals:
         finally:
             del self._removing[workspace]
             done.set()
+            if self._over is not None:
+                self._over()
 
     async def over(self, workspace: Path) -> None:
         """Wait while `workspace` is being removed."""
@@ -289,9 +321,9 @@ class RunContext:
     #: Told that an execution ends with a status, before its slot goes back (`batches.item_ended`:
     #: a `failFast` batch stops its other items there).
     item_ended: Callable[[Live, S], None]
-    observe: Observers = field(default_factory=Observers)
     #: The sessions being removed: what starts in one waits (shared with `sessions.Workspaces`).
-    removals: Removals = field(default_factory=Removals)
+    removals: Removals
+    observe: Observers = field(default_factory=Observers)
 
 
 def adoption_note(live: Live, lives_on: bool = False) -> str:

@@ -87,11 +87,8 @@ class Run:
         """Wait for a slot; True once spawned and `running`, False if it ended while queued."""
         live = self.live
         with trio.move_on_at(self.deadline) as timer:
-            while True:
-                if not (live.granted.is_set() or live.kick.is_set()):
-                    await first_of(live.granted.wait, live.kick.wait)
-                if live.stop is not None or not await self._while_session_removed():
-                    break
+            if not (live.granted.is_set() or live.kick.is_set()):
+                await first_of(live.granted.wait, live.kick.wait)
         # A deadline that passed before the wait began (a restart, a late slot) still counts.
         expired = timer.cancelled_caught or trio.current_time() >= self.deadline
         if live.stop is not None or expired:
@@ -114,24 +111,6 @@ class Run:
             if self.child is None:
                 self.ex.slots.release(self.live)
             raise
-
-    async def _while_session_removed(self) -> bool:
-        """While its session's workspace is being removed (`DELETE /v1/sessions/...`), its slot
-        goes back and it waits, queued (a cancel or its deadline end it so), then asks for a slot
-        again and runs in the workspace made again: True if it waited. Once it is live here, no
-        removal of its session begins (the session is held), so one check after the grant holds."""
-        workspace = self.ex.settings.layout.workspace(self.row.principal, self.row.session_id)
-        removal = self.ex.removals.under_way(workspace)
-        if removal is None:
-            return False
-        live = self.live
-        self.ex.slots.withdraw(live)
-        live.granted, live.kick = trio.Event(), trio.Event()
-        if live.stop is None:
-            await first_of(removal.wait, live.kick.wait)
-        if live.stop is None:
-            self.ex.slots.request(live)
-        return True
 
     async def _finish_queued(self, status: S, error: dict[str, str] | None, reason: str | None) -> None:
         fields = {"finished_at": now_ms(), "cancel_reason": reason}

@@ -218,10 +218,11 @@ class Service(Reads):
     def _room(self, principal: Principal, head: ExecutionRow) -> int:
         """How many of `principal`'s new executions like `head` could run at once: a cell of a
         code context none while its context is busy, else as many as its principal's quota has
-        room for (it takes no slot of the daemon's)."""
+        room for (it takes no slot of the daemon's); none in a session being removed."""
         slots = self.executor.slots
         if head.context_id is None:
-            return slots.room((principal.key,))
+            # One of a session being removed waits for that first, whatever slots are free.
+            return 0 if self.executor.removals.holds_row(head) else slots.room((principal.key,))
         context = self.executor.contexts.all.get(head.context_id)
         if context is None or context.running is not None or context.turns:
             return 0

@@ -251,6 +251,10 @@ class Workspaces:
             named = f" (live code contexts: {', '.join(contexts[:10])})" if contexts else ""
             raise _busy(f"sessions still in use: {shown}{named}", running, contexts)
         removed, left = 0, []
+        listed = {s.session_id for s in sessions}
+        for session_id in shells.kept_states(self.layout, principal):
+            if session_id not in listed and not self._live_in(principal, session_id):
+                shells.session_file(self.layout, principal, session_id).unlink(missing_ok=True)
         for found in sessions:
             try:
                 await self.remove(principal, found.session_id)
@@ -275,7 +279,11 @@ class Workspaces:
         # removal left, which this one tries again.
         while (under_way := self.removals.under_way(path)) is not None:
             await under_way.wait()
-        path = self.existing(principal, session_id)
+        state = shells.session_file(self.layout, principal, session_id)
+        # Its commands may have removed the workspace and left its shell state: that is removed.
+        exists = path.is_dir()
+        if not exists and not state.exists():
+            raise NotFound(f"no session {session_id!r}")
         live = self._live_in(principal, session_id)
         contexts = self.contexts(principal, session_id)
         if live or contexts:
@@ -283,11 +291,13 @@ class Workspaces:
             if contexts:
                 held.append(f"{len(contexts)} live code context(s): {', '.join(contexts[:10])}")
             raise _busy(f"session {session_id!r} has {' and '.join(held)}", bool(live), contexts)
+        if not exists:
+            state.unlink(missing_ok=True)
+            return
         # From here on, what starts in the session waits until the workspace is gone.
         with self.removals.removing(path):
             if path in self._writes:
                 await self._writes[path][1].wait()
-            state = shells.session_file(self.layout, principal, session_id)
             async with self.locked(path):
                 await trio.to_thread.run_sync(_remove, path, state)
             self._usage.pop(path, None)

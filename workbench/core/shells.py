@@ -74,6 +74,15 @@ def session_file(layout: Layout, principal: str, session_id: str) -> Path:
     return layout.data_dir / "shells" / workspace.parent.name / f"{workspace.name}.state"
 
 
+def kept_states(layout: Layout, principal: str) -> list[str]:
+    """The sessions of `principal` with a kept state."""
+    try:
+        names = os.listdir(layout.data_dir / "shells" / principal)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [name.removesuffix(".state") for name in names if name.endswith(".state")]
+
+
 def wrap(command: str, state_path: Path) -> str:
     """The script the image's shell (bash 4.4 or newer) runs for a `persistShell` execution."""
     return f"{shellscript.prelude(shlex.quote(str(state_path)))}\n{command}"
