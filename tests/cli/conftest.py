@@ -99,6 +99,41 @@ class Cli:
             **kw,
         )
 
+    async def typing(
+        self, args: list[str], first: bytes, answered: bytes, then: bytes, between: Any = None
+    ) -> tuple[int, bytes, bytes]:
+        """Run the CLI with a piped stdin: type `first`, wait for `answered` on its stdout, await
+        `between(nursery)` if given, type `then` and close stdin; (exit status, stdout, stderr)."""
+        process = await trio.lowlevel.open_process(
+            self.argv(*args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env(),
+        )
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        out, err = bytearray(), bytearray()
+        seen = trio.Event()
+
+        async def read_all(stream: Any, into: bytearray) -> None:
+            while chunk := await stream.receive_some():
+                into += chunk
+                if answered in out:
+                    seen.set()
+
+        with ceilings.within(60, f"`workbench {' '.join(args)}` typed into"):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read_all, process.stdout, out)
+                nursery.start_soon(read_all, process.stderr, err)
+                await process.stdin.send_all(first)
+                await seen.wait()
+                if between is not None:
+                    await between(nursery)
+                await process.stdin.send_all(then)
+                await process.stdin.aclose()
+                code = await process.wait()
+        return code, bytes(out), bytes(err)
+
     async def terminal(self, *args: str, rows: int = 30, cols: int = 100) -> Terminal:
         """Start the CLI on a pseudo-terminal of `rows` x `cols`."""
         main, child = os.openpty()

@@ -140,42 +140,19 @@ async def test_run_i_goes_on_typing_across_a_daemon_restart(make_daemon: Any, tm
     first = await keeping_daemon(make_daemon)
     cli = Cli(first.url, tmp_path / "client-home")
     script = 'read -r a; echo "got $a"; read -r b; echo "got $b"'
-    process = await trio.lowlevel.open_process(
-        cli.argv("run", "-i", "--", script),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=cli.env(),
-    )
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    out, err = bytearray(), bytearray()
     port = int(first.url.rsplit(":", 1)[1])
-    answered = trio.Event()
+    restarted: list[DaemonHandle] = []
 
-    async def read_all(stream: Any, into: bytearray) -> None:
-        while chunk := await stream.receive_some():
-            into += chunk
-            if b"got one\n" in out:
-                answered.set()
+    async def restarting() -> None:
+        restarted.append(await restart(make_daemon, first))
 
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_all, process.stdout, out)
-            nursery.start_soon(read_all, process.stderr, err)
-            await process.stdin.send_all(b"one\n")
-            await answered.wait()
-            restarted: list[DaemonHandle] = []
+    async def stopped(nursery: trio.Nursery) -> None:
+        nursery.start_soon(restarting)
+        await closed(port)  # "two" is typed while no daemon listens
 
-            async def restarting() -> None:
-                restarted.append(await restart(make_daemon, first))
-
-            nursery.start_soon(restarting)
-            await closed(port)
-            await process.stdin.send_all(b"two\n")  # while no daemon listens
-            await process.stdin.aclose()
-            await process.wait()
-    assert process.returncode == 0, (bytes(out), bytes(err))
-    assert bytes(out) == b"got one\ngot two\n", bytes(err)
+    code, out, err = await cli.typing(["run", "-i", "--", script], b"one\n", b"got one\n", b"two\n", stopped)
+    assert code == 0, (out, err)
+    assert out == b"got one\ngot two\n", err
 
 
 async def test_wait_goes_on_across_a_daemon_restart(make_daemon: Any, tmp_path: Any) -> None:

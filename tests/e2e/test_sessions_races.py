@@ -125,28 +125,10 @@ async def test_a_session_removed_twice_at_once_is_removed_once_and_the_other_is_
 
 
 async def test_a_file_write_under_way_is_over_before_its_session_is_removed(wb: DaemonHandle) -> None:
-    assert (await wb.client.put("/v1/sessions/gone/files/old.txt", content=b"old")).status_code == 201
-    release = trio.Event()
-
-    async def body() -> Any:
-        yield b"one"
-        await release.wait()
-        yield b"two"
-
-    answers: dict[str, httpx.Response] = {}
-
-    async def ask(name: str, call: Any) -> None:
-        answers[name] = await call
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(ask, "put", wb.client.put("/v1/sessions/gone/files/new.txt", content=body()))
-        await temp_file(wb.settings.layout.workspace("admin", "gone"))
-        nursery.start_soon(ask, "delete", wb.client.delete("/v1/sessions/gone"))
-        await trio.sleep(0.3)  # the delete is under way (before, it removed the workspace meanwhile)
+    async with _removal_held(wb, "gone") as answers:
+        await trio.sleep(0.3)  # before, the delete removed the workspace meanwhile
         assert "delete" not in answers, answers["delete"].text
-        release.set()
     assert answers["put"].status_code == 201, answers["put"].text
-    assert answers["delete"].status_code == 204, answers["delete"].text
     # The write first, whole, then the removal: nothing is left of the session.
     assert (await wb.client.get("/v1/sessions/gone")).status_code == 404
 

@@ -9,8 +9,9 @@ import sys
 from datetime import UTC, datetime
 
 from workbench.cli import exitcodes, render
-from workbench.cli.http import ApiError, Http
+from workbench.cli.http import Http
 from workbench.cli.run import variables
+from workbench.cli.sessions import delete_each
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,15 +48,7 @@ def cmd_context(http: Http, args: argparse.Namespace) -> int:
         else:
             print(_table(listing["contexts"]))
         return exitcodes.OK
-    status = exitcodes.OK
-    for context_id in args.ids:
-        try:
-            http.request("DELETE", f"/v1/contexts/{context_id}", ok=(204,))
-        except ApiError as exc:
-            status = max(status, exitcodes.failure(exc))
-            continue
-        print(context_id, flush=True)
-    return status
+    return delete_each(http, args.ids, lambda context_id: f"/v1/contexts/{context_id}")
 
 
 def _table(contexts: list[dict[str, Any]]) -> str:

@@ -13,6 +13,7 @@ from workbench.cli.http import ApiError, Http
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -30,14 +31,20 @@ def cmd_session(http: Http, args: argparse.Namespace) -> int:
         # One request: every session removed, or none while one is held (the message says which).
         http.request("DELETE", "/v1/sessions", ok=(204,))
         return exitcodes.OK
+    return delete_each(http, args.ids, lambda session_id: f"/v1/sessions/{quote(session_id, safe='')}")
+
+
+def delete_each(http: Http, ids: list[str], path_of: Callable[[str], str]) -> int:
+    """DELETE each id's path; print each id deleted, going on past one that fails (its line on
+    stderr); the exit status of the worst failure, else 0."""
     status = exitcodes.OK
-    for session_id in args.ids:
+    for item in ids:
         try:
-            http.request("DELETE", f"/v1/sessions/{quote(session_id, safe='')}", ok=(204,))
+            http.request("DELETE", path_of(item), ok=(204,))
         except ApiError as exc:
             status = max(status, exitcodes.failure(exc))
             continue
-        print(session_id, flush=True)
+        print(item, flush=True)
     return status
 
 
