@@ -109,7 +109,9 @@ class Cluster:
             total, mine = await self.store.queue_depth(principal.name, self.node_id)
             room = slots.room((principal.key,))
             total, mine = total + slots.queued, mine + slots.queued_by[principal.key]
-        return max(0, total - room), max(0, mine - room)
+            # Those held back (their session is being removed) wait whatever room there is.
+            held, held_mine = slots.held_waiting(), slots.held_waiting(principal.key)
+        return max(0, total - held - room) + held, max(0, mine - held_mine - room) + held_mine
 
     async def waiting(self) -> int:
         """How many executions wait for a slot: in the shared queue, and claimed by this node."""

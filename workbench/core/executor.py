@@ -53,7 +53,7 @@ class Executor:
         self.slots = Slots(settings.max_concurrent_executions)
         #: The sessions being removed: their executions wait in the queue meanwhile.
         self.removals = Removals(partial(_workspace_of, settings), self.slots.regrant)
-        self.slots.held = self.removals.holds
+        self.slots.held, self.slots.holding = self.removals.holds, self.removals.active
         self.live: dict[str, Live] = {}
         self.displays = Displays()
         self._tidying = 0

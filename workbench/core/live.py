@@ -128,8 +128,10 @@ class Slots:
         self.keyed_only = 0
         #: Bumped whenever a slot is given back (a node of a shared store then claims more).
         self.freed = Watch()
-        #: Whether a waiting execution is held back for now, in its place (`Removals.holds`).
+        #: Whether a waiting execution is held back for now, in its place (`Removals.holds`), and
+        #: whether any may be (`Removals.active`).
         self.held: Callable[[Live], bool] = _never
+        self.holding: Callable[[], bool] = bool
 
     def set_cap(self, key: str, cap: int) -> None:
         """At most `cap` executions holding `key` run at once."""
@@ -229,8 +231,15 @@ class Slots:
 
     @property
     def queued_for_daemon(self) -> int:
-        """How many wait for one of the daemon's slots."""
-        return len(self.waiting) - self.keyed_only
+        """How many wait for one of the daemon's slots (not those held back for now: `held`)."""
+        return len(self.waiting) - self.keyed_only - self.held_waiting()
+
+    def held_waiting(self, key: str | None = None) -> int:
+        """How many of the waiting are held back for now (`held`), of `key` alone when given: the
+        slots free meanwhile are for the others."""
+        if not self.holding():
+            return 0
+        return sum(1 for live in self.waiting if (key is None or key in live.keys) and self.held(live))
 
 
 #: Schedules the tidying up after an execution: (execution id, tree held by the supervisor or
@@ -269,6 +278,10 @@ class Removals:
         self._removing: dict[Path, trio.Event] = {}
         self._workspace_of = workspace_of
         self._over = over
+
+    def active(self) -> bool:
+        """Whether a removal is under way."""
+        return bool(self._removing)
 
     def holds(self, live: Live) -> bool:
         """Whether `live` must wait for its session's removal before it runs."""
