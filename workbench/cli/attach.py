@@ -299,8 +299,7 @@ class _Feeder:
             record = self.http.json("GET", self.path)
         except ApiError:
             return False
-        status: str = record["status"]
-        return status not in ("queued", "running")  # ended, or being stopped
+        return record["status"] not in ("queued", "running")  # ended, or being stopped
 
     def _resize(self) -> None:
         try:

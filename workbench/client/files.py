@@ -17,7 +17,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 import httpx
 
@@ -26,7 +25,7 @@ from workbench.client.base import Base
 from workbench.client.calls import Call, _expect, error_from
 from workbench.client.config import seconds_to_ms
 from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item, Open, Plan, Stream, send
-from workbench.client.sessions import session_path
+from workbench.client.sessions import segment, session_path
 from workbench.client.sse import FrameReader
 from workbench.wire.errors import WorkbenchError
 from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult
@@ -55,7 +54,7 @@ class FilesBase:
         # `.` and `..` are sent escaped: as they are, the URL would be resolved before it leaves
         # (to another route), not refused by the daemon as a path out of the workspace.
         segments = (path.lstrip("/") if path != "/" else path).split("/")
-        escaped = ["%2E" * len(s) if s in (".", "..") else quote(s, safe="") for s in segments]
+        escaped = [segment(s) for s in segments]
         return f"{base}/{'/'.join(escaped)}"
 
     def _action(self, name: str) -> str:

@@ -14,11 +14,15 @@ from workbench.client.plan import Plan, method, send
 from workbench.wire.files import Session, SessionList
 
 
+def segment(text: str) -> str:
+    """`text` escaped as one path segment: `.` and `..` too, which would otherwise be resolved
+    before the request leaves (`/v1/sessions/.` is every session), not refused by the daemon."""
+    return "%2E" * len(text) if text in (".", "..") else quote(text, safe="")
+
+
 def session_path(session_id: str) -> str:
-    """`/v1/sessions/{session_id}`, the id escaped as one path segment: `.` and `..` too, which
-    would otherwise be resolved before the request leaves (`/v1/sessions/.` is every session)."""
-    escaped = "%2E" * len(session_id) if session_id in (".", "..") else quote(session_id, safe="")
-    return f"/v1/sessions/{escaped}"
+    """`/v1/sessions/{session_id}`, the id escaped as one path segment."""
+    return f"/v1/sessions/{segment(session_id)}"
 
 
 def sessions_call() -> Call[builtins.list[Session]]:

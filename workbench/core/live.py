@@ -130,7 +130,7 @@ class Slots:
         self.freed = Watch()
         #: Whether a waiting execution is held back for now, in its place (`Removals.holds`), and
         #: whether any may be (`Removals.active`).
-        self.held: Callable[[Live], bool] = _never
+        self.held: Callable[[ExecutionRow], bool] = _never
         self.holding: Callable[[], bool] = bool
 
     def set_cap(self, key: str, cap: int) -> None:
@@ -208,7 +208,7 @@ class Slots:
         i = 0
         while (self.free > 0 or self.keyed_only) and i < len(self.waiting):
             live = self.waiting[i]
-            if not self._fits(live) or self.held(live):
+            if not self._fits(live) or self.held(live.row):
                 i += 1
                 continue
             del self.waiting[i]
@@ -239,7 +239,7 @@ class Slots:
         slots free meanwhile are for the others."""
         if not self.holding():
             return 0
-        return sum(1 for live in self.waiting if (key is None or key in live.keys) and self.held(live))
+        return sum(1 for live in self.waiting if (key is None or key in live.keys) and self.held(live.row))
 
 
 #: Schedules the tidying up after an execution: (execution id, tree held by the supervisor or
@@ -259,7 +259,7 @@ class Observers:
     spawn: Callable[[float], None] = _nowhere
 
 
-def _never(live: Live) -> bool:
+def _never(row: ExecutionRow) -> bool:
     return False
 
 
@@ -283,11 +283,7 @@ class Removals:
         """Whether a removal is under way."""
         return bool(self._removing)
 
-    def holds(self, live: Live) -> bool:
-        """Whether `live` must wait for its session's removal before it runs."""
-        return self.holds_row(live.row)
-
-    def holds_row(self, row: ExecutionRow) -> bool:
+    def holds(self, row: ExecutionRow) -> bool:
         """Whether an execution of `row` would wait for its session's removal before it runs."""
         if not self._removing or self._workspace_of is None:
             return False

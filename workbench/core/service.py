@@ -222,7 +222,7 @@ class Service(Reads):
         slots = self.executor.slots
         if head.context_id is None:
             # One of a session being removed waits for that first, whatever slots are free.
-            return 0 if self.executor.removals.holds_row(head) else slots.room((principal.key,))
+            return 0 if self.executor.removals.holds(head) else slots.room((principal.key,))
         context = self.executor.contexts.all.get(head.context_id)
         if context is None or context.running is not None or context.turns:
             return 0
