@@ -31,7 +31,7 @@ from workbench.core.auth import EXECUTE, READ
 from workbench.core.daemon import Daemon
 from workbench.core.files import Opened
 from workbench.core.waiting import first_of
-from workbench.wire.errors import BadRequest, PayloadTooLarge, WorkbenchError
+from workbench.wire.errors import BadRequest, NotFound, PayloadTooLarge, WorkbenchError
 from workbench.wire.files import MoveRequest, SessionList
 
 SESSION = "/v1/sessions/<session_id>"
@@ -146,6 +146,10 @@ def _sessions(app: QuartTrio, daemon: Daemon) -> None:
     async def delete_sessions() -> Response:
         principal = authenticate(daemon, EXECUTE)
         check_query()
+        if request.path.endswith("/"):
+            # A session id left empty (`.../sessions/$UNSET`, or `.`, which URL parsers resolve
+            # to it) names no session: it must not remove them all.
+            raise NotFound("no session has an empty id (to remove every session: DELETE /v1/sessions)")
         await workspaces.remove_all(principal.name)
         return Response("", status=204)
 

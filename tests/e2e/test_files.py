@@ -205,6 +205,19 @@ async def test_deleting_files_directories_and_whole_sessions(wb: DaemonHandle) -
     assert (await wb.client.get("/v1/sessions")).json() == {"sessions": []}
 
 
+async def test_a_session_path_with_an_empty_id_removes_nothing(wb: DaemonHandle) -> None:
+    """`DELETE /v1/sessions/` is a session with an empty id (an unset variable in a script, or
+    `.`, which URL parsers resolve to it), not the bulk delete of every session."""
+    await put(wb, "a.txt", b"a")
+    assert (await wb.client.put("/v1/sessions/other/files/b.txt", content=b"b")).status_code == 201
+    refused = await wb.client.delete("/v1/sessions/")
+    assert refused.status_code == 404, refused.text
+    assert refused.json()["error"]["code"] == "not_found"
+    assert "DELETE /v1/sessions" in refused.json()["error"]["message"]
+    assert workspace(wb).exists() and workspace(wb, "other").exists()
+    assert (await wb.client.get("/v1/sessions/")).status_code == 200  # reading is harmless
+
+
 async def test_a_session_has_no_live_execution_once_its_end_is_committed(wb: DaemonHandle) -> None:
     """Whoever learns that the last execution of a session ended (its wait returns) may delete the
     session at once: its end no longer counts as live. What the session counts is read at each
