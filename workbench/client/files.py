@@ -22,10 +22,10 @@ import httpx
 
 from workbench.client import calls
 from workbench.client.base import Base
-from workbench.client.calls import Call, _expect, error_from
+from workbench.client.calls import Call, _expect, error_from, segment
 from workbench.client.config import seconds_to_ms
 from workbench.client.plan import BROKEN, NEXT_LINE, READ_BODY, Described, Item, Open, Plan, Stream, send
-from workbench.client.sessions import segment, session_path
+from workbench.client.sessions import session_path
 from workbench.client.sse import FrameReader
 from workbench.wire.errors import WorkbenchError
 from workbench.wire.files import FileEntry, FileEvent, FileList, UploadResult

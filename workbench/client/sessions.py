@@ -4,20 +4,13 @@ what holds them) and `delete_session` (a workspace removed with every file in it
 from __future__ import annotations
 
 import builtins
-from urllib.parse import quote
 
 import httpx
 
 from workbench.client.base import Base
-from workbench.client.calls import Call, _expect
+from workbench.client.calls import Call, _expect, segment
 from workbench.client.plan import Plan, method, send
 from workbench.wire.files import Session, SessionList
-
-
-def segment(text: str) -> str:
-    """`text` escaped as one path segment: `.` and `..` too, which would otherwise be resolved
-    before the request leaves (`/v1/sessions/.` is every session), not refused by the daemon."""
-    return "%2E" * len(text) if text in (".", "..") else quote(text, safe="")
 
 
 def session_path(session_id: str) -> str:
