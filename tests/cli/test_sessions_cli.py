@@ -46,3 +46,21 @@ async def test_session_rm_takes_ids_or_all(cli: Cli, wb: DaemonHandle) -> None:
     for args in (("session", "rm"), ("session", "rm", "--all", "web")):
         refused = await cli(*args)
         assert refused.code == 2 and "name the sessions, or --all" in refused.error, refused
+
+
+async def test_an_empty_or_dot_id_is_a_usage_error_and_removes_nothing(cli: Cli, wb: DaemonHandle) -> None:
+    """`workbench session rm "$ID"` with ID unset must not reach the bulk delete; nor `context rm`."""
+    await cli.ok("run", "--session", "kept", "--", "true")
+    for args in (
+        ("session", "rm", ""),
+        ("session", "rm", "."),
+        ("session", "rm", ".."),
+        ("context", "rm", ""),
+    ):
+        refused = await cli(*args)
+        assert refused.code == 2 and refused.text == "", (args, refused)
+    listed = json.loads((await cli.ok("session", "ls", "--json")).text)["sessions"]
+    assert [s["sessionId"] for s in listed] == ["kept"]
+    # A context id is one segment of the path, whatever it holds.
+    odd = await cli("context", "rm", "cx_a?b=1#c")
+    assert odd.code == 125 and "no context" in odd.error and "cx_a?b=1#c" in odd.error, odd

@@ -170,6 +170,12 @@ def _session(text: str) -> str:
     return text
 
 
+def _context(text: str) -> str:
+    if text in ("", ".", ".."):  # a URL resolves `.` and `..` away: no context has either
+        raise ValueError(f"{text!r} is not a context id: expected cx_ and 26 of 0-9 and A-Z")
+    return text
+
+
 POSITIVE = _type("positive", _positive)
 COUNT = _type("count", _count)
 DURATION = _type("duration", _duration)
@@ -178,6 +184,7 @@ VARIABLE = _type("variable", _variable)
 STATUS_LIST = _type("statuses", _statuses)
 KIND = _type("kind", _kind)
 SESSION = _type("session", _session)
+CONTEXT = _type("context", _context)
 
 
 def parse_when(text: str, option: str) -> int:

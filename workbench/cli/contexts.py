@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime
+from urllib.parse import quote
 
 from workbench.cli import exitcodes, render
 from workbench.cli.http import Http
@@ -48,7 +49,7 @@ def cmd_context(http: Http, args: argparse.Namespace) -> int:
         else:
             print(_table(listing["contexts"]))
         return exitcodes.OK
-    return delete_each(http, args.ids, lambda context_id: f"/v1/contexts/{context_id}")
+    return delete_each(http, args.ids, lambda context_id: f"/v1/contexts/{quote(context_id, safe='')}")
 
 
 def _table(contexts: list[dict[str, Any]]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from workbench.cli import exitcodes
 from workbench.cli.argtypes import (
+    CONTEXT,
     COUNT,
     DEADLINE,
     DEFAULT_GRACE,
@@ -313,7 +314,7 @@ def add_files(command: Adder, as_json: Parser) -> None:
         actions = session.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=Parser)
         actions.add_parser("ls", help="list the sessions", parents=[as_json])
         rm = actions.add_parser("rm", help="remove sessions with their files")
-        rm.add_argument("ids", nargs="*", metavar="ID", help="a session id")
+        rm.add_argument("ids", nargs="*", metavar="ID", type=SESSION, help="a session id")
         rm.add_argument("--all", action="store_true", help="every session (all, or none while one is held)")
 
 
@@ -358,4 +359,4 @@ def add_contexts(command: Adder, as_json: Parser) -> None:
     )
     actions.add_parser("ls", help="list the contexts", parents=[as_json])
     rm = actions.add_parser("rm", help="kill contexts and forget them")
-    rm.add_argument("ids", nargs="+", metavar="ID", help="a context id (cx_...)")
+    rm.add_argument("ids", nargs="+", metavar="ID", type=CONTEXT, help="a context id (cx_...)")
