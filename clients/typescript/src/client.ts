@@ -9,6 +9,8 @@
 
 import { discover, openStream } from "#platform";
 
+import * as contexts from "./contexts.js";
+import { CodeContext, type ContextRunOptions } from "./contexts.js";
 import { followEvents } from "./follow.js";
 import { Http, headerValue, nothing } from "./http.js";
 import { INPUT_TIMEOUT_MS, sendInputPieces } from "./input.js";
@@ -22,7 +24,8 @@ import {
   STREAM_IDLE_MS,
 } from "./limits.js";
 import { ExecutionListing } from "./listing.js";
-import { streamOutput } from "./output.js";
+import { pollExits } from "./exits.js";
+import { readArtifact, streamOutput } from "./output.js";
 import { type OpenStream, fetchStream } from "./platform.js";
 import { startRequest } from "./start.js";
 import {
@@ -33,6 +36,7 @@ import {
   type CancelOptions,
   type CancelResult,
   type CodeStartOptions,
+  type ContextOptions,
   type DetachResult,
   type Event,
   type EventPage,
@@ -50,6 +54,7 @@ import {
   type ListPageOptions,
   type LiveEvent,
   type RerunOptions,
+  type Session,
   type SignalName,
   type SignalResult,
   type StartOptions,
@@ -62,7 +67,7 @@ import {
 
 // Kept in modules of their own (shared with the follow, the listing needs the client's type).
 export { BACKOFF_FIRST_MS, BACKOFF_MAX_MS, DEFAULT_URL, MAX_WAIT_MS, MAX_WAIT_TIMEOUT_MS, SLACK_MS, STREAM_IDLE_MS };
-export { ExecutionListing };
+export { CodeContext, type ContextRunOptions, ExecutionListing };
 
 export interface WorkbenchOptions {
   /** The daemon (default `$WORKBENCH_URL` on Node, else `http://127.0.0.1:8787`). */
@@ -110,6 +115,7 @@ export class Workbench {
   private readonly reconnectForMs: number;
   private readonly streamIdleMs: number;
   private readonly openStream: OpenStream;
+  private readonly reach: contexts.Reach;
 
   constructor(options: WorkbenchOptions = {}) {
     const found = options.url === undefined || options.token === undefined ? discover() : {};
@@ -138,6 +144,7 @@ export class Workbench {
     this.http = new Http(url, token, (input, init) => fetchImpl(input, init));
     // A `fetch` given as an option carries every request, streams too.
     this.openStream = options.fetch === undefined && openStream !== null ? openStream : fetchStream(this.http.fetch);
+    this.reach = { http: this.http, timeoutMs: this.timeoutMs, runCode: (...args) => this.runCode(...args) };
   }
 
   // -- starting ----------------------------------------------------------------------------
@@ -291,30 +298,7 @@ export class Workbench {
 
   /** The bytes of artifact `name`, or of `range` of it (`end` exclusive). Past the end: empty. */
   artifact(ref: ExecutionRef, name: string, options: ArtifactOptions = {}): Promise<Uint8Array> {
-    const { range, signal } = options;
-    const headers: Record<string, string> = {};
-    const start = range?.start ?? 0;
-    const end = range?.end;
-    if (end !== undefined && end <= start) return Promise.resolve(new Uint8Array(0));
-    if (start > 0 || end !== undefined) headers.Range = `bytes=${start}-${end === undefined ? "" : end - 1}`;
-    return this.http.send(
-      {
-        method: "GET",
-        path: path(ref, `/artifacts/${encodeURIComponent(name)}`),
-        headers,
-        ok: [200, 206, 416],
-        timeoutMs: this.timeoutMs,
-        headersOnly: true,
-        signal,
-      },
-      async (response) => {
-        if (response.status === 416) {
-          await response.arrayBuffer();
-          return new Uint8Array(0); // asked from the end (or beyond): nothing more to read
-        }
-        return new Uint8Array(await response.arrayBuffer());
-      },
-    );
+    return readArtifact(this.http, path(ref, `/artifacts/${encodeURIComponent(name)}`), this.timeoutMs, options);
   }
 
   /** The images executions can run in. */
@@ -332,24 +316,8 @@ export class Workbench {
    * 600000) for one; a wait over `MAX_WAIT_MS` is made of several long-polls. Each exit handed
    * out is hidden for `leaseMs`, then handed out again until it is acked.
    */
-  async exits(options: ExitsOptions = {}): Promise<Exit[]> {
-    const { limit = 100, leaseMs, signal } = options;
-    const deadline = Date.now() + Math.max(0, Math.min(options.waitTimeoutMs ?? 30_000, MAX_WAIT_TIMEOUT_MS));
-    for (;;) {
-      const waitMs = Math.round(Math.max(0, Math.min(deadline - Date.now(), MAX_WAIT_MS)));
-      const page = await this.http.send(
-        {
-          method: "GET",
-          path: "/v1/exits",
-          query: { limit, waitTimeoutMs: waitMs, leaseMs },
-          ok: [200],
-          timeoutMs: waitMs + SLACK_MS,
-          signal,
-        },
-        json<{ exits: Exit[] }>,
-      );
-      if (page.exits.length > 0 || Date.now() >= deadline) return page.exits;
-    }
+  exits(options: ExitsOptions = {}): Promise<Exit[]> {
+    return pollExits(this.http, options);
   }
 
   // -- changing ----------------------------------------------------------------------------
@@ -470,6 +438,42 @@ export class Workbench {
       { method: "DELETE", path: path(ref), ok: [200, 204], timeoutMs: this.timeoutMs, signal: options.signal },
       nothing,
     );
+  }
+
+  // -- code contexts and sessions -----------------------------------------------------------
+
+  /**
+   * Start a code context, a long-lived interpreter (`python`, or `node` where the image has it)
+   * whose names persist from one `ctx.run(code)` to the next; the handle once it is ready (or
+   * `dead`: see `ctx.record.reason`). Never sent twice (`Unavailable` after a broken connection).
+   */
+  createContext(language = "python", options: ContextOptions = {}): Promise<CodeContext> {
+    return contexts.createContext(this.reach, language, options);
+  }
+
+  /** The code contexts, oldest first, as handles (dead ones included). */
+  contexts(options: CallOptions = {}): Promise<CodeContext[]> {
+    return contexts.listContexts(this.reach, options);
+  }
+
+  /** The handle of code context `id`; `NotFound` for one that is not the caller's. */
+  context(id: string, options: CallOptions = {}): Promise<CodeContext> {
+    return contexts.getContext(this.reach, id, options);
+  }
+
+  /** The sessions with a workspace, by id (`liveExecutions` and `liveContexts` hold a delete). */
+  sessions(options: CallOptions = {}): Promise<Session[]> {
+    return contexts.listSessions(this.reach, options);
+  }
+
+  /** Remove a session's workspace and shell state; `Conflict` while it is in use. */
+  deleteSession(sessionId: string, options: CallOptions = {}): Promise<void> {
+    return contexts.deleteSessions(this.reach, sessionId, options);
+  }
+
+  /** Remove every session; `Conflict` (naming them) while some are in use. */
+  deleteSessions(options: CallOptions = {}): Promise<void> {
+    return contexts.deleteSessions(this.reach, null, options);
   }
 
   private read<T>(target: string, options: CallOptions, query?: Record<string, unknown>): Promise<T> {

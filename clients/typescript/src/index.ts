@@ -13,6 +13,8 @@
 
 export {
   BACKOFF_FIRST_MS,
+  CodeContext,
+  type ContextRunOptions,
   BACKOFF_MAX_MS,
   DEFAULT_URL,
   ExecutionListing,

@@ -1,7 +1,8 @@
 /** `Workbench.output()`: one stream's whole output as bytes, from the journal and the artifact. */
 
 import type { Workbench } from "./client.js";
-import { type CallOptions, type ExecutionRef, type StreamName, isTerminal } from "./types.js";
+import type { Http } from "./http.js";
+import { type ArtifactOptions, type CallOptions, type ExecutionRef, type StreamName, isTerminal } from "./types.js";
 
 function concat(parts: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size);
@@ -68,4 +69,29 @@ export async function streamOutput(
     }
   }
   return concat(parts, size);
+}
+
+/** `Workbench.artifact()`: the bytes of the artifact at `target`, or of `range` of it. */
+export function readArtifact(
+  http: Http,
+  target: string,
+  timeoutMs: number,
+  options: ArtifactOptions,
+): Promise<Uint8Array> {
+  const { range, signal } = options;
+  const headers: Record<string, string> = {};
+  const start = range?.start ?? 0;
+  const end = range?.end;
+  if (end !== undefined && end <= start) return Promise.resolve(new Uint8Array(0));
+  if (start > 0 || end !== undefined) headers.Range = `bytes=${start}-${end === undefined ? "" : end - 1}`;
+  return http.send(
+    { method: "GET", path: target, headers, ok: [200, 206, 416], timeoutMs, headersOnly: true, signal },
+    async (response) => {
+      if (response.status === 416) {
+        await response.arrayBuffer();
+        return new Uint8Array(0); // asked from the end (or beyond): nothing more to read
+      }
+      return new Uint8Array(await response.arrayBuffer());
+    },
+  );
 }

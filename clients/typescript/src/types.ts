@@ -40,6 +40,12 @@ export type SignalResult = Schemas["SignalResult"];
 /** A signal `signal()` sends. */
 export type SignalName = "HUP" | "INT" | "QUIT" | "TERM" | "USR1" | "USR2" | "WINCH" | "CONT" | "STOP" | "TSTP";
 export type Health = Schemas["Health"];
+/** A code context's record (`GET /v1/contexts/{id}`). */
+export type Context = Schemas["Context"];
+/** `starting`, `ready`, `busy` or `dead`. */
+export type ContextStatus = Context["status"];
+/** A session with a workspace (`GET /v1/sessions`). */
+export type Session = Schemas["Session"];
 
 /**
  * What the stream sends besides journal events, once the output budget is spent: display output
@@ -232,6 +238,18 @@ export interface EventsPageOptions extends CallOptions {
 export interface ArtifactOptions extends CallOptions {
   /** Bytes from `start` up to `end` (exclusive; default: to the end). */
   range?: { start?: number | undefined; end?: number | undefined } | undefined;
+}
+
+/** The options of `createContext` (the fields of `POST /v1/contexts` besides `language`). */
+export interface ContextOptions extends CallOptions {
+  /** The image it runs in (default `host`). */
+  image?: string | undefined;
+  /** Its working directory is this session's workspace (default `default`). */
+  sessionId?: string | undefined;
+  /** Variables over the image's, for the interpreter's whole life. */
+  env?: Record<string, string> | undefined;
+  /** Kill it after this long with nothing running or queued in it (default: never). */
+  idleTimeoutMs?: number | undefined;
 }
 
 export interface ExitsOptions extends CallOptions {

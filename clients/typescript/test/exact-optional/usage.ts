@@ -25,3 +25,10 @@ export const range = wb.artifact("ex_1", "stdout", { range: { start: undefined, 
 export const service = wb.runBash("serve", { service: true, readiness: { port: 8000 }, readyTimeoutMs: undefined });
 export const rerun = wb.rerun("ex_1", { env: undefined, background: undefined });
 export const input = wb.sendInput("ex_1", "y\n", { eof: undefined, record: undefined });
+export const context = wb.createContext("python", {
+  image: process.env.WORKBENCH_IMAGE,
+  sessionId: process.env.WORKBENCH_SESSION,
+  env: undefined,
+  idleTimeoutMs: undefined,
+});
+export const cell = context.then((ctx) => ctx.run("1 + 1", { timeoutMs: undefined, background: undefined }));
