@@ -126,3 +126,45 @@ async def test_a_cell_that_does_not_compile_shows_only_its_own_error(wb: DaemonH
     nested = (await run_in(wb, cx, "eval('(')"))["error"]
     assert nested["traceback"].startswith("Traceback (most recent call last):\n"), nested
     assert "line 1, in <module>\n    eval('(')" in nested["traceback"], nested
+
+
+async def test_text_that_is_not_unicode_comes_back_escaped(wb: DaemonHandle) -> None:
+    """A lone surrogate in a cell's value, in an exception's message or in its traceback (a file
+    name of undecodable bytes put in an f-string): the record holds it escaped (`\\udcff`), as
+    Python writes it to a stream, and stays readable; the cell ends as it would without it."""
+    cx = (await new_context(wb))["contextId"]
+    value = await run_in(wb, cx, "class A:\n    def __repr__(self):\n        return 'a' + chr(0xD800)\nA()")
+    assert value["status"] == "completed", value
+    assert value["result"] == {"text/plain": "a\\ud800"}, value
+    raised = await run_in(wb, cx, "raise ValueError('bad ' + chr(0xDCFF))")
+    assert raised["status"] == "failed" and raised["error"]["code"] == "exception", raised
+    assert raised["error"]["message"] == "ValueError: bad \\udcff", raised
+    assert "bad \\udcff" in raised["error"]["traceback"], raised
+    for record in (value, raised):
+        again = await wb.client.get(f"/v1/executions/{record['executionId']}")
+        assert again.status_code == 200 and again.json()["result"] == record["result"], again.text
+    assert (await wb.client.get("/v1/executions?limit=5")).status_code == 200
+    assert (await context_of(wb, cx))["status"] == "ready"
+
+
+async def test_a_running_cell_refuses_a_signal_and_says_to_cancel_it(wb: DaemonHandle) -> None:
+    """A cell's process is its context's interpreter: a signal for the cell is `409`, saying why
+    and what interrupts a cell instead (a cancel), and nothing is sent: the cell runs on."""
+    cx = (await new_context(wb))["contextId"]
+    started = await start_in(
+        wb,
+        cx,
+        "import time\ntry:\n    print('up', flush=True)\n    time.sleep(1)\nexcept KeyboardInterrupt:\n"
+        "    print('interrupted')\n'done'",
+    )
+    execution_id = started["executionId"]
+    await printed(wb, execution_id, "up")
+    refused = await wb.client.post(f"/v1/executions/{execution_id}/signal", json={"signal": "INT"})
+    assert refused.status_code == 409, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "conflict" and "code context" in error["message"], error
+    assert "cancel" in error["message"] and "is running: only a running" not in error["message"], error
+    assert error["details"] == {"contextId": cx}, error
+    record = await wb.wait(execution_id)
+    assert record["status"] == "completed" and record["result"] == {"text/plain": "'done'"}, record
+    assert await streams(wb, execution_id) == {"stdout": "up\n", "stderr": ""}

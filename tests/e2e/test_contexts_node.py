@@ -122,6 +122,20 @@ async def test_an_error_that_cannot_be_shown_fails_only_its_cell(wb: DaemonHandl
 
 
 @needs_node
+async def test_text_that_is_not_unicode_comes_back_escaped(wb: DaemonHandle) -> None:
+    """A string cut inside a surrogate pair (`.slice` through an emoji), as a cell's value or in a
+    thrown error: the record holds the lone half escaped, and stays readable."""
+    cx = await new_node_context(wb)
+    value = await run_in(wb, cx, "({ [Symbol.for('nodejs.util.inspect.custom')]() { return 'x\\uD800' } })")
+    assert value["status"] == "completed" and value["result"] == {"text/plain": "x\\ud800"}, value
+    thrown = await run_in(wb, cx, "throw new Error('cut ' + '\\u00e9\\ud83d\\ude00'.slice(0, 2))")
+    assert thrown["status"] == "failed" and thrown["error"]["code"] == "exception", thrown
+    assert "cut \u00e9\\ud83d" in thrown["error"]["message"], thrown
+    again = await wb.client.get(f"/v1/executions/{value['executionId']}")
+    assert again.status_code == 200, again.text
+
+
+@needs_node
 async def test_cancel_interrupts_and_the_context_lives_on(wb: DaemonHandle) -> None:
     cx = await new_node_context(wb)
     await run_in(wb, cx, "var kept = 'yes'")

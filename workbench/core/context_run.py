@@ -299,13 +299,14 @@ class ContextRun:
         if isinstance(raised, dict):
             error = {
                 "code": "exception",
-                "message": str(raised.get("message", "")),
-                "traceback": str(raised.get("traceback", "")),
+                "message": _shown(raised.get("message", "")),
+                "traceback": _shown(raised.get("traceback", "")),
             }
             await self._end(S.FAILED, error=error, exit_code=1)
             return
         result = reply.get("result")
-        fields = {"result_json": json.dumps({"text/plain": result}) if isinstance(result, str) else None}
+        shown = _shown(result) if isinstance(result, str) else None
+        fields = {"result_json": json.dumps({"text/plain": shown}) if shown is not None else None}
         await self._end(S.COMPLETED, exit_code=0, fields=fields)
 
     async def _end_dead(self, why: str) -> None:
@@ -393,3 +394,10 @@ def _real_path(path: str) -> str:
 
 async def _first(*waits: Any) -> None:
     await first_of(*waits)
+
+
+def _shown(text: object) -> str:
+    """An interpreter's text as a record holds it: a lone surrogate (a string cut inside a pair,
+    a name of undecodable bytes) escaped as `\\udcff`, as Python writes one to a stream; JSON
+    carries it, but no record could be encoded with it."""
+    return str(text).encode("utf-8", "backslashreplace").decode("utf-8")

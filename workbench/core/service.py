@@ -318,6 +318,13 @@ class Service(Reads):
         async with inputs.caught_up(self.executor.live.get(execution_id)):
             if not await self.executor.signal(execution_id, getattr(signals, full)):
                 row = (await self._found(principal, execution_id, kind)).row
+                if row.context_id is not None and not row.status.terminal:
+                    raise Conflict(
+                        f"execution {execution_id} is a cell of code context {row.context_id}, whose "
+                        "interpreter is the context's: a cell takes no signal; cancel it to interrupt "
+                        "it (KeyboardInterrupt in the cell; the context lives on)",
+                        details={"contextId": row.context_id},
+                    )
                 inputs.on_another_node(self.executor, row, "signal")
                 status = row.status.value
                 raise Conflict(
