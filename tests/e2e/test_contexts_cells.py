@@ -168,3 +168,19 @@ async def test_a_running_cell_refuses_a_signal_and_says_to_cancel_it(wb: DaemonH
     record = await wb.wait(execution_id)
     assert record["status"] == "completed" and record["result"] == {"text/plain": "'done'"}, record
     assert await streams(wb, execution_id) == {"stdout": "up\n", "stderr": ""}
+
+
+async def test_a_process_forked_by_a_cell_ends_with_the_cell_and_never_answers_for_it(
+    wb: DaemonHandle,
+) -> None:
+    """`os.fork()` in a cell: the cell's value is the parent's (the child's pid), and the child,
+    a copy of the interpreter, exits where the cell ends instead of answering for it and living on
+    as a second interpreter."""
+    cx = (await new_context(wb))["contextId"]
+    for _ in range(3):
+        record = await run_in(wb, cx, "import os\npid = os.fork()\npid")
+        assert record["status"] == "completed", record
+        assert int(record["result"]["text/plain"]) > 0, record
+        ended = await run_in(wb, cx, "os.waitpid(pid, 0)[1]")
+        assert ended["result"] == {"text/plain": "0"}, ended
+    assert (await run_in(wb, cx, "n = 5\nn * 2"))["result"] == {"text/plain": "10"}

@@ -95,6 +95,7 @@ class Driver:
         self.last: dict[str, Any] | None = None
         self.link: Link | None = None
         self.cells = 0
+        self.pid = os.getpid()
         # Copies of the interpreter's own fds 0, 1 and 2 (not inherited): whatever a cell does to
         # those, they are put back from these once it ended.
         self.own = [os.dup(fd) for fd in (0, 1, 2)]
@@ -158,6 +159,11 @@ class Driver:
                 reply = self.run_cell(execution_id, code, fds)
             except Exception as exc:  # the driver's own failure: this cell's answer, not its end
                 reply = _done(execution_id, error=_error_of(exc))
+            if os.getpid() != self.pid:
+                # A copy made by `os.fork()` in the cell: it ends where the cell does, as a
+                # forked `multiprocessing` child does, and never answers for the cell.
+                _flush()
+                os._exit(0 if reply.get("error") is None else 1)
             self.reply(reply)
 
     def run_cell(self, execution_id: str, code: str, fds: list[int]) -> dict[str, Any]:
