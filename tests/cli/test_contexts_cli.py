@@ -56,3 +56,15 @@ async def test_a_cell_that_outlasts_the_quick_wait_still_shows_its_value_and_tra
     assert ran.text == "hi\n42\n", ran
     failed = await cli("code", "--context", cx, "-c", "import time; time.sleep(0.3); 1 / 0")
     assert failed.code == 1 and "Traceback" in failed.error and "ZeroDivisionError" in failed.error, failed
+
+
+async def test_a_value_after_output_without_a_newline_starts_its_own_line(cli: Cli, wb: DaemonHandle) -> None:
+    """The value is printed on a line of its own, as a notebook shows it below the output: after
+    output that did not end its line (from the journal, or from an artifact past the budget)."""
+    cx = (await cli.ok("context", "new")).text.strip()
+    ran = await cli.ok("code", "--context", cx, "-c", "import sys\nsys.stdout.write('nonl')\n4")
+    assert ran.text == "nonl\n4\n", ran
+    ended = await cli.ok("code", "--context", cx, "-c", "print('line')\n5")
+    assert ended.text == "line\n5\n", ended
+    big = await cli.ok("code", "--context", cx, "-c", "sys.stdout.write('x' * (6 << 20))\n6")
+    assert big.text == "x" * (6 << 20) + "\n6\n", (len(big.text), big.text[-10:])

@@ -121,8 +121,28 @@ def format_seconds(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+class _Tail:
+    """Our stdout's bytes pass through here: whether the last of them ended a line (a code
+    context's value is printed on a line of its own)."""
+
+    def __init__(self) -> None:
+        self.at_line_start = True
+
+    def write(self, data: bytes, /) -> int:
+        if data:
+            self.at_line_start = data.endswith(b"\n")
+        return sys.stdout.buffer.write(data)
+
+    def flush(self) -> None:
+        sys.stdout.buffer.flush()
+
+
+#: What the output of executions written to our stdout goes through.
+STDOUT = _Tail()
+
+
 class _Stream:
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO | _Tail) -> None:
         self.out = out
         #: Bytes of this stream written so far.
         self.printed = 0
@@ -156,7 +176,7 @@ class Output:
         progress: Progress | None = None,
         signals: Signals = NO_SIGNALS,
     ) -> None:
-        files = {"stdout": sys.stdout.buffer, "stderr": sys.stderr.buffer}
+        files = {"stdout": STDOUT, "stderr": sys.stderr.buffer}
         self.streams = {name: _Stream(files[name]) for name in streams}
         self.trust_display = trust_display
         self.truncated = False

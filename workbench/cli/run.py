@@ -269,6 +269,9 @@ def _show_result(end: dict[str, Any]) -> None:
     """A code context's run: the value of its final expression on stdout, a traceback on stderr."""
     result = end.get("result")
     if result and "text/plain" in result:
+        output = sys.modules.get("workbench.cli.output")  # imported when something was written
+        if output is not None and not output.STDOUT.at_line_start:
+            print()
         print(result["text/plain"], flush=True)
     error = end.get("error")
     if error and error.get("traceback"):
