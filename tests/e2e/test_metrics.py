@@ -65,6 +65,37 @@ async def test_metrics_count_the_queue_and_deletes(make_daemon: Any) -> None:
     got = samples((await wb.client.get("/metrics")).text)
     assert got[("workbench_executions_deleted_total", ())] == 3
     assert got[("workbench_executions", (("status", "completed"),))] == 0
+    # One at a time counts too, by request (`DELETE /v1/executions/{id}`) as in bulk.
+    one = await wb.run("true")
+    assert (await wb.client.delete(f"/v1/executions/{one['executionId']}")).status_code == 204
+    got = samples((await wb.client.get("/metrics")).text)
+    assert got[("workbench_executions_deleted_total", ())] == 4
+
+
+async def test_the_daemon_s_own_watches_are_no_followers(wb: DaemonHandle) -> None:
+    """A service waiting for its log to say it is ready, and a batch waiting for its items, are
+    the daemon's own work: `workbench_followers` counts the clients' waits and streams alone."""
+    service = await wb.start(
+        "echo starting; sleep 30",
+        service=True,
+        readiness={"logPattern": "never said"},
+        readyTimeoutMs=30_000,
+    )
+    batch = await wb.client.post(
+        "/v1/executions/batch",
+        json={"items": [{"kind": "workbench_bash", "command": "sleep 30"}], "background": True},
+    )
+    assert batch.status_code == 202, batch.text
+    with trio.fail_after(10):
+        for _ in iter(int, 1):  # until the service runs, its readiness watched
+            record = (await wb.client.get(f"/v1/executions/{service['executionId']}")).json()
+            if record["status"] == "running":
+                break
+            await trio.sleep(0.05)
+    got = samples((await wb.client.get("/metrics")).text)
+    assert got[("workbench_followers", ())] == 0, got
+    for execution_id in (service["executionId"], batch.json()["executionId"]):
+        await wb.client.post(f"/v1/executions/{execution_id}/cancel")
 
 
 async def test_metrics_need_a_reading_token_unless_opened_for_loopback(make_daemon: Any) -> None:

@@ -198,7 +198,7 @@ class BatchRun:
             live.status = S.RUNNING
         if live.status is S.CANCEL_REQUESTED and live.stop is None:
             live.request_stop(Stop.CANCEL, self.row.cancel_reason, 0)  # recorded before a restart
-        with self.journal.watch(live.id) as watch:
+        with self.journal.watch(live.id, follower=False) as watch:
             while True:
                 seen = watch.version
                 live.kick = trio.Event()

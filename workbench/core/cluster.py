@@ -218,7 +218,8 @@ class Cluster:
             if live is not None:
                 await live.cancel_handled.wait()
                 return
-        with self.store.watches.watch(row.id) as watch, trio.move_on_after(self._every_s * 4 + 5):
+        watching = self.store.watches.watch(row.id, follower=False)
+        with watching as watch, trio.move_on_after(self._every_s * 4 + 5):
             while True:
                 seen = watch.version
                 found = await self.store.get_execution(row.id)

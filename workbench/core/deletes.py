@@ -37,6 +37,8 @@ class Deletes:
         self.store = store
         #: Executions whose files a delete removed and whose records may still be there.
         self.unfinished: set[str] = set()
+        #: Executions deleted since the start, one at a time or in bulk (for `/metrics`).
+        self.deleted_total = 0
 
     def removed_files(self, execution_id: str) -> bool:
         """Whether a delete not finished yet removed the execution's files."""
@@ -46,6 +48,7 @@ class Deletes:
         """Delete an ended execution, its files then its record (`Store.delete_execution`): False
         when the store holds no ended execution of that id. Then finish the deletes left over."""
         deleted = await self._delete([execution_id], lambda: self.store.delete_execution(execution_id))
+        self.deleted_total += deleted
         await self.finish()
         return deleted
 
@@ -56,6 +59,7 @@ class Deletes:
         if not wanted:
             return []
         deleted = await self._delete(wanted, lambda: self.store.delete_terminal(wanted))
+        self.deleted_total += len(deleted)
         asked = set(execution_ids)
         return [i for i in deleted if i in asked]
 
@@ -91,6 +95,6 @@ class Deletes:
             return
         left = sorted(self.unfinished)
         try:
-            await self._delete(left, lambda: self.store.delete_terminal(left))
+            self.deleted_total += len(await self._delete(left, lambda: self.store.delete_terminal(left)))
         except Unavailable as exc:
             log.warning("deletes: %d deletes wait to be finished: %s", len(left), exc)

@@ -74,9 +74,10 @@ class Journal:
         """Woken after every terminal transition and whenever an exit's lease changes."""
         return self._store.watches.exits
 
-    def watch(self, execution_id: str) -> contextlib.AbstractContextManager[Watch]:
-        """Register interest in an execution's commits for the duration of the block."""
-        return self._store.watches.watch(execution_id)
+    def watch(self, execution_id: str, *, follower: bool = True) -> contextlib.AbstractContextManager[Watch]:
+        """Register interest in an execution's commits for the duration of the block (`follower`:
+        a client's wait or stream, as `Watches.watch` counts them)."""
+        return self._store.watches.watch(execution_id, follower=follower)
 
     async def create(self, row: ExecutionRow, message: str | None = None) -> tuple[ExecutionRow, bool]:
         """Accept an execution: its row and first status event (saying `message`), or the row its

@@ -90,7 +90,7 @@ class Metrics:
             CounterMetricFamily(
                 "workbench_executions_deleted",
                 "Executions deleted (by request or retention)",
-                value=retention.deleted_total,
+                value=retention.deletes.deleted_total,
             ),
         ]
         warm = CounterMetricFamily(

@@ -58,8 +58,6 @@ class Retention:
         self.deletes = deletes
         #: The executions this daemon runs now: their directories are never removed as leftovers.
         self.live = live
-        #: Executions deleted since the start (for `/metrics`).
-        self.deleted_total = 0
         #: Executions other nodes deleted, not yet looked at ("": some, unknown which).
         self._told: set[str] = set()
         self._wake = trio.Event()
@@ -79,7 +77,6 @@ class Retention:
             ids = await self.store.find_terminal(owner, statuses, before, _CHUNK)
             gone = await self.deletes.delete_many(ids)
             deleted += len(gone)
-            self.deleted_total += len(gone)
             if len(ids) < _CHUNK or not gone:
                 break
         if deleted:

@@ -181,7 +181,7 @@ async def _wait_pattern(run: Run, pattern: re.Pattern[str], looked: Callable[[],
     """
     files = [run.directory.stdout, run.directory.stderr]
     offsets, pending = [0, 0], [b"", b""]
-    with run.ex.journal.watch(run.live.id) as watch:
+    with run.ex.journal.watch(run.live.id, follower=False) as watch:
         while True:
             seen = watch.version
             more = False

@@ -60,23 +60,28 @@ class Watches:
         #: Bumped at every tick: a stream that waits on no execution (a file watch) looks then at
         #: what else may have changed (its session).
         self.ticked = Watch()
+        #: The clients' waits and streams among the watches' users (`followers`).
+        self._following = 0
 
     @property
     def followers(self) -> int:
-        """How many waits and streams follow an execution now."""
-        return sum(w.users for w in self._by_id.values())
+        """How many waits and streams of clients follow an execution now."""
+        return self._following
 
     @contextlib.contextmanager
-    def watch(self, execution_id: str) -> Iterator[Watch]:
-        """Register interest in an execution's commits for the duration of the block."""
+    def watch(self, execution_id: str, *, follower: bool = True) -> Iterator[Watch]:
+        """Register interest in an execution's commits for the duration of the block; `follower`:
+        a client's wait or stream (False: the daemon's own work, such as a batch or a service)."""
         w = self._by_id.get(execution_id)
         if w is None:
             w = self._by_id[execution_id] = Watch()
         w.users += 1
+        self._following += follower
         try:
             yield w
         finally:
             w.users -= 1
+            self._following -= follower
             if w.users == 0 and self._by_id.get(execution_id) is w:
                 del self._by_id[execution_id]
 
