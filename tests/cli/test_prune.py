@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.cli.conftest import Cli
 from tests.conftest import DaemonHandle
+from tests.e2e.test_security import RUNNER, Principals, principals  # noqa: F401 (a fixture)
 
 
 async def test_prune_deletes_on_the_daemon_and_says_how_much_is_left(cli: Cli, wb: DaemonHandle) -> None:
@@ -56,3 +58,19 @@ async def test_a_when_past_what_a_date_holds_is_a_usage_error(cli: Cli, wb: Daem
         ), refused.error
     assert (await cli.ok("prune", "--before", "36500d")).text.startswith("deleted 0 executions; ")
     assert (await cli.ok("stats", "--json")).out.count(b'"completed": 1') == 1
+
+
+async def test_prune_with_a_token_that_may_delete_but_not_read_stats(
+    principals: Principals,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """`tools:execute` is what a delete needs; the store's sizes need `logs:read`. Without it,
+    prune says what it deleted and that the sizes are not for this token, and exits 0."""
+    runner = Cli(principals.wb.url, tmp_path / "home", token=RUNNER)
+    for _ in range(2):
+        await runner.ok("run", "--", "true")
+    pruned = await runner.ok("prune", "--before", "0s")
+    assert pruned.text.startswith("deleted 2 executions"), pruned
+    assert "logs:read" in pruned.text, pruned
+    again = json.loads((await runner.ok("prune", "--json", "--before", "0s")).out)
+    assert again == {"deleted": 0, "stats": None}, again
