@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 
 from quart import Response, request
 from quart_trio import QuartTrio
@@ -14,7 +15,7 @@ from workbench.core.daemon import Daemon
 from workbench.core.metrics import CONTENT_TYPE
 from workbench.core.principals import ADMIN
 from workbench.core.records import now_ms
-from workbench.core.settings import DurationTooLong, is_loopback, parse_duration
+from workbench.core.settings import MAX_DURATION_MS, DurationTooLong, is_loopback, parse_duration
 from workbench.wire.errors import BadRequest, Forbidden
 from workbench.wire.status import TERMINAL, ExecutionStatus
 
@@ -41,9 +42,20 @@ def parse_statuses(raw: str | None) -> list[ExecutionStatus] | None:
     return wanted
 
 
+#: An RFC 3339 time (section 5.6): a date, `T`, a time with optional fractions, an offset.
+_RFC3339 = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
+_TIME_HINT = (
+    "query parameter before must be an RFC 3339 time with its offset "
+    "(2026-01-31T12:00:00Z) or a duration back from now (7d, 12h, 30m, 45s, 500ms)"
+)
+
+
 def parse_before(raw: str | None, now: int) -> int | None:
     """`?before=` as milliseconds since the epoch: an RFC 3339 time with its offset, or a duration
-    back from now (`7d`, `12h`, `30m`, `45s`, `500ms`; at most 100 years); 400 for anything else."""
+    back from now (`7d`, `12h`, `30m`, `45s`, `500ms`); either at most 100 years back; 400 for
+    anything else."""
     if raw is None:
         return None
     try:
@@ -52,16 +64,20 @@ def parse_before(raw: str | None, now: int) -> int | None:
         raise BadRequest(f"query parameter before: {exc}") from None
     except ValueError:
         pass
+    found = _RFC3339.fullmatch(raw.strip())
+    if found is None:
+        raise BadRequest(_TIME_HINT)
+    date, clock, fraction, offset = found.groups()
+    offset = "+00:00" if offset in "Zz" else offset
+    micros = f".{fraction[:6].ljust(6, '0')}" if fraction else ""
     try:
-        when = datetime.datetime.fromisoformat(raw.strip())
-    except ValueError:
-        when = None
-    if when is None or when.tzinfo is None:
-        raise BadRequest(
-            "query parameter before must be an RFC 3339 time with its offset "
-            "(2026-01-31T12:00:00Z) or a duration back from now (7d, 12h, 30m, 45s, 500ms)"
-        )
-    return int(when.timestamp() * 1000)
+        when = datetime.datetime.fromisoformat(f"{date}T{clock}{micros}{offset}")
+        ms = int(when.timestamp() * 1000)
+    except (ValueError, OverflowError):  # a day or an hour that is none, or before the year 1
+        raise BadRequest(_TIME_HINT) from None
+    if now - ms > MAX_DURATION_MS:
+        raise BadRequest(f"query parameter before {raw[:40]!r} goes back more than 100 years (36500d)")
+    return ms
 
 
 def register(app: QuartTrio, daemon: Daemon) -> None:

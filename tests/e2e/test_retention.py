@@ -64,6 +64,14 @@ async def test_a_bad_bulk_delete_is_400_and_deletes_nothing(wb: DaemonHandle) ->
         {"before": "yesterday"},
         {"before": "2026-01-01T00:00:00"},  # no offset: whose midnight?
         {"before": "0s", "limit": "3"},
+        # ISO 8601 forms that are not RFC 3339.
+        {"before": "20260131T120000Z"},
+        {"before": "2026-W05-1T00:00Z"},
+        {"before": "2026-01-31T12:00:00+05"},
+        {"before": "2026-01-31"},
+        # More than 100 years back, as a time too.
+        {"before": "1900-01-01T00:00:00Z"},
+        {"before": "0001-01-01T00:00:00+23:59"},
     ):
         response = await wb.client.delete("/v1/executions", params=params)
         assert response.status_code == 400, (params, response.text)
@@ -74,6 +82,10 @@ async def test_a_bad_bulk_delete_is_400_and_deletes_nothing(wb: DaemonHandle) ->
         assert response.status_code == 400, (before, response.text)
         assert "longer than 100 years (36500d)" in response.json()["error"]["message"], response.text
     assert (await stats(wb.client))["executions"]["completed"] == 1
+    # RFC 3339 allows a lower-case `t` and `z`, and any number of fraction digits.
+    for before in ("2026-01-31t12:00:00z", "2026-01-31T12:00:00.123456789+05:30"):
+        response = await wb.client.delete("/v1/executions", params={"before": before})
+        assert response.status_code == 200 and response.json() == {"deleted": 0}, (before, response.text)
     anonymous = httpx.AsyncClient(base_url=wb.url)
     async with anonymous:
         assert (await anonymous.delete("/v1/executions", params={"before": "0s"})).status_code == 401
