@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
 import resource
 import signal
 import ssl
@@ -178,11 +179,15 @@ async def _serve_daemon(
             serve_http, wrap_app(tracked, config.wsgi_max_body_size, "asgi"), config, sockets, gate
         )
         task_status.started((daemon, binds))
-        await shutdown.wait()
-        # Streams and long-polls end, and new work is refused; in-flight responses get up to
-        # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
-        # would otherwise hold it for the whole graceful period.
-        daemon.begin_stop()
+        try:
+            await shutdown.wait()
+        finally:
+            # Streams and long-polls end, and new work is refused; in-flight responses get up to
+            # GRACEFUL_S to finish. Then the server stops at once: an idle keep-alive connection
+            # would otherwise hold it for the whole graceful period. Cancelled instead (what
+            # started the daemon failed), the stop begins all the same: the daemon's own end
+            # waits for what only a stop ends.
+            daemon.begin_stop()
         with trio.move_on_after(GRACEFUL_S):
             await first_of(tracked.wait_idle, hurry.wait)
         nursery.cancel_scope.cancel()
@@ -299,10 +304,23 @@ def main(
         settings = Settings.load(
             bind=bind, data_dir=data_dir, unix_socket=unix_socket, allow_remote=allow_remote
         )
-        return run(settings)
+        status = run(settings)
     except ConfigError as exc:
         print(f"workbench: {exc.message}", file=sys.stderr)
         return 2
+    _unread_stderr_to_null()
+    return status
+
+
+def _unread_stderr_to_null() -> None:
+    """A stderr that nothing reads any more (see `_say`) would fail the interpreter's last
+    flush and turn a clean stop into exit status 120: what it holds goes to /dev/null instead."""
+    try:
+        sys.stderr.flush()
+    except OSError:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stderr.fileno())
+        os.close(null)
 
 
 def run(settings: Settings) -> int:
@@ -337,10 +355,10 @@ def run(settings: Settings) -> int:
                 if settings.token is None:
                     token_state = "generated" if daemon.token_created else "stored"
                 for line in banner(settings, binds, token_state):
-                    print(f"workbench: {line}", file=sys.stderr, flush=True)
+                    _say(line)
                 refused = daemon.service.store.health.error()
                 if refused is not None:
-                    print(f"workbench: {refused.message}", file=sys.stderr, flush=True)
+                    _say(refused.message)
                 settle_start_up()
 
     try:
@@ -352,6 +370,15 @@ def run(settings: Settings) -> int:
             raise
         raise _first(config_errors) from None
     return 0
+
+
+def _say(line: str) -> None:
+    """A line of the daemon's on stderr. One nothing reads any more (`serve 2>&1 | head -1`) is
+    no reason to stop serving: the line goes nowhere, as the log does (`logging` drops it)."""
+    try:
+        print(f"workbench: {line}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def settle_start_up() -> None:

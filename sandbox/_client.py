@@ -266,11 +266,7 @@ class Supervisor:
         return bool(reply["adopted"])
 
     async def shutdown(self) -> None:
-        """Ask the shim to exit now. Only allowed once every tree it holds is empty.
-
-        Raises:
-            SandboxError: some execution still runs.
-        """
+        """Ask the shim to exit now: once every tree it holds is empty (SandboxError otherwise)."""
         await self._request({"op": "shutdown"})
 
     # -- the connection ---------------------------------------------------------------------
@@ -334,19 +330,22 @@ class Supervisor:
 
     async def _wait_ready(self) -> None:
         # Event.wait() yields even when set, and a replacement may begin meanwhile (with a new,
-        # unset event): only a check without a yield after it is sure to be current.
+        # unset event): only a check without a yield after it is current.
         while not self._ready.is_set():
             await self._ready.wait()
 
     async def _run(self, nursery: trio.Nursery) -> None:
         """Read the shim's messages; replace it each time it dies (if replacing is asked for)."""
-        while True:
-            reason = await self._receive()
-            if self._closing or self._reconnect is None:
-                self._lose(reason)
-                return
-            generation = await self._replace(reason)
-            nursery.start_soon(self._take_all_back, generation)
+        try:
+            while True:
+                reason = await self._receive()
+                if self._closing or self._reconnect is None:
+                    self._lose(reason)
+                    return
+                generation = await self._replace(reason)
+                nursery.start_soon(self._take_all_back, generation)
+        finally:  # cancelled too: a call on the way out must fail, not wait for an answer
+            self._lose("the supervisor stopped reading the shim's answers")
 
     async def _receive(self) -> str:
         """Dispatch the shim's messages until the connection ends; returns why it ended."""

@@ -168,3 +168,31 @@ async def test_a_tokens_file_others_can_read_is_warned_about_once(tmp_path: Path
             await process.wait()
     warnings = [line for line in text.splitlines() if "can be read by other users" in line]
     assert len(warnings) == 1 and "make it mode 0600" in warnings[0], text
+
+
+async def test_a_daemon_whose_stderr_is_closed_serves_and_stops(tmp_path: Path) -> None:
+    """`workbench serve 2>&1 | head -1`: once its reader is gone, the daemon's writes to stderr
+    fail (EPIPE). It serves all the same, writing its log nowhere, and SIGTERM stops it."""
+    data_dir, sock = tmp_path / "data", tmp_path / "wb.sock"
+    args = [*SERVE, "--bind", "127.0.0.1:0", "--unix-socket", str(sock), "--data-dir", str(data_dir)]
+    process = await trio.lowlevel.open_process(args, env=clean_env(tmp_path), stderr=subprocess.PIPE)
+    try:
+        assert process.stderr is not None
+        with ceilings.within(60, "the daemon's first line"):
+            assert await process.stderr.receive_some(1)
+        await process.stderr.aclose()  # as `head -1` exits
+        token = None
+        with ceilings.within(60, "the daemon to answer"):
+            while token is None:
+                await trio.sleep(0.05)
+                assert process.returncode is None, "the daemon exited"
+                if sock.exists() and (data_dir / "token").exists():
+                    token = (data_dir / "token").read_text().strip()
+        cli = Cli(f"unix://{sock}", data_dir, token=token)
+        with ceilings.within(60, "a run through the daemon"):
+            assert (await cli.ok("run", "--", "echo served")).out == b"served\n"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        with ceilings.within(30, "the daemon to stop on SIGTERM"):
+            await process.wait()
+    assert process.returncode == 0

@@ -24,6 +24,7 @@ from sandbox import (
     read_status_file,
 )
 from tests.procs import SHELL_ME, host_pid
+from tests.sandbox.conftest import PYTHON
 
 if TYPE_CHECKING:
     from tests.sandbox.conftest import Kit
@@ -91,6 +92,21 @@ async def test_shutdown_needs_every_tree_dead(sup: Supervisor, kit: Kit) -> None
     shim = sup.shim_pid
     await sup.shutdown()
     await wait_process_gone(shim)
+
+
+async def test_a_call_after_the_reader_was_cancelled_fails_instead_of_waiting(kit: Kit) -> None:
+    """The block that holds a supervisor cancelled (what started the daemon failed): its reader of
+    the shim's answers ends with it, and a call made then on the way out (a shielded shutdown)
+    raises SupervisorLost instead of waiting for an answer nothing will read."""
+    with trio.CancelScope() as outer:
+        async with open_supervisor(kit.run_dir, python=PYTHON, idle_linger=0.2) as supervisor:
+            try:
+                outer.cancel()
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True), trio.fail_after(10), pytest.raises(SupervisorLost):
+                    await supervisor.shutdown()
+    assert outer.cancelled_caught
 
 
 async def test_killed_shim_fails_pending_waits(kit: Kit) -> None:
