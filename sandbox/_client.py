@@ -443,6 +443,7 @@ class Supervisor:
         if self._lost is not None:
             return
         self._lost = reason
+        self._ready.set()  # who waits for a replacement shim learns of the loss
         for reply in self._pending.values():
             reply.done.set()
         for child in self._children.values():

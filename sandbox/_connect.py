@@ -112,6 +112,8 @@ async def _start_shim(run_dir: str, python: str, idle_linger: float) -> int:
             cwd="/",
             check=False,
         )
+    except OSError as e:  # the interpreter is gone (a virtualenv made again under a daemon)
+        raise SandboxError(f"the shim could not be started with {python}: {e.strerror or e}") from None
     finally:
         os.close(log)
     return process.returncode

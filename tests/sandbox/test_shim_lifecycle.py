@@ -109,6 +109,31 @@ async def test_a_call_after_the_reader_was_cancelled_fails_instead_of_waiting(ki
     assert outer.cancelled_caught
 
 
+async def test_a_call_while_a_dead_shim_cannot_be_replaced_fails_once_the_reader_ends(kit: Kit) -> None:
+    """The same while the shim is being replaced (it died, and no new one can start): the calls
+    that wait for the replacement fail too once the reader ends, instead of waiting for it."""
+    async with open_supervisor(kit.run_dir, python=PYTHON, idle_linger=30) as first:
+        shim = first.shim_pid
+    with trio.CancelScope() as outer:
+        # The lingering shim is found; a replacement would need this interpreter, which is none.
+        async with open_supervisor(
+            kit.run_dir, python=str(kit.root / "no-python"), replace_dead_shim=True
+        ) as supervisor:
+            try:
+                os.kill(shim, signal.SIGKILL)
+                with trio.fail_after(10):
+                    for _ in iter(int, 1):  # until a replacement has failed
+                        if "cannot be replaced yet" in (supervisor.degraded or ""):
+                            break
+                        await trio.sleep(0.01)
+                outer.cancel()
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True), trio.fail_after(10), pytest.raises(SupervisorLost):
+                    await supervisor.shutdown()
+    assert outer.cancelled_caught
+
+
 async def test_killed_shim_fails_pending_waits(kit: Kit) -> None:
     """Connections are not runs: a lost shim makes waits raise instead of hanging."""
     async with open_supervisor(kit.run_dir, python=kit.python) as sup:
