@@ -183,4 +183,11 @@ async def test_a_process_forked_by_a_cell_ends_with_the_cell_and_never_answers_f
         assert int(record["result"]["text/plain"]) > 0, record
         ended = await run_in(wb, cx, "os.waitpid(pid, 0)[1]")
         assert ended["result"] == {"text/plain": "0"}, ended
+    # The child's end is a forked multiprocessing child's: SystemExit's code, or 1 with the
+    # traceback of an uncaught exception on stderr.
+    for code, status in (("sys.exit(3)", 3 << 8), ("raise ValueError('in the child')", 1 << 8)):
+        cell = f"import sys\npid = os.fork()\nif pid == 0:\n    {code}\nos.waitpid(pid, 0)[1]"
+        record = await run_in(wb, cx, cell)
+        assert record["result"] == {"text/plain": str(status)}, (code, record)
+    assert "ValueError: in the child" in (await streams(wb, record["executionId"]))["stderr"]
     assert (await run_in(wb, cx, "n = 5\nn * 2"))["result"] == {"text/plain": "10"}

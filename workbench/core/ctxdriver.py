@@ -159,11 +159,6 @@ class Driver:
                 reply = self.run_cell(execution_id, code, fds)
             except Exception as exc:  # the driver's own failure: this cell's answer, not its end
                 reply = _done(execution_id, error=_error_of(exc))
-            if os.getpid() != self.pid:
-                # A copy made by `os.fork()` in the cell: it ends where the cell does, as a
-                # forked `multiprocessing` child does, and never answers for the cell.
-                _flush()
-                os._exit(0 if reply.get("error") is None else 1)
             self.reply(reply)
 
     def run_cell(self, execution_id: str, code: str, fds: list[int]) -> dict[str, Any]:
@@ -215,9 +210,12 @@ class Driver:
             exec(body, self.namespace)
             value = eval(last, self.namespace) if last is not None else None
         except KeyboardInterrupt as exc:
+            self._end_if_forked(exc)
             return _done(execution_id, error=_error_of(exc), interrupted=True)
         except BaseException as exc:  # SystemExit too: the context lives on
+            self._end_if_forked(exc)
             return _done(execution_id, error=_error_of(exc))
+        self._end_if_forked(None)
         if value is None:
             return _done(execution_id)
         self.namespace["_"] = value
@@ -228,6 +226,25 @@ class Driver:
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + f"... ({len(text) - MAX_RESULT_CHARS} more characters)"
         return _done(execution_id, result=text)
+
+    def _end_if_forked(self, raised: BaseException | None) -> None:
+        """In a copy of the interpreter made by `os.fork()` in the cell: end where the cell does,
+        never answering for it, as a forked `multiprocessing` child ends (SystemExit's code; an
+        uncaught exception's traceback on stderr and status 1)."""
+        if os.getpid() == self.pid:
+            return
+        status = 0
+        if isinstance(raised, SystemExit):
+            if isinstance(raised.code, int):
+                status = raised.code
+            elif raised.code is not None:
+                print(raised.code, file=sys.stderr)
+                status = 1
+        elif raised is not None:
+            traceback.print_exception(raised)
+            status = 1
+        _flush()
+        os._exit(status & 0xFF)
 
 
 def _compiled(code: str, filename: str) -> tuple[Any, Any]:
