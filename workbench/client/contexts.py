@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
-from urllib.parse import quote
 
 import httpx
 
 from workbench.client import methods
 from workbench.client.base import Base
-from workbench.client.calls import Call, _expect
+from workbench.client.calls import Call, _expect, segment
 from workbench.client.config import seconds_to_ms
 from workbench.client.plan import Plan, send
 from workbench.wire.contexts import Context, ContextList
@@ -75,7 +74,7 @@ def delete_plan(client: Base, context_id: str) -> Plan[None]:
 
 
 def _path(context_id: str) -> str:
-    return f"/v1/contexts/{quote(context_id, safe='')}"
+    return f"/v1/contexts/{segment(context_id)}"
 
 
 class _Blocking(Protocol):

@@ -434,10 +434,7 @@ export class Workbench {
 
   /** Dispose of an ended execution and its files; `Conflict` while it runs. */
   async delete(ref: ExecutionRef, options: CallOptions = {}): Promise<void> {
-    await this.http.send(
-      { method: "DELETE", path: path(ref), ok: [200, 204], timeoutMs: this.timeoutMs, signal: options.signal },
-      nothing,
-    );
+    await contexts.remove(this.reach, path(ref), options);
   }
 
   // -- code contexts and sessions -----------------------------------------------------------

@@ -130,9 +130,10 @@ function read<T>(reach: Reach, path: string, options: CallOptions): Promise<T> {
   );
 }
 
-async function remove(reach: Reach, path: string, options: CallOptions): Promise<void> {
+/** `DELETE path`; a `404` to a resend is done (the try whose answer was lost deleted it). */
+export async function remove(reach: Reach, path: string, options: CallOptions): Promise<void> {
   await reach.http.send(
-    { method: "DELETE", path, ok: [200, 204], timeoutMs: reach.timeoutMs, signal: options.signal },
+    { method: "DELETE", path, ok: [200, 204], deletes: true, timeoutMs: reach.timeoutMs, signal: options.signal },
     nothing,
   );
 }

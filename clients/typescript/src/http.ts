@@ -28,6 +28,11 @@ export interface Send {
    * daemon may have taken it.
    */
   resend?: boolean;
+  /**
+   * A delete: a `404` to a resend means that the try whose answer was lost deleted it, and the
+   * call is done (its `read` gets that answer), as the Python client has it.
+   */
+  deletes?: boolean;
   signal?: AbortSignal | undefined;
 }
 
@@ -189,7 +194,8 @@ export class Http {
         if (body !== undefined) init.body = body;
         const response = await this.fetch(url, init);
         if (request.headersOnly) deadline.clearTimer();
-        if (!request.ok.includes(response.status)) {
+        const deleted = request.deletes === true && attempt > 0 && response.status === 404;
+        if (!request.ok.includes(response.status) && !deleted) {
           throw errorFromBody(response.status, await response.text());
         }
         return await read(response);

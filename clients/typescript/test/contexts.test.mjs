@@ -8,10 +8,12 @@ import { CodeContext, Conflict, NotFound, UnsupportedLanguage } from "../dist/in
 import { Scratch, eventually } from "./daemon.mjs";
 
 const scratch = new Scratch("contexts");
+let daemon;
 let wb;
 
 before(async () => {
-  wb = (await scratch.daemon().start()).client();
+  daemon = await scratch.daemon().start();
+  wb = daemon.client();
 });
 after(() => scratch.cleanup());
 
@@ -90,5 +92,36 @@ describe("sessions", { timeout: 60_000 }, () => {
     assert.ok(!(await wb.sessions()).some((s) => s.sessionId === "ts-a"));
     await wb.deleteSessions();
     assert.deepEqual(await wb.sessions(), []);
+  });
+});
+
+describe("deletes whose answer was lost", { timeout: 60_000 }, () => {
+  test("a resend that finds nothing is done: the first try deleted it", async () => {
+    // Each DELETE reaches the daemon, which deletes; then its answer is lost, as when the
+    // connection breaks on the way back, and the client sends it again.
+    let lost = 0;
+    const lossy = async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method === "DELETE" && lost % 2 === 0) {
+        lost += 1;
+        await response.arrayBuffer();
+        throw new TypeError("fetch failed", { cause: { code: "ECONNRESET", message: "socket hang up" } });
+      }
+      if (init?.method === "DELETE") lost += 1;
+      return response;
+    };
+    const client = daemon.client({ fetch: lossy });
+    await client.runBash("true", { sessionId: "ts-lost" });
+    const run = await client.runBash("true");
+    const ctx = await client.createContext();
+    await client.deleteSession("ts-lost");
+    await ctx.close();
+    await client.delete(run);
+    assert.equal(lost, 6, "each delete was sent twice");
+    assert.ok(!(await wb.sessions()).some((s) => s.sessionId === "ts-lost"));
+    await assert.rejects(wb.get(run), NotFound);
+    await assert.rejects(wb.context(ctx.id), NotFound);
+    // A delete of what never was is NotFound still: only a resend's 404 means it is done.
+    await assert.rejects(wb.deleteSession("ts-never"), NotFound);
   });
 });
