@@ -306,8 +306,8 @@ def main(
         )
         status = run(settings)
     except ConfigError as exc:
-        print(f"workbench: {exc.message}", file=sys.stderr)
-        return 2
+        _say(exc.message)
+        status = 2
     _unread_stderr_to_null()
     return status
 

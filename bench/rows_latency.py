@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import shutil
@@ -54,11 +55,10 @@ def bash_true() -> Measure:
     return timed_sync(lambda: subprocess.run([BASH, "-c", "true"], check=True))
 
 
-def durable_floor(path: Path) -> Measure:
+def durable_floor(db: sqlite3.Connection) -> Measure:
     """What the promises alone cost a run+wait, in one process with no HTTP, shim or containment:
     a row committed (WAL, `synchronous = FULL`: an fsync), `bash -c true` run, the row's status
-    committed again."""
-    db = sqlite3.connect(path, isolation_level=None)
+    committed again. `db` is opened in autocommit mode (`isolation_level=None`)."""
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = FULL")
     db.execute("CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, status TEXT, spec BLOB)")
@@ -81,14 +81,15 @@ async def row1_run_wait(ctx: Context) -> list[Line]:
     records: list[tuple[float, dict[str, Any]]] = []
     # Beside the daemon's store: the same disk.
     floor_db = daemon.data_dir.parent / f"{daemon.data_dir.name}-floor.db"
-    async with ctx.profiled(daemon, "row 1 run+wait true"):
-        figure, base, floor = await alternate(
-            n,
-            run_wait(daemon.client, records=records, command="true"),
-            bash_true(),
-            durable_floor(floor_db),
-            warmup=10,
-        )
+    with contextlib.closing(sqlite3.connect(floor_db, isolation_level=None)) as db:
+        async with ctx.profiled(daemon, "row 1 run+wait true"):
+            figure, base, floor = await alternate(
+                n,
+                run_wait(daemon.client, records=records, command="true"),
+                bash_true(),
+                durable_floor(db),
+                warmup=10,
+            )
     for suffix in ("", "-wal", "-shm"):
         Path(f"{floor_db}{suffix}").unlink(missing_ok=True)
     p50 = ms(figure, 50) / ms(base, 50)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -10,8 +11,9 @@ from bench.rows_latency import durable_floor
 
 async def test_each_measure_commits_a_row_and_then_its_end(tmp_path: Path) -> None:
     path = tmp_path / "floor.db"
-    measure = durable_floor(path)
-    times = [await measure(), await measure()]
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+        measure = durable_floor(db)
+        times = [await measure(), await measure()]
     assert all(t > 0 for t in times)
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)

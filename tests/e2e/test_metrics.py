@@ -86,12 +86,14 @@ async def test_the_daemon_s_own_watches_are_no_followers(wb: DaemonHandle) -> No
         json={"items": [{"kind": "workbench_bash", "command": "sleep 30"}], "background": True},
     )
     assert batch.status_code == 202, batch.text
+    watches = wb.daemon.service.store.watches
     with trio.fail_after(10):
-        for _ in iter(int, 1):  # until the service runs, its readiness watched
-            record = (await wb.client.get(f"/v1/executions/{service['executionId']}")).json()
-            if record["status"] == "running":
+        # Until the daemon watches the service (its readiness) and the batch's item.
+        for _ in iter(int, 1):
+            watched = watches.watched()
+            if service["executionId"] in watched and len(watched) >= 2:
                 break
-            await trio.sleep(0.05)
+            await trio.sleep(0.01)
     got = samples((await wb.client.get("/metrics")).text)
     assert got[("workbench_followers", ())] == 0, got
     for execution_id in (service["executionId"], batch.json()["executionId"]):

@@ -48,7 +48,6 @@ class Deletes:
         """Delete an ended execution, its files then its record (`Store.delete_execution`): False
         when the store holds no ended execution of that id. Then finish the deletes left over."""
         deleted = await self._delete([execution_id], lambda: self.store.delete_execution(execution_id))
-        self.deleted_total += deleted
         await self.finish()
         return deleted
 
@@ -59,7 +58,6 @@ class Deletes:
         if not wanted:
             return []
         deleted = await self._delete(wanted, lambda: self.store.delete_terminal(wanted))
-        self.deleted_total += len(deleted)
         asked = set(execution_ids)
         return [i for i in deleted if i in asked]
 
@@ -70,6 +68,8 @@ class Deletes:
         emptied = await trio.to_thread.run_sync(self._empty, execution_ids)
         self.unfinished.update(emptied)
         done = await commit()
+        # Counted at once: a cancel after the commit (the client gone) must not lose them.
+        self.deleted_total += len(done) if isinstance(done, list) else int(bool(done))
         await trio.to_thread.run_sync(self._forget, execution_ids)
         self.unfinished.difference_update(execution_ids)
         return done
@@ -95,6 +95,6 @@ class Deletes:
             return
         left = sorted(self.unfinished)
         try:
-            self.deleted_total += len(await self._delete(left, lambda: self.store.delete_terminal(left)))
+            await self._delete(left, lambda: self.store.delete_terminal(left))
         except Unavailable as exc:
             log.warning("deletes: %d deletes wait to be finished: %s", len(left), exc)
