@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 import pytest
@@ -94,19 +96,34 @@ async def test_shutdown_needs_every_tree_dead(sup: Supervisor, kit: Kit) -> None
     await wait_process_gone(shim)
 
 
-async def test_a_call_after_the_reader_was_cancelled_fails_instead_of_waiting(kit: Kit) -> None:
-    """The block that holds a supervisor cancelled (what started the daemon failed): its reader of
-    the shim's answers ends with it, and a call made then on the way out (a shielded shutdown)
-    raises SupervisorLost instead of waiting for an answer nothing will read."""
+async def cancelled_then_shut_down(
+    opened: Callable[[], AbstractAsyncContextManager[Supervisor]],
+    first: Callable[[Supervisor], Awaitable[object]],
+) -> None:
+    """Open a supervisor, do `first`, then cancel the block around it (as a failed daemon start
+    does: its reader of the shim's answers ends with it) and, on the way out (shielded), ask for
+    a shutdown: it must raise SupervisorLost, not wait for an answer nothing reads."""
     with trio.CancelScope() as outer:
-        async with open_supervisor(kit.run_dir, python=PYTHON, idle_linger=0.2) as supervisor:
+        async with opened() as supervisor:
             try:
+                await first(supervisor)
                 outer.cancel()
                 await trio.sleep_forever()
             finally:
                 with trio.CancelScope(shield=True), trio.fail_after(10), pytest.raises(SupervisorLost):
                     await supervisor.shutdown()
     assert outer.cancelled_caught
+
+
+async def test_a_call_after_the_reader_was_cancelled_fails_instead_of_waiting(kit: Kit) -> None:
+    """A call made on the way out of a cancelled block fails instead of waiting."""
+
+    async def nothing(_: Supervisor) -> None:
+        await trio.lowlevel.checkpoint()
+
+    await cancelled_then_shut_down(
+        lambda: open_supervisor(kit.run_dir, python=PYTHON, idle_linger=0.2), nothing
+    )
 
 
 async def test_a_call_while_a_dead_shim_cannot_be_replaced_fails_once_the_reader_ends(kit: Kit) -> None:
@@ -114,24 +131,20 @@ async def test_a_call_while_a_dead_shim_cannot_be_replaced_fails_once_the_reader
     that wait for the replacement fail too once the reader ends, instead of waiting for it."""
     async with open_supervisor(kit.run_dir, python=PYTHON, idle_linger=30) as first:
         shim = first.shim_pid
-    with trio.CancelScope() as outer:
-        # The lingering shim is found; a replacement would need this interpreter, which is none.
-        async with open_supervisor(
-            kit.run_dir, python=str(kit.root / "no-python"), replace_dead_shim=True
-        ) as supervisor:
-            try:
-                os.kill(shim, signal.SIGKILL)
-                with trio.fail_after(10):
-                    for _ in iter(int, 1):  # until a replacement has failed
-                        if "cannot be replaced yet" in (supervisor.degraded or ""):
-                            break
-                        await trio.sleep(0.01)
-                outer.cancel()
-                await trio.sleep_forever()
-            finally:
-                with trio.CancelScope(shield=True), trio.fail_after(10), pytest.raises(SupervisorLost):
-                    await supervisor.shutdown()
-    assert outer.cancelled_caught
+
+    async def replacement_failed(supervisor: Supervisor) -> None:
+        os.kill(shim, signal.SIGKILL)
+        with trio.fail_after(10):
+            for _ in iter(int, 1):
+                if "cannot be replaced yet" in (supervisor.degraded or ""):
+                    return
+                await trio.sleep(0.01)
+
+    # The lingering shim is found; a replacement would need this interpreter, which is none.
+    no_python = str(kit.root / "no-python")
+    await cancelled_then_shut_down(
+        lambda: open_supervisor(kit.run_dir, python=no_python, replace_dead_shim=True), replacement_failed
+    )
 
 
 async def test_killed_shim_fails_pending_waits(kit: Kit) -> None:
