@@ -116,7 +116,12 @@ class DaemonProcess:
         return record
 
     def wait(self, execution_id: str, wait_ms: int = 60_000) -> dict[str, Any]:
-        response = self.client.post(f"/v1/executions/{execution_id}/wait", json={"waitTimeoutMs": wait_ms})
+        # The client's own timeout (60 s) must not end a longer wait before the daemon answers it.
+        response = self.client.post(
+            f"/v1/executions/{execution_id}/wait",
+            json={"waitTimeoutMs": wait_ms},
+            timeout=max(60.0, wait_ms / 1000 + 15),
+        )
         assert response.status_code == 200, response.text
         record: dict[str, Any] = response.json()["execution"]
         return record

@@ -8,11 +8,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.reliability.conftest import DaemonProcess
 
 Factory = Any
 
 
+# Its 999 items are cancelled after the restart: up to its wait's 100 s on a machine busy with
+# the whole suite, more than the default ceiling leaves.
+@pytest.mark.timeout(180)
 def test_a_fail_fast_batch_killed_as_an_item_fails_starts_no_other_after_the_restart(
     daemon_process: Factory, tmp_path: Path
 ) -> None:
