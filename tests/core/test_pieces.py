@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from workbench.core.batches import stop_items, stopped_by_batch
 from workbench.core.capture import parse_progress
 from workbench.core.display import FOLLOWER_BUFFER_BYTES, DisplayFollower, DisplayHub, split_text
-from workbench.core.live import Live, Slots
+from workbench.core.live import Live, Slots, Stop
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store import ExecutionRow
 from workbench.wire.errors import ConfigError
@@ -268,3 +269,28 @@ def test_retention_and_metrics_settings_parse_or_name_the_variable() -> None:
     ):
         with pytest.raises(ConfigError, match=name):
             Settings.load(environ={name: raw})
+
+
+def test_an_item_submitted_after_its_batch_stopped_its_items_is_stopped_so() -> None:
+    """Recovery submits a batch before its items: a failFast batch that read its journal first
+    stopped the items it had, none yet. One submitted later is stopped with its batch's reason
+    and grace; one of another batch, or of a batch that goes on, is not."""
+    batch = live(0)
+    batch.row.kind = "batch"
+    slots = Slots(2)
+    stop_items(slots, {}, batch, "failFast: item ex_9 ended failed", 250)
+    items = [live(1), live(2), live(3)]
+    items[0].row.batch_id = batch.id
+    items[1].row.batch_id = "ex_other"
+    going_on = live(4)
+    items[2].row.batch_id = going_on.id
+    lives = {batch.id: batch, going_on.id: going_on}
+    for item in items:
+        stopped_by_batch(lives, item)
+    assert (items[0].stop, items[0].reason, items[0].grace_ms) == (
+        Stop.CANCEL,
+        "failFast: item ex_9 ended failed",
+        250,
+    )
+    assert items[0].kick.is_set()
+    assert items[1].stop is None and items[2].stop is None

@@ -141,9 +141,19 @@ def stop_items(slots: Slots, lives: Mapping[str, Live], batch: Live, reason: str
     """No item of `batch` starts any more (its cap closes), and every one not ended is cancelled:
     one still waiting for a slot ends `cancelled` without starting."""
     slots.set_cap(batch_key(batch.id), 0)
+    batch.items_stopped = (reason, grace_ms)
     for live in list(lives.values()):
         if live.row.batch_id == batch.id:
             live.request_stop(Stop.CANCEL, reason, grace_ms)
+
+
+def stopped_by_batch(lives: Mapping[str, Live], item: Live) -> None:
+    """Stop `item` as its batch stopped its items, if it did before the item was submitted: after
+    a restart the batch's supervisor may read its journal (and stop its items) before recovery
+    submits them."""
+    batch = lives.get(item.row.batch_id or "")
+    if batch is not None and batch.items_stopped is not None and item.stop is None:
+        item.request_stop(Stop.CANCEL, *batch.items_stopped)
 
 
 class BatchRun:

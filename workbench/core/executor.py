@@ -14,7 +14,7 @@ from pathlib import Path
 import trio
 
 import sandbox
-from workbench.core.batches import BatchRun, batch_key, item_ended
+from workbench.core.batches import BatchRun, batch_key, item_ended, stopped_by_batch
 from workbench.core.contexts import Contexts
 from workbench.core.display import Displays
 from workbench.core.follow import Inotify
@@ -106,6 +106,7 @@ class Executor:
             return live
         if row.batch_id is not None:
             live.keys += (batch_key(row.batch_id),)
+            stopped_by_batch(self.live, live)
         if live.adopted is not None:
             # Already running: it holds a slot from now on (released when it ends).
             self.slots.take(live)

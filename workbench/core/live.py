@@ -86,6 +86,9 @@ class Live:
     ending: bool = False
     #: A `failFast` batch's: why it stopped its items, once one of them ended without completing.
     fail_fast: str | None = None
+    #: A batch's, once it stopped its items: why, and their grace. An item submitted after that
+    #: (recovery submits a batch before its items) is stopped so at once.
+    items_stopped: tuple[str, int] | None = None
     #: What follows its output into the journal, while it runs (an input journals through it).
     capture: Capture | None = None
     #: An input found that nothing of its tree reads its stdin any more (not an end of file).
