@@ -24,14 +24,13 @@ def cmd_prune(http: Http, args: argparse.Namespace) -> int:
     if statuses:
         query["status"] = ",".join(dict.fromkeys(statuses))
     if args.before:
-        when = datetime.fromtimestamp(parse_when(args.before, "--before") / 1000, UTC)
-        query["before"] = when.isoformat(timespec="milliseconds")
-        from workbench.client.config import parse_duration_ms  # loaded by parse_when already
+        from workbench.client.config import parse_duration_ms
 
         try:  # a duration goes as one: back from the daemon's now, not from this machine's
             query["before"] = f"{parse_duration_ms(args.before)}ms"
-        except ValueError:
-            pass
+        except ValueError:  # a time, or no duration (parse_when says why: one too long, too)
+            when = datetime.fromtimestamp(parse_when(args.before, "--before") / 1000, UTC)
+            query["before"] = when.isoformat(timespec="milliseconds")
     deleted = http.json("DELETE", "/v1/executions", query=query)["deleted"]
     try:
         stats = http.json("GET", "/v1/stats")
