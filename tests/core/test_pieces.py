@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from api.errors import json_text
 from workbench.core.batches import stop_items, stopped_by_batch
 from workbench.core.capture import parse_progress
 from workbench.core.display import FOLLOWER_BUFFER_BYTES, DisplayFollower, DisplayHub, split_text
 from workbench.core.live import Live, Slots, Stop
+from workbench.core.records import execution_from_row
 from workbench.core.settings import ContainmentSetting, Settings, ShutdownMode
 from workbench.core.store import ExecutionRow
 from workbench.wire.errors import ConfigError
@@ -294,3 +297,16 @@ def test_an_item_submitted_after_its_batch_stopped_its_items_is_stopped_so() -> 
     )
     assert items[0].kick.is_set()
     assert items[1].stop is None and items[2].stop is None
+
+
+def test_a_stored_value_with_a_lone_surrogate_is_read_escaped() -> None:
+    """A store written before cells' values were escaped holds one as a JSON escape (`\\ud800`):
+    its record is read with it escaped, as a new one is kept, and can be written as JSON (it
+    broke every read and listing of it)."""
+    row = live(1).row
+    row.result_json = '{"text/plain": "a\\ud800 and \\udcff"}'
+    record = execution_from_row(row, [])
+    assert record.result == {"text/plain": "a\\ud800 and \\udcff"}
+    assert json.loads(json_text(record))["result"] == {"text/plain": "a\\ud800 and \\udcff"}
+    row.result_json = '{"text/plain": "\\\\ud800 kept as written, \\ud83d\\ude00"}'
+    assert execution_from_row(row, []).result == {"text/plain": "\\ud800 kept as written, \U0001f600"}

@@ -246,12 +246,26 @@ def execution_from_row(
         ready=(row.ready_at is not None) if row.service else None,
         ready_at=format_time(row.ready_at),
         context_id=row.context_id,
-        result=json.loads(row.result_json) if row.result_json else None,
+        result=_result(row.result_json),
         open_stdin=row.open_stdin,
         tty=row.tty_json is not None,
         tty_size=TtySize.model_validate_json(row.tty_json) if row.tty_json else None,
         persist_shell=row.persist_shell,
     )
+
+
+def _result(text: str | None) -> dict[str, Any] | None:
+    """A cell's stored value. A store written before values were escaped may hold a lone surrogate
+    as a JSON escape (`\\ud800`): it is read escaped, as a value is kept now (no record could be
+    encoded with it)."""
+    if not text:
+        return None
+    value: dict[str, Any] = json.loads(text)
+    if "\\ud" in text or "\\uD" in text:
+        for key, shown in value.items():
+            if isinstance(shown, str):
+                value[key] = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def execution_from(found: Found, preview: Preview | None = None) -> Execution:
