@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import enum
+import itertools
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -117,17 +118,26 @@ class Slots:
     no slot of the daemon's (`Live.daemon_slot` false: a cell of a code context) waits for its
     keys' caps alone. One may be counted as waiting before it asks (`park`): a cell waiting for
     its context's turn is one of its principal's waiting executions.
+
+    The waiting are kept in groups of those that fit or not alike (the same keys, and taking a
+    daemon's slot or not), each in request order: the next to go is the earliest head of a
+    group that fits, so a grant looks at the groups' heads, not at every one waiting (a batch
+    of 1000 behind its `concurrency` made each request and each release a walk of all 1000).
     """
 
     def __init__(self, capacity: int) -> None:
         self.free = capacity
-        self.waiting: collections.deque[Live] = collections.deque()
+        #: The waiting, by `_group`, each group in request order.
+        self._groups: dict[tuple[tuple[str, ...], bool], collections.deque[Live]] = {}
+        #: The waiting's request order.
+        self._turn: dict[Live, int] = {}
+        self._turns = itertools.count()
         #: Counted as waiting under their keys, not asking yet (`park`).
         self.parked: set[Live] = set()
         self.caps: dict[str, int] = {}
         self.used: collections.Counter[str] = collections.Counter()
         self.queued_by: collections.Counter[str] = collections.Counter()
-        #: How many of `waiting` need no slot of the daemon's.
+        #: How many of the waiting need no slot of the daemon's.
         self.keyed_only = 0
         #: Bumped whenever a slot is given back (a node of a shared store then claims more).
         self.freed = Watch()
@@ -156,7 +166,8 @@ class Slots:
         else:
             for key in live.keys:
                 self.queued_by[key] += 1
-        self.waiting.append(live)
+        self._turn[live] = next(self._turns)
+        self._groups.setdefault(_group(live), collections.deque()).append(live)
         self.keyed_only += not live.daemon_slot
         self._grant()
 
@@ -165,15 +176,11 @@ class Slots:
         if live in self.parked:
             self.parked.discard(live)
             self._unqueue(live)
-            return
-        try:
-            self.waiting.remove(live)
-        except ValueError:
-            if live.granted.is_set():
-                self.release(live)
-        else:
-            self.keyed_only -= not live.daemon_slot
+        elif live in self._turn:
+            self._leave(live)
             self._unqueue(live)
+        elif live.granted.is_set():
+            self.release(live)
 
     def take(self, live: Live) -> None:
         """Take a slot without queueing (an adopted execution is already running)."""
@@ -207,21 +214,50 @@ class Slots:
         for key in live.keys:
             self.queued_by[key] -= 1
 
+    def _leave(self, live: Live) -> None:
+        """Take `live` out of the waiting."""
+        group = _group(live)
+        waiting = self._groups[group]
+        if waiting[0] is live:
+            waiting.popleft()
+        else:
+            waiting.remove(live)
+        if not waiting:
+            del self._groups[group]
+        del self._turn[live]
+        self.keyed_only -= not live.daemon_slot
+
     def _grant(self) -> None:
-        i = 0
-        while (self.free > 0 or self.keyed_only) and i < len(self.waiting):
-            live = self.waiting[i]
-            if not self._fits(live) or self.held(live.row):
-                i += 1
-                continue
-            del self.waiting[i]
+        """Grant what fits, in request order: the earliest that fits first, and so on. A grant
+        only takes room, so one that did not fit does not fit later in the same pass."""
+        while self._turn and (self.free > 0 or self.keyed_only):
+            live = self._next_held() if self.holding() else self._next()
+            if live is None:
+                return
+            self._leave(live)
             self._unqueue(live)
-            self.keyed_only -= not live.daemon_slot
             self.free -= live.daemon_slot
             for key in live.keys:
                 self.used[key] += 1
             live.granted.set()
             live.kick.set()
+
+    def _next(self) -> Live | None:
+        """The earliest waiting that fits: the earliest of the groups' heads that fit (the others
+        of a group fit only if its head does)."""
+        best: Live | None = None
+        for waiting in self._groups.values():
+            head = waiting[0]
+            if (best is None or self._turn[head] < self._turn[best]) and self._fits(head):
+                best = head
+        return best
+
+    def _next_held(self) -> Live | None:
+        """`_next` while some may be held back (`held`): a held one lets those after it go."""
+        for live in sorted(self._turn, key=self._turn.__getitem__):
+            if self._fits(live) and not self.held(live.row):
+                return live
+        return None
 
     def regrant(self) -> None:
         """What `held` held back may run now: grant what fits, in order."""
@@ -230,19 +266,24 @@ class Slots:
     @property
     def queued(self) -> int:
         """How many executions wait: for a slot, or counted before they ask (`park`)."""
-        return len(self.waiting) + len(self.parked)
+        return len(self._turn) + len(self.parked)
 
     @property
     def queued_for_daemon(self) -> int:
         """How many wait for one of the daemon's slots (not those held back for now: `held`)."""
-        return len(self.waiting) - self.keyed_only - self.held_waiting()
+        return len(self._turn) - self.keyed_only - self.held_waiting()
 
     def held_waiting(self, key: str | None = None) -> int:
         """How many of the waiting are held back for now (`held`), of `key` alone when given: the
         slots free meanwhile are for the others."""
         if not self.holding():
             return 0
-        return sum(1 for live in self.waiting if (key is None or key in live.keys) and self.held(live.row))
+        return sum(1 for live in self._turn if (key is None or key in live.keys) and self.held(live.row))
+
+
+def _group(live: Live) -> tuple[tuple[str, ...], bool]:
+    """What decides whether `live` fits: its keys, and whether it takes a daemon's slot."""
+    return live.keys, live.daemon_slot
 
 
 #: Schedules the tidying up after an execution: (execution id, tree held by the supervisor or
