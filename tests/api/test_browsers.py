@@ -300,6 +300,26 @@ async def test_the_changes_stream_follows_every_execution_and_resumes_by_its_id(
     ]
 
 
+async def test_a_batch_in_the_changes_stream_carries_its_items(wb: DaemonHandle) -> None:
+    """A batch's record in the changes stream is the record as it is now, its items included (it
+    came with `items: []`), as `GET` gives it."""
+    head = (await changes(wb.client, lambda got: bool(got)))[0].id
+    answer = await wb.client.post(
+        "/v1/executions/batch",
+        json={"items": [{"kind": "workbench_bash", "command": c} for c in ("true", "exit 3")]},
+    )
+    assert answer.status_code in (200, 201, 202), answer.text
+    batch = answer.json()
+    with ceilings.within(60, "the batch's terminal change"):
+        seen = await changes(wb.client, ended(batch["executionId"]), params={"after": head})
+    batch_id = batch["executionId"]
+    record = next(f.json["execution"] for f in seen[1:] if f.json["execution"]["executionId"] == batch_id)
+    statuses = [(i["status"], i["exitCode"]) for i in record["items"]]
+    assert statuses == [("completed", 0), ("failed", 3)], record
+    fetched = (await wb.client.get(f"/v1/executions/{batch['executionId']}")).json()
+    assert record["items"] == fetched["items"]
+
+
 async def test_the_changes_stream_shows_a_principal_only_its_own(make_daemon: Any, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(

@@ -179,7 +179,7 @@ def changes_after(conn: sqlite3.Connection, principal: str | None, after: int, l
     rows = conn.execute(
         f"SELECT * FROM executions WHERE {where} ORDER BY change_seq LIMIT ?", (*args, limit)
     ).fetchall()
-    return [Found(ExecutionRow.from_mapping(dict(r)), list_artifacts(conn, r["id"])) for r in rows]
+    return [found_of(conn, ExecutionRow.from_mapping(dict(r))) for r in rows]
 
 
 def _data(build: EventBuilder) -> bytes | None:
