@@ -38,6 +38,7 @@ PAGE_CHANGES = 256
 ASSETS = {
     "app.js": "text/javascript; charset=utf-8",
     "log.js": "text/javascript; charset=utf-8",
+    "list.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 #: Pages of the dashboard load nothing but their own files, run no inline script, and cannot be

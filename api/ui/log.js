@@ -9,8 +9,10 @@ const LINE_HEIGHT = 18;
 const OVERSCAN = 20;
 const BLOCK = 64;
 const SGR = /\x1b\[([0-9;]*)m/g;
-// Other escape sequences (cursor moves, erases, titles) are dropped from what is shown.
-const OTHER_ESCAPES = /\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-ln-z]|\x1b[()][A-Z0-9]|\x1b[=>]/g;
+// A colour code, or an erase in the line (`ESC[K`: to its end; `ESC[1K`: to its start; `ESC[2K`: all).
+const DRAWN = /\x1b\[([0-9;]*)m|\x1b\[([012]?)K/g;
+// Other escape sequences (cursor moves, other erases, titles) are dropped from what is shown.
+const OTHER_ESCAPES = /\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b\[(?![012]?K)[0-9;?]*[A-Za-ln-z]|\x1b[()][A-Z0-9]|\x1b[=>]/g;
 
 class LogModel {
   constructor() {
@@ -43,6 +45,13 @@ class LogModel {
       this.latest[s] = this.lines.length - 1;
       this.open[s] = last ? this.latest[s] : -1;
     }
+  }
+
+  // A line of the page's own (a gap in what was shown, the end of the journal's budget): it ends
+  // the streams' open lines, so that text never joins across it.
+  note(message) {
+    this.open = { stdout: -1, stderr: -1 };
+    this.lines.push({ s: "note", t: message, st: null });
   }
 
   text(stream) {
@@ -100,7 +109,7 @@ function classesOf(state) {
 }
 
 // One line as a <div> of text spans, drawn as a terminal would: a carriage return goes back to
-// column 0, and what follows it overwrites the line from there.
+// column 0, what follows it overwrites the line from there, and an erase in the line blanks it.
 function renderLine(line) {
   const div = document.createElement("div");
   div.className = "line " + line.s;
@@ -119,14 +128,22 @@ function renderLine(line) {
       else cells[column++] = [ch, classes];
     }
   };
-  SGR.lastIndex = 0;
+  const erase = (mode) => {
+    if (mode === "1") for (let i = 0; i <= column && i < cells.length; i++) cells[i] = [" ", classes];
+    else if (mode === "2") cells.splice(0, cells.length, ...Array.from({ length: column }, () => [" ", classes]));
+    else cells.length = Math.min(cells.length, column);
+  };
+  DRAWN.lastIndex = 0;
   let at = 0;
   let match;
-  while ((match = SGR.exec(text)) !== null) {
+  while ((match = DRAWN.exec(text)) !== null) {
     put(text.slice(at, match.index));
-    sgrClasses(state, match[1]);
-    classes = classesOf(state);
-    at = SGR.lastIndex;
+    if (match[2] !== undefined) erase(match[2]);
+    else {
+      sgrClasses(state, match[1]);
+      classes = classesOf(state);
+    }
+    at = DRAWN.lastIndex;
   }
   put(text.slice(at));
   let run = "";
@@ -151,7 +168,7 @@ class LogView {
   constructor(container, model) {
     this.container = container;
     this.model = model;
-    this.show = { stdout: true, stderr: true };
+    this.show = { stdout: true, stderr: true, note: true };
     this.follow = true; // the view keeps to the end as lines come
     this.held = false; // following was turned off (not by scrolling): scrolling does not resume it
     this.onFollow = null; // called with `follow` when scrolling changes it
@@ -353,11 +370,13 @@ const RECORD_FIELDS = [
   ["Kind", (r) => r.executionKind], ["Session", (r) => r.sessionId], ["Image", (r) => r.image],
   ["Working directory", (r) => r.cwd], ["Command", (r) => r.command], ["Language", (r) => r.language],
   ["Code", (r) => r.code], ["Metadata", (r) => (r.metadata === null ? null : JSON.stringify(r.metadata, null, 2))],
-  ["Batch", (r) => r.batchId], ["Concurrency", (r) => r.concurrency],
+  ["Context", (r) => r.contextId], ["Batch", (r) => r.batchId], ["Concurrency", (r) => r.concurrency],
   ["Fail fast", (r) => (r.failFast ? "yes" : null)],
   ["Created", (r) => r.createdAt], ["Started", (r) => r.startedAt], ["Finished", (r) => r.finishedAt],
   ["Deadline", (r) => r.deadlineAt], ["Exit code", (r) => r.exitCode], ["Signal", (r) => r.signal],
+  ["Result", (r) => (r.result ? r.result["text/plain"] : null)],
   ["Error", (r) => (r.error ? r.error.code + ": " + r.error.message : null)],
+  ["Traceback", (r) => (r.error && r.error.traceback ? r.error.traceback : null)],
   ["Cancel reason", (r) => r.cancelReason], ["Detached", (r) => (r.detached ? "yes" : null)],
   ["Containment", (r) => r.containment],
   ["Output", (r) => `${r.output.stdoutBytes} bytes stdout, ${r.output.stderrBytes} bytes stderr` +
