@@ -436,3 +436,15 @@ async def test_names_that_are_not_utf8_are_listed_with_u_fffd(wb: DaemonHandle) 
     with tarfile.open(fileobj=io.BytesIO(down.content)) as tar:
         names = {os.fsencode(m.name) for m in tar.getmembers()}
     assert {b"dir\xfe/in\xff", b"top\xff"} <= {n.removeprefix(b"./") for n in names}, names
+
+
+async def test_a_path_ending_in_a_slash_is_not_written_as_a_file(wb: DaemonHandle) -> None:
+    """`PUT .../files/dir/` names a directory: `422`, and nothing is made (it wrote a file `dir`)."""
+    await put(wb, "keep", b"k")
+    for path in ("dir/", "a/b/", "keep/"):
+        refused = await put(wb, path, b"x")
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "invalid_request" and "names a directory" in error["message"], error
+    assert sorted(p.name for p in workspace(wb).iterdir()) == ["keep"]
+    assert (workspace(wb) / "keep").read_bytes() == b"k"

@@ -24,7 +24,7 @@ from workbench.core import beneath, writing
 from workbench.core.beneath import Parts, closing
 from workbench.core.records import format_time
 from workbench.core.sessions import Workspaces
-from workbench.wire.errors import Conflict, NotFound, PayloadTooLarge, PreconditionFailed
+from workbench.wire.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge, PreconditionFailed
 from workbench.wire.files import MAX_LIST_ENTRIES, FileEntry, FileList, MoveRequest
 
 #: A file at most this big is read whole when it is opened (one thread hop, not two).
@@ -164,6 +164,8 @@ class Files:
         `if_none_match` do not hold at the moment of the rename, 409 for a directory in the way,
         422 for a path that leads out. A refused write leaves the workspace as it was.
         """
+        if path.endswith("/"):
+            raise InvalidRequest(f"{path!r} ends with '/', which names a directory: name a file")
         parts = beneath.parse(path)
         if not parts:
             raise Conflict("the workspace itself is a directory: name a file inside it")
