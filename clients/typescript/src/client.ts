@@ -1,6 +1,5 @@
 /**
- * `Workbench`: a client of one daemon, its calls named as the Python client's in camelCase (most
- * of them; the README lists those it lacks).
+ * `Workbench`: a client of one daemon, its calls named as the Python client's in camelCase.
  *
  * Results are the daemon's JSON records as they are (see `types.ts`); failures are the classes
  * of `errors.ts`. Every call takes an `AbortSignal`: aborting one abandons the request, never
@@ -11,6 +10,7 @@ import { discover, openStream } from "#platform";
 
 import * as contexts from "./contexts.js";
 import { CodeContext, type ContextRunOptions } from "./contexts.js";
+import { Files, type FilesReach } from "./files.js";
 import { followEvents } from "./follow.js";
 import { Http, headerValue, nothing } from "./http.js";
 import { INPUT_TIMEOUT_MS, sendInputPieces } from "./input.js";
@@ -24,14 +24,17 @@ import {
   STREAM_IDLE_MS,
 } from "./limits.js";
 import { ExecutionListing } from "./listing.js";
-import { pollExits } from "./exits.js";
+import { ackExit, pollExits } from "./exits.js";
 import { readArtifact, streamOutput } from "./output.js";
 import { type OpenStream, fetchStream } from "./platform.js";
-import { startRequest } from "./start.js";
+import { prune } from "./retention.js";
+import { type StartingOptions, batchItems, startRequest } from "./start.js";
 import {
   type Artifact,
   type ArtifactOptions,
   type BashStartOptions,
+  type BatchItem,
+  type BatchOptions,
   type CallOptions,
   type CancelOptions,
   type CancelResult,
@@ -54,50 +57,23 @@ import {
   type ListPageOptions,
   type LiveEvent,
   type RerunOptions,
+  type PruneOptions,
   type Session,
   type SignalName,
   type SignalResult,
-  type StartOptions,
+  type Stats,
   type TtySize,
   type StreamName,
   type WaitOptions,
   type WaitResult,
+  type WorkbenchOptions,
+  executionId,
   isTerminal,
 } from "./types.js";
 
 // Kept in modules of their own (shared with the follow, the listing needs the client's type).
 export { BACKOFF_FIRST_MS, BACKOFF_MAX_MS, DEFAULT_URL, MAX_WAIT_MS, MAX_WAIT_TIMEOUT_MS, SLACK_MS, STREAM_IDLE_MS };
-export { CodeContext, type ContextRunOptions, ExecutionListing };
-
-export interface WorkbenchOptions {
-  /** The daemon (default `$WORKBENCH_URL` on Node, else `http://127.0.0.1:8787`). */
-  url?: string | undefined;
-  /**
-   * The bearer token. When omitted, on Node: `$WORKBENCH_TOKEN`, else `<data dir>/token` (the
-   * data dir is `$WORKBENCH_DATA_DIR`, else `~/.local/share/workbench`). `null`: send none.
-   */
-  token?: string | null | undefined;
-  /** How long the daemon has to answer an ordinary request (long-polls get their own). */
-  timeoutMs?: number | undefined;
-  /** How long `events()` keeps reconnecting to a daemon that went away (default 60000). */
-  reconnectForMs?: number | undefined;
-  /**
-   * How long an event stream may stay silent before it counts as dropped (default 45000; the
-   * daemon sends a keepalive every 15000).
-   */
-  streamIdleMs?: number | undefined;
-  /** A `fetch` to use instead of the global one. */
-  fetch?: typeof fetch | undefined;
-}
-
-/** The id of an execution reference. */
-export function executionId(ref: ExecutionRef): string {
-  const id = typeof ref === "string" ? ref : ref.executionId;
-  if (typeof id !== "string" || id.length === 0) {
-    throw new TypeError("an execution is its id (a string) or a record with `executionId`");
-  }
-  return id;
-}
+export { CodeContext, type ContextRunOptions, ExecutionListing, Files };
 
 function path(ref: ExecutionRef, tail = ""): string {
   return `/v1/executions/${encodeURIComponent(executionId(ref))}${tail}`;
@@ -115,7 +91,7 @@ export class Workbench {
   private readonly reconnectForMs: number;
   private readonly streamIdleMs: number;
   private readonly openStream: OpenStream;
-  private readonly reach: contexts.Reach;
+  private readonly reach: contexts.Reach & FilesReach;
 
   constructor(options: WorkbenchOptions = {}) {
     const found = options.url === undefined || options.token === undefined ? discover() : {};
@@ -144,7 +120,13 @@ export class Workbench {
     this.http = new Http(url, token, (input, init) => fetchImpl(input, init));
     // A `fetch` given as an option carries every request, streams too.
     this.openStream = options.fetch === undefined && openStream !== null ? openStream : fetchStream(this.http.fetch);
-    this.reach = { http: this.http, timeoutMs: this.timeoutMs, runCode: (...args) => this.runCode(...args) };
+    this.reach = {
+      http: this.http,
+      timeoutMs: this.timeoutMs,
+      openStream: this.openStream,
+      streamIdleMs: this.streamIdleMs,
+      runCode: (...args) => this.runCode(...args),
+    };
   }
 
   // -- starting ----------------------------------------------------------------------------
@@ -175,9 +157,25 @@ export class Workbench {
     return this.start(path(ref, "/rerun"), {}, options);
   }
 
-  private async start(target: string, what: object, options: StartOptions | RerunOptions): Promise<Execution> {
+  /**
+   * Start a batch of executions, accepted all or none, and return the batch's record (`items`
+   * lists them, each an execution of its own). Each item is a start body with its `kind`
+   * (`{ kind: "workbench_bash", command }`, `{ kind: "workbench_code", language, code }`) and
+   * start fields (`cwd`, `env`, `timeoutMs`, ...). Waits as `runBash`; the same `idempotencyKey`
+   * never starts it twice. `list({ batchId })` lists its items.
+   */
+  async runBatch(items: readonly BatchItem[], options: BatchOptions = {}): Promise<Execution> {
+    return this.start("/v1/executions/batch", batchItems(items), options);
+  }
+
+  /** `runBatch`, by another name. */
+  startBatch(items: readonly BatchItem[], options: BatchOptions = {}): Promise<Execution> {
+    return this.runBatch(items, options);
+  }
+
+  private async start(target: string, what: object, options: StartingOptions): Promise<Execution> {
     const began = Date.now();
-    const { body, key, background, acts, waitTimeoutMs, signal } = startRequest(what, options);
+    const { body, key, background, acts, waitTimeoutMs, until, signal } = startRequest(what, options);
     const execution = await this.http.send(
       {
         method: "POST",
@@ -185,15 +183,15 @@ export class Workbench {
         json: body,
         headers: { "Idempotency-Key": key },
         ok: [200, 201, 202],
-        timeoutMs: background ? this.timeoutMs : (body.waitTimeoutMs as number) + SLACK_MS,
+        timeoutMs: body.background ? this.timeoutMs : (body.waitTimeoutMs as number) + SLACK_MS,
         signal,
       },
       json<Execution>,
     );
-    if (background || acts || isTerminal(execution)) return execution;
-    if (waitTimeoutMs === undefined) return this.wait(execution, { signal });
+    if (background || acts || isTerminal(execution) || (until === "ready" && execution.ready)) return execution;
+    if (waitTimeoutMs === undefined) return this.wait(execution, { until, signal });
     const left = waitTimeoutMs - (Date.now() - began);
-    return left <= 0 ? execution : this.wait(execution, { timeoutMs: left, signal });
+    return left <= 0 ? execution : this.wait(execution, { timeoutMs: left, until, signal });
   }
 
   // -- reading -----------------------------------------------------------------------------
@@ -212,18 +210,20 @@ export class Workbench {
   }
 
   /** One page of the listing; pass its `nextCursor` back as `cursor` for the next. */
-  listPage(options: ListPageOptions = {}): Promise<ExecutionList> {
-    const { status, kind, sessionId, limit = 50, cursor, signal } = options;
-    return this.read("/v1/executions", { signal }, { status, kind, sessionId, limit, cursor });
+  async listPage(options: ListPageOptions = {}): Promise<ExecutionList> {
+    const { status, kind, sessionId, limit = 50, cursor, batchId, signal } = options;
+    const batch = batchId === undefined ? undefined : executionId(batchId);
+    return this.read("/v1/executions", { signal }, { status, kind, sessionId, limit, cursor, batchId: batch });
   }
 
   /**
    * Wait for the end, at most `timeoutMs` (default: as long as it runs); the record then.
-   * A wait that times out returns the record as it is (check `isTerminal`) and changes nothing;
-   * so does an aborted one, which rejects with the signal's reason.
+   * `until: "ready"`: until a service is ready (`record.ready`) or has ended (another execution:
+   * its end). A wait that times out returns the record as it is (check `isTerminal`) and changes
+   * nothing; so does an aborted one, which rejects with the signal's reason.
    */
   async wait(ref: ExecutionRef, options: WaitOptions = {}): Promise<Execution> {
-    const { timeoutMs, signal } = options;
+    const { timeoutMs, until, signal } = options;
     const deadline = timeoutMs === undefined ? null : Date.now() + Math.max(0, timeoutMs);
     for (;;) {
       const left = deadline === null ? MAX_WAIT_MS : Math.max(0, Math.min(deadline - Date.now(), MAX_WAIT_MS));
@@ -231,7 +231,7 @@ export class Workbench {
         {
           method: "POST",
           path: path(ref, "/wait"),
-          json: { waitTimeoutMs: Math.round(left) },
+          json: until === undefined ? { waitTimeoutMs: Math.round(left) } : { waitTimeoutMs: Math.round(left), until },
           ok: [200],
           timeoutMs: left + SLACK_MS,
           signal,
@@ -304,6 +304,11 @@ export class Workbench {
   /** The images executions can run in. */
   async images(options: CallOptions = {}): Promise<Image[]> {
     return (await this.read<{ images: Image[] }>("/v1/images", options)).images;
+  }
+
+  /** Your executions by status (`admin`: everyone's), the store's size and the data dir's. */
+  stats(options: CallOptions = {}): Promise<Stats> {
+    return this.read("/v1/stats", options);
   }
 
   /** `GET /healthz`: answers once the daemon accepts work. */
@@ -383,18 +388,8 @@ export class Workbench {
   }
 
   /** Mark an exit delivered: it is never handed out again. */
-  async ack(delivery: Exit | string, options: CallOptions = {}): Promise<void> {
-    const id = typeof delivery === "string" ? delivery : delivery.deliveryId;
-    await this.http.send(
-      {
-        method: "POST",
-        path: `/v1/exits/${encodeURIComponent(id)}/ack`,
-        ok: [200, 204],
-        timeoutMs: this.timeoutMs,
-        signal: options.signal,
-      },
-      nothing,
-    );
+  ack(delivery: Exit | string, options: CallOptions = {}): Promise<void> {
+    return ackExit(this.http, this.timeoutMs, delivery, options);
   }
 
   /** The Python client's name for `ack`. */
@@ -471,6 +466,19 @@ export class Workbench {
   /** Remove every session; `Conflict` (naming them) while some are in use. */
   deleteSessions(options: CallOptions = {}): Promise<void> {
     return contexts.deleteSessions(this.reach, null, options);
+  }
+
+  /** The workspace of session `sessionId` (default `default`): `read`, `write`, `list`, ... */
+  files(sessionId = "default"): Files {
+    return new Files(this.reach, sessionId);
+  }
+
+  /**
+   * Delete the ended executions that `status` and `before` select (at least one of them), with
+   * their events, files and acked exits, in one request: how many. Live ones are never touched.
+   */
+  prune(options: PruneOptions): Promise<number> {
+    return prune(this.reach, options);
   }
 
   private read<T>(target: string, options: CallOptions, query?: Record<string, unknown>): Promise<T> {

@@ -9,7 +9,7 @@ import { Unavailable, WorkbenchError, errorFromBody } from "./errors.js";
 export const RESEND_DELAYS_MS = [0, 100, 500] as const;
 
 export interface Send {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   path: string;
   query?: Record<string, string | number | boolean | null | undefined>;
   json?: unknown;

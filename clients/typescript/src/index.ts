@@ -18,12 +18,11 @@ export {
   BACKOFF_MAX_MS,
   DEFAULT_URL,
   ExecutionListing,
+  Files,
   MAX_WAIT_MS,
   MAX_WAIT_TIMEOUT_MS,
   STREAM_IDLE_MS,
   Workbench,
-  type WorkbenchOptions,
-  executionId,
 } from "./client.js";
 export {
   BadRequest,

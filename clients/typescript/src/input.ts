@@ -34,7 +34,7 @@ export interface InputRequest {
 }
 
 /** A UTF-16 code unit of a surrogate pair without its other half. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * `data` as bytes (text as UTF-8) in pieces of at most `MAX_INPUT_BYTES`, text cut between whole

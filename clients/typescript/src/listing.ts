@@ -12,7 +12,7 @@ export class ExecutionListing implements AsyncIterable<Execution> {
 
   /** The pages of the listing, one request each. */
   async *pages(): AsyncGenerator<ExecutionList, void, undefined> {
-    const { limit, pageSize = 50, status, kind, sessionId, signal } = this.options;
+    const { limit, pageSize = 50, status, kind, sessionId, batchId, signal } = this.options;
     let left = limit ?? Number.POSITIVE_INFINITY;
     let cursor: string | null = null;
     while (left > 0) {
@@ -20,6 +20,7 @@ export class ExecutionListing implements AsyncIterable<Execution> {
         status,
         kind,
         sessionId,
+        batchId,
         signal,
         cursor,
         limit: Math.min(pageSize, 1000, left),

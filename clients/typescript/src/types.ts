@@ -46,6 +46,30 @@ export type Context = Schemas["Context"];
 export type ContextStatus = Context["status"];
 /** A session with a workspace (`GET /v1/sessions`). */
 export type Session = Schemas["Session"];
+/**
+ * One item of a batch start: a start body with its `kind` (`workbench_bash` with `command`, or
+ * `workbench_code` with `language` and `code`); a field given as `undefined` is left out.
+ */
+export type BatchItem = { [K in keyof BatchItemRequest]?: BatchItemRequest[K] | undefined } & {
+  kind: BatchItemRequest["kind"];
+};
+type BatchItemRequest = Schemas["BatchItemRequest"];
+/** An item of a batch as the batch's record (`items`) and its `item` events show it. */
+export type ItemStatus = Schemas["ItemStatus"];
+/** What `wait()` waits for: `end`, or `ready` (a service ready, or any execution ended). */
+export type WaitUntil = Schemas["WaitUntil"];
+/** `GET /v1/stats`: the executions by status, and the sizes on disk. */
+export type Stats = Schemas["Stats"];
+/** `prune`'s answer: how many executions were deleted. */
+export type DeleteResult = Schemas["DeleteResult"];
+/** One entry of a workspace: a file, a directory, a symlink (with its `target`) or `other`. */
+export type FileEntry = Schemas["FileEntry"];
+/** A listing of a workspace path (`files.list()`). */
+export type FileList = Schemas["FileList"];
+/** One change under a watched path (`files.watch()`). */
+export type FileEvent = Schemas["FileEvent"];
+/** What `files.upload()` unpacked. */
+export type UploadResult = Schemas["UploadResult"];
 
 /**
  * What the stream sends besides journal events, once the output budget is spent: display output
@@ -64,6 +88,15 @@ export interface LiveEvent {
 /** An execution as the calls take it: its id, or a record returned earlier. */
 export type ExecutionRef = string | { readonly executionId: string };
 
+/** The id of an execution reference. */
+export function executionId(ref: ExecutionRef): string {
+  const id = typeof ref === "string" ? ref : ref.executionId;
+  if (typeof id !== "string" || id.length === 0) {
+    throw new TypeError("an execution is its id (a string) or a record with `executionId`");
+  }
+  return id;
+}
+
 /** The statuses after which nothing changes. */
 export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>([
   "completed",
@@ -76,6 +109,28 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<Execution
 /** True when an execution (or a status) is terminal: its outcome is final. */
 export function isTerminal(what: ExecutionStatus | { readonly status: ExecutionStatus }): boolean {
   return TERMINAL_STATUSES.has(typeof what === "string" ? what : what.status);
+}
+
+/** The options of `new Workbench()`. */
+export interface WorkbenchOptions {
+  /** The daemon (default `$WORKBENCH_URL` on Node, else `http://127.0.0.1:8787`). */
+  url?: string | undefined;
+  /**
+   * The bearer token. When omitted, on Node: `$WORKBENCH_TOKEN`, else `<data dir>/token` (the
+   * data dir is `$WORKBENCH_DATA_DIR`, else `~/.local/share/workbench`). `null`: send none.
+   */
+  token?: string | null | undefined;
+  /** How long the daemon has to answer an ordinary request (long-polls get their own). */
+  timeoutMs?: number | undefined;
+  /** How long `events()` keeps reconnecting to a daemon that went away (default 60000). */
+  reconnectForMs?: number | undefined;
+  /**
+   * How long an event stream may stay silent before it counts as dropped (default 45000; the
+   * daemon sends a keepalive every 15000).
+   */
+  streamIdleMs?: number | undefined;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: typeof fetch | undefined;
 }
 
 /** Every call takes an `AbortSignal`; aborting a call never changes an execution. */
@@ -199,6 +254,8 @@ export interface ListOptions extends CallOptions {
   limit?: number | undefined;
   /** Executions per request (1 to 1000; default 50). */
   pageSize?: number | undefined;
+  /** Only the items of this batch (its id or record). */
+  batchId?: ExecutionRef | undefined;
 }
 
 export interface ListPageOptions extends CallOptions {
@@ -208,11 +265,15 @@ export interface ListPageOptions extends CallOptions {
   limit?: number | undefined;
   /** `nextCursor` of the previous page. */
   cursor?: string | null | undefined;
+  /** Only the items of this batch (its id or record). */
+  batchId?: ExecutionRef | undefined;
 }
 
 export interface WaitOptions extends CallOptions {
   /** Give up waiting after this long and return the record as it is (default: wait to the end). */
   timeoutMs?: number | undefined;
+  /** `ready`: until a service is ready (`record.ready`) or has ended; any other execution: its end. */
+  until?: WaitUntil | undefined;
 }
 
 export interface CancelOptions extends CallOptions {
@@ -258,4 +319,76 @@ export interface ExitsOptions extends CallOptions {
   waitTimeoutMs?: number | undefined;
   /** Hide each exit handed out for this long before handing it out again (default: the daemon's). */
   leaseMs?: number | undefined;
+}
+
+/** The options of `runBatch` (the fields of `POST /v1/executions/batch` besides `items`). */
+export interface BatchOptions extends CallOptions {
+  /** At most this many items run at once (default: as many as the daemon runs). */
+  concurrency?: number | undefined;
+  /** The first item that ends without completing cancels the rest; the batch ends `failed`. */
+  failFast?: boolean | undefined;
+  /** Return as soon as the batch is accepted. */
+  background?: boolean | undefined;
+  /** How long to wait for the end in the foreground (default: as long as it runs). */
+  waitTimeoutMs?: number | undefined;
+  /** The batch's deadline from acceptance: no item runs past it. */
+  timeoutMs?: number | undefined;
+  /** Any JSON, kept with the batch's record. */
+  metadata?: unknown;
+  /** The batch's own session (for listings); each item has its own. */
+  sessionId?: string | undefined;
+  /** Hand the batch's outcome to the exits feed. */
+  detached?: boolean | undefined;
+  /** As a start's: the same key never starts the batch twice (the client makes one when omitted). */
+  idempotencyKey?: string | undefined;
+}
+
+/** The options of `prune`: at least one of `status` and `before`. */
+export interface PruneOptions extends CallOptions {
+  /** Ended statuses: one, or several. */
+  status?: ExecutionStatus | readonly ExecutionStatus[] | undefined;
+  /**
+   * Ended before then: a `Date`, a duration back from now as the daemon reads it (`"7d"`, `"12h"`,
+   * `"500ms"`) or an RFC 3339 time with its offset, or a number of milliseconds back from now.
+   */
+  before?: Date | string | number | undefined;
+}
+
+export interface FileReadOptions extends CallOptions {
+  /** From this byte (default 0). */
+  start?: number | undefined;
+  /** Up to this byte, exclusive (default: the end). */
+  end?: number | undefined;
+}
+
+export interface FileWriteOptions extends CallOptions {
+  /** Only if the file is still this version (its `etag`), else `PreconditionFailed`. */
+  ifMatch?: string | undefined;
+  /** Only if nothing is at the path yet, else `PreconditionFailed`. */
+  createOnly?: boolean | undefined;
+}
+
+export interface FileListOptions extends CallOptions {
+  /** Levels under the path (0 to 64; 0: the path alone; default 1). */
+  depth?: number | undefined;
+}
+
+export interface FileDeleteOptions extends CallOptions {
+  /** Only if the file is still this version (its `etag`), else `PreconditionFailed`. */
+  ifMatch?: string | undefined;
+}
+
+export interface FileMoveOptions extends CallOptions {
+  /** Replace what is at the destination (a file, or an empty directory); else `Conflict`. */
+  overwrite?: boolean | undefined;
+}
+
+export interface FileUploadOptions extends CallOptions {
+  /** Where to unpack it (default: the workspace itself). */
+  path?: string | undefined;
+}
+
+export interface FileWatchOptions extends CallOptions {
+  /** End the watch after this long (default: when the loop stops). */
+  timeoutMs?: number | undefined;
 }

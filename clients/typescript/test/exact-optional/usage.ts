@@ -32,3 +32,20 @@ export const context = wb.createContext("python", {
   idleTimeoutMs: undefined,
 });
 export const cell = context.then((ctx) => ctx.run("1 + 1", { timeoutMs: undefined, background: undefined }));
+export const batch = wb.runBatch([{ kind: "workbench_bash", command: "true", cwd: process.env.HOME }], {
+  concurrency: undefined,
+  failFast: undefined,
+  sessionId: process.env.WORKBENCH_SESSION,
+  idempotencyKey: process.env.KEY,
+});
+export const items = wb.list({ batchId: process.env.BATCH, status: undefined });
+export const ready = wb.wait("ex_1", { until: undefined, timeoutMs: undefined });
+const files = wb.files(process.env.WORKBENCH_SESSION);
+export const read = files.read("a.txt", { start: undefined, end: undefined });
+export const written = files.write("a.txt", new Uint8Array([0xff]), { ifMatch: process.env.ETAG, createOnly: undefined });
+export const listing = files.list(undefined, { depth: undefined });
+export const moved = files.move("a", "b", { overwrite: undefined });
+export const uploaded = files.upload(new Uint8Array(0), { path: process.env.DIR });
+export const watched = files.watch(process.env.DIR, { timeoutMs: undefined });
+export const pruned = wb.prune({ status: undefined, before: process.env.BEFORE });
+export const stats = wb.stats({ signal: undefined });
