@@ -63,3 +63,33 @@ async def test_stateful_code_without_a_session_uses_the_default_one(wb: DaemonHa
     assert [c["sessionId"] for c in listed] == ["default"], listed
     for c in listed:
         assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204
+
+
+@pytest.mark.timeout(120)
+async def test_a_cells_value_comes_back_after_its_wait_and_a_long_one_is_cut(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """A cell that outlives `waitSeconds` gives its value to the execution tool's `wait` and `get`
+    (it was lost); every answer's text names its execution (and context); a long value or
+    exception message is cut in the text as a traceback is."""
+    async with session(wb.url, tmp_path) as client:
+        code = "import time\ntime.sleep(2)\n6 * 7"
+        slow = await call(client, "code", language="python", code=code, stateful=True, waitSeconds=0.2)
+        execution_id = data(slow)["executionId"]
+        assert data(slow)["running"], text(slow)
+        waited = await call(client, "execution", action="wait", executionId=execution_id, waitSeconds=30)
+        assert data(waited)["result"] == "42" and "42" in text(waited), text(waited)
+        assert data(waited)["contextId"] == data(slow)["contextId"]
+        got = await call(client, "execution", action="get", executionId=execution_id)
+        assert data(got)["result"] == "42", text(got)
+        assert execution_id in text(got).splitlines()[0] and data(slow)["contextId"] in text(got)
+        wide = await call(client, "code", language="python", code="'v' * 300_000", stateful=True)
+        assert len(data(wide)["result"]) > 200_000 and len(text(wide)) < 6000, len(text(wide))
+        raised = await call(
+            client, "code", language="python", code="raise ValueError('w' * 300_000)", stateful=True
+        )
+        assert data(raised)["error"]["code"] == "exception" and len(text(raised)) < 12_000, len(text(raised))
+        bash = await call(client, "bash", command="exit 3")
+        assert data(bash)["executionId"] in text(bash).splitlines()[0], text(bash)
+    for c in (await wb.client.get("/v1/contexts")).json()["contexts"]:
+        assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204

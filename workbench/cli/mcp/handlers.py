@@ -89,12 +89,16 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
     }
     if execution.service:
         data.update(service=True, ready=execution.ready, readyAt=execution.ready_at)
+    value = (execution.result or {}).get("text/plain")
+    if execution.context_id is not None:  # a cell of a code context: its value, whenever read
+        data.update(contextId=execution.context_id, result=value)
+    named = execution.execution_id + (f" in {execution.context_id}" if execution.context_id else "")
     if execution.terminal:
-        head = f"{execution.status.value}"
+        head = f"{execution.status.value} ({named})"
         if execution.exit_code is not None:
-            head = f"exit code {execution.exit_code} ({execution.status.value})"
+            head = f"exit code {execution.exit_code} ({execution.status.value}, {named})"
         if execution.error is not None:
-            head += f": {execution.error.message}"
+            head += f": {_cut(execution.error.message)}"
     else:
         note = _service_note(execution, waited) if execution.service else _running_note(execution, waited)
         data["note"] = note
@@ -113,9 +117,20 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
             "--- traceback" + (" (its end)" if cut else "") + " ---",
             traceback[-EXIT_TAIL_CHARS:].rstrip("\n"),
         ]
+    if value is not None:
+        lines += ["--- result ---", _cut(value)]
     if execution.output.truncated or data["stdoutElidedBytes"] or data["stderrElidedBytes"]:
         lines.append('(the middle is elided; the execution tool\'s "logs" has all of it)')
     return Answer("\n".join(lines), data)
+
+
+def _cut(shown: str) -> str:
+    """A value or a message as the text answer holds it: its first `EXIT_TAIL_CHARS` characters
+    (the structured answer has it all)."""
+    if len(shown) <= EXIT_TAIL_CHARS:
+        return shown
+    more = len(shown) - EXIT_TAIL_CHARS
+    return f"{shown[:EXIT_TAIL_CHARS]}... ({more} more characters in the structured answer)"
 
 
 def _service_note(execution: Execution, waited: float | None) -> str:
@@ -212,11 +227,7 @@ async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
     execution = await _started(
         client, session_id, lambda key: context.run(args.code, idempotency_key=key, **options)
     )
-    answer = outcome(execution, None if args.background else args.wait_seconds)
-    value = (execution.result or {}).get("text/plain")
-    data = {**answer.data, "contextId": context.id, "result": value}
-    text = answer.text if value is None else f"{answer.text}\n--- result ---\n{value}"
-    return Answer(text, data)
+    return outcome(execution, None if args.background else args.wait_seconds)
 
 
 async def _started(
