@@ -118,3 +118,59 @@ async def test_a_client_that_goes_away_mid_call_leaves_its_run_going(
     assert run["status"] == "running", run
     await wb.client.post(f"/v1/executions/{run['executionId']}/cancel", json={})
     await wb.wait(run["executionId"])
+
+
+@pytest.mark.timeout(120)
+async def test_a_client_that_closes_both_pipes_mid_call_ends_the_server_cleanly(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """Its stdout gone too (a client killed), the server's answer has nowhere to go: the server
+    ends with status 0 and no traceback (it ended 1 with a BrokenPipeError's)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import TOKEN
+
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "sleep 1", "sessionId": "closed"}},
+        },
+    ]
+    server = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "workbench", "mcp", "--url", wb.url, "--token", TOKEN],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
+    )
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    try:
+        await server.stdin.send_all("".join(json.dumps(m) + "\n" for m in messages).encode())
+        with ceilings.within(30, "the answer to initialize"):
+            assert b'"id":1' in (await server.stdout.receive_some(65536)).replace(b" ", b"")
+        await server.stdout.aclose()  # the client is gone: its answer will have nowhere to go
+        await trio.sleep(2)  # the run ends, and its answer is written
+        await server.stdin.aclose()
+        with ceilings.within(30, "the server to end once its client is gone"):
+            await server.wait()
+        errors = await server.stderr.receive_some(1 << 20)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert server.returncode == 0 and b"Traceback" not in errors, errors.decode(errors="replace")

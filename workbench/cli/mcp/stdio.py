@@ -53,11 +53,14 @@ class Lines:
 
 
 class Writer:
-    """The answers: `write` gathers text, `flush` sends it in one write."""
+    """The answers: `write` gathers text, `flush` sends it in one write. Once the client's end of
+    stdout has closed, the client is gone: answers are dropped (the server ends as stdin does),
+    rather than ending the server with a broken pipe's traceback."""
 
     def __init__(self, stream: trio.lowlevel.FdStream) -> None:
         self._stream = stream
         self._pending: list[bytes] = []
+        self._gone = False
 
     async def write(self, text: str) -> None:
         self._pending.append(text.encode("utf-8"))
@@ -65,8 +68,12 @@ class Writer:
     async def flush(self) -> None:
         data = b"".join(self._pending)
         self._pending.clear()
-        if data:
-            await self._stream.send_all(data)
+        if data and not self._gone:
+            try:
+                await self._stream.send_all(data)
+            except trio.BrokenResourceError:
+                self._gone = True
+                CLIENT_GONE.set()
 
 
 @contextlib.contextmanager
