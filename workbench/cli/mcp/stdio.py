@@ -11,7 +11,9 @@ or write into its answers; they are put back at the end.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 from collections.abc import Iterator
 
 import trio
@@ -23,10 +25,16 @@ CLIENT_GONE = trio.Event()
 
 
 class Lines:
-    """The agent's requests: an async iterator of lines (`async for line in stdin`)."""
+    """The agent's requests: an async iterator of lines (`async for line in stdin`).
 
-    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+    A request whose JSON holds a lone surrogate (`"\\ud800"`, what a JavaScript client makes of a
+    string cut through an emoji) is answered here with a JSON-RPC error: the SDK's parser refuses
+    it and answers nothing, so a client without a timeout would wait for good.
+    """
+
+    def __init__(self, stream: trio.lowlevel.FdStream, answers: Writer) -> None:
         self._stream = stream
+        self._answers = answers
         self._buffer = bytearray()
         self._eof = False
 
@@ -39,7 +47,13 @@ class Lines:
             if end >= 0:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
-                return line.decode("utf-8", "replace")
+                text = line.decode("utf-8", "replace")
+                refused = _lone_surrogate(text) if _MAYBE_SURROGATE.search(text) else None
+                if refused is None:
+                    return text
+                await self._answers.write(refused)
+                await self._answers.flush()
+                continue
             if self._eof:
                 if self._buffer:
                     rest, self._buffer = bytes(self._buffer), bytearray()
@@ -61,6 +75,7 @@ class Writer:
         self._stream = stream
         self._pending: list[bytes] = []
         self._gone = False
+        self._sending = trio.Lock()  # the SDK's answers, and the refusals `Lines` makes
 
     async def write(self, text: str) -> None:
         self._pending.append(text.encode("utf-8"))
@@ -68,12 +83,43 @@ class Writer:
     async def flush(self) -> None:
         data = b"".join(self._pending)
         self._pending.clear()
-        if data and not self._gone:
+        if not data:
+            return
+        async with self._sending:
+            if self._gone:
+                return
             try:
                 await self._stream.send_all(data)
             except trio.BrokenResourceError:
                 self._gone = True
                 CLIENT_GONE.set()
+
+
+#: A `\\u` escape of a surrogate, which a line holds before any lone one can be in it.
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(line: str) -> str | None:
+    """The JSON-RPC error answering `line`, a request one of whose strings holds a lone surrogate;
+    None for any other line (the SDK parses it, and answers a bad one as it does)."""
+    try:
+        message = json.loads(line)
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        found = exc.object[exc.start : exc.end].encode("utf-8", "backslashreplace").decode()
+    except ValueError:
+        return None
+    else:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if request_id is None:
+        return ""  # a notification: nothing to answer
+    error = {
+        "code": -32602,
+        "message": f"invalid params: a string holds the lone surrogate {found}: text must be "
+        "whole characters (a pair of surrogates, or the character itself)",
+    }
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}) + "\n"
 
 
 @contextlib.contextmanager
@@ -88,7 +134,8 @@ def claimed() -> Iterator[tuple[Lines, Writer]]:
         reader = trio.lowlevel.FdStream(wire_in)
         writer = trio.lowlevel.FdStream(wire_out)
         try:
-            yield Lines(reader), Writer(writer)
+            answers = Writer(writer)
+            yield Lines(reader, answers), answers
         finally:
             # Closing them puts the pipes back in blocking mode, as the agent's side expects.
             reader.close()

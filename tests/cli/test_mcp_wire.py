@@ -1,0 +1,92 @@
+"""`workbench mcp`'s stdio wire as a client's bytes reach it: a request the SDK's parser refuses
+still gets an answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from tests import ceilings
+from tests.conftest import TOKEN, DaemonHandle
+
+pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def bash(request_id: int, command: str) -> dict[str, Any]:
+    arguments = {"command": command, "sessionId": "wire"}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "bash", "arguments": arguments},
+    }
+
+
+@pytest.mark.timeout(120)
+async def test_a_lone_surrogate_in_a_request_is_answered_with_an_error(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """`"\\ud800"` (a JavaScript string cut through an emoji) in a call's arguments: a JSON-RPC
+    error naming it, at once (it got no answer at all), nothing run, and the next call is served;
+    in a notification it is dropped, as a notification is never answered."""
+    messages = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        bash(2, "echo \ud800 > ran"),
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 9, "reason": "\udcff"},
+        },
+        bash(3, "echo whole"),
+    ]
+    server = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "workbench", "mcp", "--url", wb.url, "--token", TOKEN],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
+    )
+    assert server.stdin is not None and server.stdout is not None
+    answers: dict[int, Any] = {}
+    try:
+        await server.stdin.send_all("".join(json.dumps(m) + "\n" for m in messages).encode())
+        received = b""
+        with ceilings.within(60, "the answers to the calls"):
+            while not {2, 3} <= answers.keys():
+                chunk = await server.stdout.receive_some(65536)
+                assert chunk, "the server ended"
+                received += chunk
+                *lines, received = received.split(b"\n")
+                for line in lines:
+                    answer = json.loads(line)
+                    answers[answer["id"]] = answer
+        await server.stdin.aclose()
+        with ceilings.within(30, "the server to end"):
+            await server.wait()
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    refused = answers[2]["error"]
+    assert refused["code"] == -32602 and "lone surrogate \\ud800" in refused["message"], refused
+    assert "whole" in json.dumps(answers[3]["result"]), answers[3]
+    listed = (await wb.client.get("/v1/executions", params={"sessionId": "wire"})).json()["executions"]
+    assert [e["command"] for e in listed] == ["echo whole"], "the refused call ran nothing"
