@@ -23,6 +23,7 @@ from workbench.cli.mcp.tools import (
     InputArguments,
     ListArguments,
 )
+from workbench.cli.mcp.waiting import waited_on
 from workbench.client.aio import AsyncClient
 from workbench.wire.contexts import ContextRequest
 from workbench.wire.models import Execution, Exit
@@ -185,6 +186,7 @@ async def bash(client: AsyncClient, args: BashArguments) -> Answer:
         client,
         args.session_id,
         lambda key: client.run_bash(args.command, idempotency_key=key, **_run_options(args)),
+        _waits(args),
     )
     _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
@@ -198,6 +200,7 @@ async def code(client: AsyncClient, args: CodeArguments) -> Answer:
         client,
         args.session_id,
         lambda key: client.run_code(args.language, args.code, idempotency_key=key, **options),
+        _waits(args),
     )
     _saw_workspace(args, execution)
     return outcome(execution, None if args.background else args.wait_seconds)
@@ -225,22 +228,27 @@ async def _in_context(client: AsyncClient, args: CodeArguments) -> Answer:
     for fixed in ("cwd", "session_id", "image", "open_stdin"):
         del options[fixed]
     execution = await _started(
-        client, session_id, lambda key: context.run(args.code, idempotency_key=key, **options)
+        client, session_id, lambda key: context.run(args.code, idempotency_key=key, **options), _waits(args)
     )
     return outcome(execution, None if args.background else args.wait_seconds)
 
 
 async def _started(
-    client: AsyncClient, session_id: str | None, start: Callable[[str], Awaitable[Execution]]
+    client: AsyncClient,
+    session_id: str | None,
+    start: Callable[[str], Awaitable[Execution]],
+    wait_s: float | None = None,
 ) -> Execution:
-    """`start(idempotency_key)`: a run's start, with a key of its own. A tool call the client
+    """`start(idempotency_key)`: a run's start, with a key of its own, waiting `wait_s` for its end
+    (None: not waiting), through a restart of the daemon (`waited_on`). A tool call the client
     cancels (its `notifications/cancelled`, sent when it gives up or its timeout passes) is
     interrupted by the SDK: the run it started is then cancelled too, as the agent asked. A call
     cut short because the client went away (stdin closed) leaves its run going: connections are
     not runs."""
     key = f"mcp-{uuid.uuid4().hex}"
+    since = trio.current_time()
     try:
-        return await start(key)
+        return await waited_on(client, await start(key), wait_s, since)
     except trio.Cancelled:
         if not CLIENT_GONE.is_set():
             with trio.CancelScope(shield=True), trio.move_on_after(STOP_S):
@@ -261,6 +269,11 @@ async def _stop(client: AsyncClient, session_id: str, key: str) -> None:
             await trio.sleep(STOP_LOOK_EVERY_S)
     except Exception:
         log.exception("the run of a cancelled tool call could not be cancelled")
+
+
+def _waits(args: BashArguments | CodeArguments) -> float | None:
+    """How long a start waits for its run's end (None: a background one does not)."""
+    return None if args.background else args.wait_seconds
 
 
 def _saw_workspace(args: BashArguments | CodeArguments, execution: Execution) -> None:
