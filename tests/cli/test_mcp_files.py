@@ -111,3 +111,20 @@ async def test_a_service_through_the_bash_tool(wb: DaemonHandle, tmp_path: Path)
     with pytest.raises(httpx.ConnectError):
         async with httpx.AsyncClient() as http:
             await http.get(f"http://127.0.0.1:{port}/")
+
+
+@pytest.mark.timeout(120)
+async def test_a_new_sessions_workspace_lists_empty(wb: DaemonHandle, tmp_path: Path) -> None:
+    """An agent's first look at a session nothing has used yet: an empty workspace (it was
+    `not_found: no session`); a path inside it, or a file, is still not found."""
+    async with session(wb.url, tmp_path) as client:
+        first = await call(client, "list_files", sessionId="brand-new")
+        assert not first.is_error and data(first)["entries"] == [], text(first)
+        assert "empty" in text(first)
+        inside = await call(client, "list_files", path="src", sessionId="brand-new")
+        assert inside.is_error and "not_found" in text(inside), text(inside)
+        missing = await call(client, "read_file", path="a.txt", sessionId="brand-new")
+        assert missing.is_error and "not_found" in text(missing), text(missing)
+    assert "brand-new" not in [
+        s["sessionId"] for s in (await wb.client.get("/v1/sessions")).json()["sessions"]
+    ]

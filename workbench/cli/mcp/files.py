@@ -10,6 +10,7 @@ import codecs
 from workbench.cli.mcp.handlers import LONGEST_CHARACTER, WORKSPACES, Answer
 from workbench.cli.mcp.tools import ListFilesArguments, ReadFileArguments, WriteFileArguments
 from workbench.client.aio import AsyncClient
+from workbench.wire.errors import NotFound
 
 
 def _relative(session_id: str, path: str) -> str:
@@ -94,7 +95,14 @@ async def write_file(client: AsyncClient, args: WriteFileArguments) -> Answer:
 
 async def list_files(client: AsyncClient, args: ListFilesArguments) -> Answer:
     _relative(args.session_id, args.path)
-    listing = await client.files(args.session_id).list(args.path, depth=args.depth)
+    try:
+        listing = await client.files(args.session_id).list(args.path, depth=args.depth)
+    except NotFound:
+        if args.path.strip("/.") or args.session_id in {s.session_id for s in await client.sessions()}:
+            raise
+        # A session nothing has used yet (a write or a run makes it): its workspace is empty.
+        data = {"sessionId": args.session_id, "path": "", "entries": [], "truncated": False}
+        return Answer(f"empty (session {args.session_id!r} has no files yet)", data)
     entries = [
         {"path": e.path, "type": e.type, "sizeBytes": e.size_bytes, "modifiedAt": e.modified_at}
         for e in listing.entries
