@@ -147,10 +147,14 @@ async def test_the_tools_against_a_daemon(wb: DaemonHandle, tmp_path: Path) -> N
 
         # Exits: the runs handed over (past their wait, or in the background), each once.
         seen: set[str] = set()
+        said = ""
         with ceilings.within(60, "the exits of the handed-over runs"):
             while not {eid, data(sleeping)["executionId"]} <= seen:
                 exits = await call(client, "exits", waitSeconds=5)
                 seen |= {item["executionId"] for item in data(exits)["exits"]}
+                said += text(exits)
+        assert f"{data(sleeping)['executionId']}: cancelled, signal SIGKILL" in said, said
+        assert "None" not in said, said  # a run killed by a signal has no exit code to show
         again = await call(client, "exits")
         assert data(again)["exits"] == [] and text(again) == "no exits"
 

@@ -478,7 +478,11 @@ async def exits(client: AsyncClient, args: ExitsArguments) -> Answer:
         return Answer("no exits", {"exits": []})
     blocks = []
     for item in handed:
-        head = f"{item.execution_id}: {item.status.value}, exit code {item.exit_code}"
+        head = f"{item.execution_id}: {item.status.value}"
+        if item.exit_code is not None:
+            head += f", exit code {item.exit_code}"
+        if item.signal is not None:
+            head += f", signal {item.signal}"
         blocks.append(
             "\n".join(
                 [
