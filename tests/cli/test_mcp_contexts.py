@@ -93,3 +93,25 @@ async def test_a_cells_value_comes_back_after_its_wait_and_a_long_one_is_cut(
         assert data(bash)["executionId"] in text(bash).splitlines()[0], text(bash)
     for c in (await wb.client.get("/v1/contexts")).json()["contexts"]:
         assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204
+
+
+@pytest.mark.timeout(120)
+async def test_a_cell_queued_behind_another_is_said_to_wait_not_to_run(
+    wb: DaemonHandle, tmp_path: Path
+) -> None:
+    """A cell whose wait ends while it waits for its turn (the one before still runs) is said to
+    be waiting to start (it was said to be "still running")."""
+    async with session(wb.url, tmp_path) as client:
+        await call(
+            client,
+            "code",
+            language="python",
+            code="import time; time.sleep(3)",
+            stateful=True,
+            background=True,
+        )
+        queued = await call(client, "code", language="python", code="1", stateful=True, waitSeconds=0.5)
+        assert data(queued)["status"] == "queued", text(queued)
+        assert "waiting to start" in text(queued) and "running after" not in text(queued), text(queued)
+    for c in (await wb.client.get("/v1/contexts")).json()["contexts"]:
+        assert (await wb.client.delete(f"/v1/contexts/{c['contextId']}")).status_code == 204

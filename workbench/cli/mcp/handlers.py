@@ -27,6 +27,7 @@ from workbench.cli.mcp.waiting import waited_on
 from workbench.client.aio import AsyncClient
 from workbench.wire.contexts import ContextRequest
 from workbench.wire.models import Execution, Exit
+from workbench.wire.status import ExecutionStatus
 
 log = logging.getLogger("workbench.mcp")
 #: A cancelled tool call looks for its run this many times, this often, among its session's
@@ -55,12 +56,13 @@ class Answer:
 
 
 def _running_note(execution: Execution, waited: float | None) -> str:
+    doing = "running" if execution.status is not ExecutionStatus.QUEUED else "waiting to start"
     if waited is None:
-        how = "was started in the background and goes on running"
+        how = f"was started in the background and goes on {doing}"
     elif waited:
-        how = f"was still running after {waited:g} s and goes on running"
+        how = f"was still {doing} after {waited:g} s and goes on {doing}"
     else:  # no wait: a `get`, or a start with waitSeconds 0
-        how = "is running"
+        how = f"is {doing}"
     handed = " Its outcome will also come from the exits tool once it ends." if execution.detached else ""
     return (
         f"It {how}: do not start it again. Use the execution tool with "
