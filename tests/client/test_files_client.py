@@ -14,7 +14,7 @@ import trio
 
 from tests import ceilings
 from tests.conftest import TOKEN, DaemonHandle
-from workbench import AsyncClient, Client, NotFound, PreconditionFailed, WorkbenchError
+from workbench import AsyncClient, Client, InvalidRequest, NotFound, PreconditionFailed, WorkbenchError
 from workbench.client.files import FILE_METHODS, unpack
 from workbench.client.files_handles import AsyncFiles, Files
 
@@ -301,3 +301,20 @@ def test_a_clash_names_the_path(tmp_path: Path) -> None:
     (tmp_path / "to" / "bin").write_text("a file")
     with pytest.raises(WorkbenchError, match="'bin'"):
         unpack(_tar(("bin", "dir", ""), ("bin/x", "file", "x")), tmp_path / "to")
+
+
+async def test_an_absolute_path_is_refused_not_taken_as_a_relative_one(wb: DaemonHandle) -> None:
+    """`/etc/y` is `InvalidRequest`, as documented, for every method that takes a path (read,
+    write, list and delete wrote, read and removed `etc/y` in the workspace); nothing changes."""
+    async with AsyncClient(wb.url, TOKEN) as wb_client:
+        files = wb_client.files("abs")
+        await files.write("keep", b"k")
+        for call in (
+            lambda: files.write("/etc/y", b"x"),
+            lambda: files.read("/keep"),
+            lambda: files.list("/"),
+            lambda: files.delete("/keep"),
+        ):
+            with pytest.raises(InvalidRequest, match="absolute"):
+                await call()
+        assert [e.path for e in (await files.list(depth=3)).entries] == ["keep"]

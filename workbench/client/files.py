@@ -53,7 +53,8 @@ class FilesBase:
             return base
         # `.` and `..` are sent escaped: as they are, the URL would be resolved before it leaves
         # (to another route), not refused by the daemon as a path out of the workspace.
-        segments = (path.lstrip("/") if path != "/" else path).split("/")
+        # A leading `/` is kept (`files//etc`): the daemon refuses the absolute path, as documented.
+        segments = path.split("/")
         escaped = [segment(s) for s in segments]
         return f"{base}/{'/'.join(escaped)}"
 
