@@ -69,7 +69,7 @@ class FilePathConverter(PathConverter):
     """A path of the workspace in the URL: anything after `files/`, even `/etc` (refused as
     absolute, with a 422, by the handler, rather than matching no route)."""
 
-    regex = ".*"
+    regex = r"[\s\S]*"  # anything, a newline too (`.` stops at one): the handler refuses what is no path
     part_isolating = False  # it spans `/`s
 
 

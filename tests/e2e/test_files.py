@@ -448,3 +448,17 @@ async def test_a_path_ending_in_a_slash_is_not_written_as_a_file(wb: DaemonHandl
         assert error["code"] == "invalid_request" and "names a directory" in error["message"], error
     assert sorted(p.name for p in workspace(wb).iterdir()) == ["keep"]
     assert (workspace(wb) / "keep").read_bytes() == b"k"
+
+
+async def test_a_name_with_a_newline_is_a_name_like_any(wb: DaemonHandle) -> None:
+    """Linux allows any byte but `/` and NUL in a name: `nl\\nx.txt` is written, read, listed and
+    deleted (it matched no route: `not_found`)."""
+    written = await put(wb, "dir/nl%0Ax.txt", b"v")
+    assert written.status_code == 201 and written.json()["path"] == "dir/nl\nx.txt", written.text
+    assert (workspace(wb) / "dir" / "nl\nx.txt").read_bytes() == b"v"
+    read = await wb.client.get(f"{FILES}/dir/nl%0Ax.txt")
+    assert read.status_code == 200 and read.content == b"v"
+    listed = (await wb.client.get(f"{FILES}/dir", params={"list": ""})).json()["entries"]
+    assert [e["path"] for e in listed] == ["dir/nl\nx.txt"], listed
+    assert (await wb.client.delete(f"{FILES}/dir/nl%0Ax.txt")).status_code == 204
+    assert not (workspace(wb) / "dir" / "nl\nx.txt").exists()
