@@ -37,6 +37,10 @@ async def test_ids_and_types_are_checked_before_anything_is_asked(wb: DaemonHand
         ("list", {"limit": "3"}, "limit"),
         ("execution", {"action": "logs", "executionId": EID, "maxBytes": "10"}, "maxBytes"),
         ("bash", {"command": "true", "service": True, "readiness": {"port": "80"}}, "port"),
+        # Bounds as the schema says, named as the agent sent them (not the daemon's field).
+        ("bash", {"command": "true", "timeoutSeconds": 0.0001}, "timeoutSeconds"),
+        ("bash", {"command": "true", "service": True, "readyTimeoutSeconds": 0.0001}, "readyTimeoutSeconds"),
+        ("execution", {"action": "logs", "executionId": EID, "afterSequence": 2**70}, "afterSequence"),
         # background answers at once: a wait with it would be ignored, so it is refused.
         ("bash", {"command": "true", "background": True, "waitSeconds": 5}, "waitSeconds"),
         ("code", {"language": "python", "code": "1", "background": True, "waitSeconds": 0}, "waitSeconds"),

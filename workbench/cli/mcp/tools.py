@@ -54,7 +54,10 @@ class _Starting(Arguments):
         "between calls of the same sessionId, so files written by one command are there for the next.",
     )
     timeout_seconds: float | None = Field(
-        default=None, gt=0, le=86_400, description="Kill it after this long (default: 1 hour)."
+        default=None,
+        ge=0.001,
+        le=86_400,
+        description="Kill it after this long (default: 1 hour; a service: none, it stays up).",
     )
     wait_seconds: float = Field(
         default=DEFAULT_WAIT_S,
@@ -104,7 +107,7 @@ class BashArguments(_Starting):
     )
     ready_timeout_seconds: float | None = Field(
         default=None,
-        gt=0,
+        ge=0.001,
         le=86_400,
         description="With readiness: kill it if it is not ready by then (default 60).",
     )
@@ -172,6 +175,7 @@ class ExecutionArguments(Arguments):
     after_sequence: int = Field(
         default=0,
         ge=0,
+        le=2**53,
         description="`logs`: continue after this event sequence (the nextSequence of the previous page).",
     )
     skip_bytes: int = Field(
