@@ -267,10 +267,17 @@ export class Files {
   /**
    * The URL path of `path`, each name escaped. A `..` is a `TypeError`: escaped or not, a URL
    * resolves it (`%2E%2E` too), so that it would reach another route, not the daemon's refusal.
-   * `.` and empty names are dropped, as the daemon drops them; so is a leading `/`, as the Python
-   * client does. The workspace itself cannot be written or deleted (a `TypeError` too).
+   * An absolute path is a `TypeError` too, as the daemon refuses one, and so is a write to a path
+   * ending in `/` (a directory's). `.` and empty names are dropped, as the daemon drops them. The
+   * workspace itself cannot be written or deleted (a `TypeError` too).
    */
   private path(path: string, change?: "write" | "delete"): string {
+    if (given(path).startsWith("/")) {
+      throw new TypeError(`the path ${JSON.stringify(path)} is absolute: paths are relative to the workspace`);
+    }
+    if (change === "write" && path.endsWith("/") && path.replace(/[/.]/g, "") !== "") {
+      throw new TypeError(`the path ${JSON.stringify(path)} ends with '/', which names a directory: name a file`);
+    }
     const names = given(path).split("/").filter((name) => name !== "" && name !== ".");
     if (names.includes("..")) {
       throw new TypeError(`the path ${JSON.stringify(path)} has a '..' component: paths stay inside the workspace`);

@@ -53,7 +53,7 @@ describe("read and write", { timeout: 60_000 }, () => {
     assert.deepEqual([...(await files.read("view.bin"))], [0xff, 0xfe]);
     await files.write("empty", new Uint8Array(0));
     assert.equal((await files.read("empty")).length, 0);
-    await files.write("/notes/é 100%.txt", "héllo ✓\n");
+    await files.write("notes/é 100%.txt", "héllo ✓\n");
     assert.equal(text(await files.read("notes/é 100%.txt")), "héllo ✓\n");
     assert.deepEqual([...(await files.read("notes/é 100%.txt"))], [...Buffer.from("héllo ✓\n")]);
   });
@@ -105,6 +105,12 @@ describe("read and write", { timeout: 60_000 }, () => {
     await assert.rejects(files.write("num.txt", 42), TypeError);
     await assert.rejects(files.write("", "x"), TypeError);
     await assert.rejects(files.write("/", "x"), TypeError);
+    // An absolute path, and a write to a directory's path, as the daemon refuses them.
+    await assert.rejects(files.write("/etc/x", "x"), TypeError);
+    await assert.rejects(files.read("/keep.txt"), TypeError);
+    await assert.rejects(files.delete("/keep.txt"), TypeError);
+    await assert.rejects(files.list("/"), TypeError);
+    await assert.rejects(files.write("dir/", "x"), TypeError);
     await assert.rejects(files.write("etag.txt", "x", { ifMatch: "bad\nvalue" }), TypeError);
     await assert.rejects(files.delete(""), TypeError);
     await assert.rejects(files.delete("./"), TypeError);
