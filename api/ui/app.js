@@ -90,9 +90,10 @@ async function api(method, path, body) {
 
 // -- login ----------------------------------------------------------------------------------------
 
+// The principal first: other tabs come back to their page when the CSRF value changes.
 function loggedIn(session) {
-  localStorage.setItem("workbench.csrf", session.csrfToken);
   localStorage.setItem("workbench.principal", session.principal);
+  localStorage.setItem("workbench.csrf", session.csrfToken);
 }
 
 function showLogin(message) {

@@ -31,7 +31,8 @@ class LogModel {
       const part = parts[i];
       const last = i === parts.length - 1;
       if (i === 0 && this.open[s] >= 0) {
-        this.lines[this.open[s]].t += part;
+        const line = this.lines[this.open[s]];
+        line.t = overwritten(line.t + part);
         if (!last) this.open[s] = -1;
         continue;
       }
@@ -59,6 +60,21 @@ class LogModel {
     this.chunks[stream] = joined ? [joined] : [];
     return joined;
   }
+}
+
+// A long line of carriage returns without escapes (a progress bar that never ends its line) as a
+// terminal shows it, its cursor where it was: drawn again at every output event, the text of
+// every update it ever had made the page redraw megabytes at each.
+function overwritten(t) {
+  if (t.length < 1024 || t.indexOf("\r") < 0 || t.indexOf("\x1b") >= 0) return t;
+  const cells = [];
+  let column = 0;
+  for (const ch of t) {
+    if (ch === "\r") column = 0;
+    else cells[column++] = ch;
+  }
+  const shown = cells.join("");
+  return column < cells.length ? shown + "\r" + cells.slice(0, column).join("") : shown;
 }
 
 // Colours and styles of SGR codes, as classes (never as inline styles or markup).
@@ -179,6 +195,13 @@ class LogView {
     container.replaceChildren(this.spacer, this.window);
     this.shown = [];
     this.filtered = null; // indexes of shown lines when a stream is hidden
+    // Scrolling up with the wheel stops following at once: the scroll event it makes may come
+    // merged with one of the view's own (following the end), and be taken for it.
+    container.addEventListener("wheel", (event) => {
+      if (event.deltaY >= 0 || !this.follow) return;
+      this.follow = false;
+      if (this.onFollow) this.onFollow(false);
+    }, { passive: true });
     container.addEventListener("scroll", () => {
       const bottom = container.scrollTop + container.clientHeight >= container.scrollHeight - LINE_HEIGHT;
       if (!this.programmatic && this.follow !== (bottom && !this.held)) {

@@ -174,3 +174,54 @@ def test_a_cells_page_shows_its_context_and_its_value(daemon: DaemonProcess, chr
     assert "Traceback (most recent call last)" in page.inner_text("#x-record")
     daemon.client.delete(f"/v1/contexts/{made['contextId']}")
     assert page.errors == []
+
+
+@pytest.mark.timeout(120)
+def test_a_progress_line_that_never_ends_keeps_only_what_it_shows(
+    daemon: DaemonProcess, chromium: Any
+) -> None:
+    """A line of 20,000 carriage-return updates is kept as a terminal shows it (it grew by every
+    update, all of it drawn again at every output event), and shows its last update."""
+    record = daemon.start_bash(
+        'python3 -c \'import sys\nfor i in range(20000): sys.stdout.write("\\rdownloading %8d bytes" % i)\n'
+        'sys.stdout.write("\\rdone")\''
+    )
+    assert daemon.wait(record["executionId"])["status"] == "completed"
+    page = logged_in(chromium, daemon)
+    page.goto(f"{daemon.url}/#/x/{record['executionId']}")
+    wait_js(page, "() => document.getElementById('log').textContent.startsWith('done')")
+    kept = page.evaluate("() => window.workbench.execution.model.lines.map((l) => l.t.length)")
+    assert len(kept) == 1 and kept[0] < 4096, kept
+    assert page.inner_text("#log .line") == "doneloading    19999 bytes"
+    assert page.errors == []
+
+
+@pytest.mark.timeout(120)
+def test_a_wheel_up_during_fast_output_stops_following(
+    daemon: DaemonProcess, chromium: Any, tmp_path: Path
+) -> None:
+    """Scrolled up with the wheel while lines pour in, the log stays where it was put (the view
+    took the scroll for its own and jumped back to the end)."""
+    gate = tmp_path / "stop"
+    record = daemon.start_bash(f"i=0; while [ ! -e {gate} ]; do i=$((i+1)); echo line $i; sleep 0.005; done")
+    try:
+        page = logged_in(chromium, daemon)
+        page.goto(f"{daemon.url}/#/x/{record['executionId']}")
+        wait_js(
+            page, "() => window.workbench.execution && window.workbench.execution.model.lines.length > 300"
+        )
+        box = page.eval_on_selector(
+            "#log", "(e) => { const r = e.getBoundingClientRect(); return [r.x, r.y]; }"
+        )
+        for _ in range(3):
+            page.mouse.move(box[0] + 50, box[1] + 50)
+            page.mouse.wheel(0, -300)
+            page.wait_for_timeout(100)
+        page.wait_for_timeout(1000)
+        assert not page.is_checked("#follow")
+        gap = page.eval_on_selector("#log", "(e) => e.scrollHeight - e.clientHeight - e.scrollTop")
+        assert gap > 500, gap
+    finally:
+        gate.touch()
+    daemon.wait(record["executionId"])
+    assert page.errors == []

@@ -100,6 +100,7 @@ def test_a_second_tab_follows_logout_and_login_and_an_ended_session_shows_the_lo
     other.click("#login-form button[type=submit]")
     other.wait_for_selector("#rows", state="attached")
     wait_js(page, "() => document.getElementById('log').textContent.includes('ready')")
+    assert page.inner_text("#who") == other.inner_text("#who") != "", "the principal is named"
     page.click("#detach")
     wait_js(page, "() => document.getElementById('action-result').textContent === 'detached'")
     assert daemon.get(started["executionId"])["detached"] is True
