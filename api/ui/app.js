@@ -107,6 +107,10 @@ function showLogin(message) {
   $("login-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const token = event.target.elements.token.value.trim();
+    if (!token) {
+      $("login-error").textContent = "Paste a token first: the daemon wrote it to the token file of its data dir.";
+      return;
+    }
     try {
       loggedIn(await login({ token }));
       route();
@@ -283,6 +287,7 @@ async function showExecution(id) {
         ? (result.cancelled ? "cancelled" : "already ended: " + result.execution.status)
         : (result.detached ? "detached" : "already ended");
       if (result.execution) show(result.execution);
+      else if (result.detached) $("detach").disabled = true; // its record comes with its next change
     } catch (error) {
       $("action-result").textContent = describe(error);
     }

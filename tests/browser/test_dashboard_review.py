@@ -225,3 +225,35 @@ def test_a_wheel_up_during_fast_output_stops_following(
         gate.touch()
     daemon.wait(record["executionId"])
     assert page.errors == []
+
+
+@pytest.mark.timeout(120)
+def test_a_phone_sees_each_rows_cells_a_detach_is_final_and_a_blank_token_is_asked_for(
+    daemon: DaemonProcess, chromium: Any, tmp_path: Path
+) -> None:
+    """At 375 px the list's rows show their status and command on screen (only the id was, the
+    rest off to the side); Detach is disabled once it detached; a blank token is asked for (it
+    showed the daemon's "String should have at least 1 character")."""
+    record = daemon.start_bash("echo hi; sleep 30", cwd=str(tmp_path))
+    page = logged_in(chromium, daemon)
+    page.set_viewport_size({"width": 375, "height": 800})
+    row = f"tr[data-id={record['executionId']}]"
+    page.wait_for_selector(row)
+    for cell in ("td.status", "td.command"):
+        box = page.eval_on_selector(
+            f"{row} {cell}", "(e) => { const r = e.getBoundingClientRect(); return [r.left, r.right]; }"
+        )
+        assert box[0] >= 0 and box[1] <= 375, (cell, box)
+    page.goto(f"{daemon.url}/#/x/{record['executionId']}")
+    wait_js(page, "() => document.getElementById('log').textContent.includes('hi')")
+    page.click("#detach")
+    wait_js(page, "() => document.getElementById('action-result').textContent === 'detached'")
+    assert page.is_disabled("#detach")
+    daemon.client.post(f"/v1/executions/{record['executionId']}/cancel", json={})
+    page.click("#logout")
+    page.wait_for_selector("#login-form")
+    page.fill("input[name=token]", "   ")  # blank: the field's `required` lets it through
+    page.click("#login-form button[type=submit]")
+    wait_js(page, "() => document.getElementById('login-error').textContent.includes('Paste a token')")
+    assert "String should" not in page.inner_text("#login-error")
+    assert page.errors == []
