@@ -75,12 +75,14 @@ async def test_logs_say_when_output_went_past_the_event_budget(make_daemon: Any,
 async def test_logs_by_offset_never_cut_a_character(wb: DaemonHandle, tmp_path: Path) -> None:
     """By byte offset, a page ends before a character its edge would cut (which starts the next
     page); bytes that are not UTF-8 still come as U+FFFD."""
-    program = "import sys; sys.stdout.buffer.write(('é' * 3000 + 'ab€').encode() + b'\\xff!')"
-    expected = "é" * 3000 + "ab€" + "\ufffd!"
+    # 300 two-byte characters: a page edge falls inside one at every size below (a size of 3 bytes
+    # takes some 200 calls; 3000 of them took 2000 calls and a minute and a half of a CI run).
+    program = "import sys; sys.stdout.buffer.write(('é' * 300 + 'ab€').encode() + b'\\xff!')"
+    expected = "é" * 300 + "ab€" + "\ufffd!"
     async with session(wb.url, tmp_path) as client:
         ran = await call(client, "bash", command=f'{PYTHON} -c "{program}"', waitSeconds=60)
         eid = data(ran)["executionId"]
-        for size in (1001, 64, 3):
+        for size in (101, 64, 3):
             pages: list[dict[str, Any]] = []
             offset = 0
             while not (pages and pages[-1]["done"]):
