@@ -287,7 +287,7 @@ async function showExecution(id) {
         ? (result.cancelled ? "cancelled" : "already ended: " + result.execution.status)
         : (result.detached ? "detached" : "already ended");
       if (result.execution) show(result.execution);
-      else if (result.detached) $("detach").disabled = true; // its record comes with its next change
+      else if (result.detached && routed === state.routes) $("detach").disabled = true; // its record comes later
     } catch (error) {
       $("action-result").textContent = describe(error);
     }

@@ -145,6 +145,7 @@ async function showList(params) {
         const gone = tbody.lastElementChild;
         rows.delete(gone.dataset.id);
         gone.remove();
+        $("next").disabled = false; // it is on the next page now
       }
     }
     renderRow(tr, record);

@@ -146,7 +146,10 @@ function renderLine(line) {
   };
   const erase = (mode) => {
     if (mode === "1") for (let i = 0; i <= column && i < cells.length; i++) cells[i] = [" ", classes];
-    else if (mode === "2") cells.splice(0, cells.length, ...Array.from({ length: column }, () => [" ", classes]));
+    else if (mode === "2") {
+      cells.length = column;
+      for (let i = 0; i < column; i++) cells[i] = [" ", classes];
+    }
     else cells.length = Math.min(cells.length, column);
   };
   DRAWN.lastIndex = 0;
@@ -198,7 +201,7 @@ class LogView {
     // Scrolling up with the wheel stops following at once: the scroll event it makes may come
     // merged with one of the view's own (following the end), and be taken for it.
     container.addEventListener("wheel", (event) => {
-      if (event.deltaY >= 0 || !this.follow) return;
+      if (event.deltaY >= 0 || !this.follow || container.scrollHeight <= container.clientHeight) return;
       this.follow = false;
       if (this.onFollow) this.onFollow(false);
     }, { passive: true });

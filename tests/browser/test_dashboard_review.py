@@ -98,14 +98,23 @@ def test_an_erase_in_the_line_blanks_what_it_erases(daemon: DaemonProcess, chrom
     """`ESC[K` after a carriage return, as progress bars write it, leaves no stale tail; `ESC[2K`
     blanks the whole line and `ESC[1K` its start."""
     record = daemon.start_bash(
-        r"printf 'progress with erase\r\033[Kreplaced\nabcdef\033[2K\rxy\n123\033[1K456\n'"
+        r"printf 'progress with erase\r\033[Kreplaced\nabcdef\033[2K\rxy\n123\033[1K456\n';"
+        r" printf '%0200000d\033[2K\rz\n' 0"
     )
     daemon.wait(record["executionId"])
     page = logged_in(chromium, daemon)
     page.goto(f"{daemon.url}/#/x/{record['executionId']}")
-    wait_js(page, "() => document.querySelectorAll('#log .line').length === 3")
+    wait_js(page, "() => document.querySelectorAll('#log .line').length === 4")
     lines = page.eval_on_selector_all("#log .line", "(lines) => lines.map((l) => l.textContent)")
-    assert lines == ["replaced", "xy    ", "   456"], lines
+    assert lines[:3] == ["replaced", "xy    ", "   456"], lines[:3]
+    assert lines[3] == "z" + " " * 199_999, "an erase of a long line"  # it threw: too many arguments
+    # A log shorter than its box does not scroll: a wheel up over it leaves it following.
+    box = page.eval_on_selector("#log", "(e) => { const r = e.getBoundingClientRect(); return [r.x, r.y]; }")
+    page.mouse.move(box[0] + 50, box[1] + 50)
+    page.mouse.wheel(0, -300)
+    page.wait_for_timeout(300)
+    assert page.is_checked("#follow")
+    assert page.errors == []
 
 
 @pytest.mark.timeout(180)
@@ -256,4 +265,26 @@ def test_a_phone_sees_each_rows_cells_a_detach_is_final_and_a_blank_token_is_ask
     page.click("#login-form button[type=submit]")
     wait_js(page, "() => document.getElementById('login-error').textContent.includes('Paste a token')")
     assert "String should" not in page.inner_text("#login-error")
+    assert page.errors == []
+
+
+@pytest.mark.timeout(120)
+def test_a_full_first_page_gets_a_next_page_once_a_live_row_pushes_one_off(
+    daemon: DaemonProcess, chromium: Any
+) -> None:
+    """Exactly 50 rows: no next page. A new one comes live and pushes the oldest off page 1:
+    Next is enabled and shows it (it stayed disabled, the row on no page)."""
+    oldest = daemon.start_bash("echo 0")["executionId"]
+    for i in range(1, 50):
+        daemon.start_bash(f"echo {i}")
+    page = logged_in(chromium, daemon)
+    wait_js(page, "() => document.querySelectorAll('#rows tr').length === 50")
+    assert page.is_disabled("#next")
+    newest = daemon.start_bash("echo new")["executionId"]
+    wait_js(page, "(id) => document.querySelector('#rows tr').dataset.id === id", newest)
+    assert page.eval_on_selector_all("#rows tr", "(rows) => rows.length") == 50
+    page.click("#next")
+    wait_js(page, "() => document.getElementById('page-info').textContent.startsWith('page 2')")
+    shown = page.eval_on_selector_all("#rows tr", "(rows) => rows.map((r) => r.dataset.id)")
+    assert shown == [oldest], shown
     assert page.errors == []

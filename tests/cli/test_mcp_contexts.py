@@ -77,6 +77,7 @@ async def test_a_cells_value_comes_back_after_its_wait_and_a_long_one_is_cut(
         slow = await call(client, "code", language="python", code=code, stateful=True, waitSeconds=0.2)
         execution_id = data(slow)["executionId"]
         assert data(slow)["running"], text(slow)
+        assert data(slow)["contextId"] in text(slow).splitlines()[0], text(slow)
         waited = await call(client, "execution", action="wait", executionId=execution_id, waitSeconds=30)
         assert data(waited)["result"] == "42" and "42" in text(waited), text(waited)
         assert data(waited)["contextId"] == data(slow)["contextId"]

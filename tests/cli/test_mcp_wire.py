@@ -90,3 +90,21 @@ async def test_a_lone_surrogate_in_a_request_is_answered_with_an_error(
     assert "whole" in json.dumps(answers[3]["result"]), answers[3]
     listed = (await wb.client.get("/v1/executions", params={"sessionId": "wire"})).json()["executions"]
     assert [e["command"] for e in listed] == ["echo whole"], "the refused call ran nothing"
+
+
+def test_what_is_not_a_request_with_a_lone_surrogate_is_left_to_the_sdk() -> None:
+    """Nested past the interpreter's recursion (it ended the server), not JSON, or a client's
+    answer to the server: not refused here (the SDK answers, or handles, as it does any)."""
+    from workbench.cli.mcp.stdio import _lone_surrogate
+
+    deep = '{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": ' + "[" * 200_000 + '"\\ud800"'
+    assert _lone_surrogate(deep + "]" * 200_000 + "}}") is None
+    assert _lone_surrogate('{"id": 1, "method": "x", "params": "\\ud800"') is None
+    assert _lone_surrogate('{"jsonrpc": "2.0", "id": 7, "result": {"text": "\\ud800"}}') is None
+    assert (
+        _lone_surrogate('{"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": "\\ud800"}}') == ""
+    )
+    refused = _lone_surrogate(
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"a": "\\udcff"}}'
+    )
+    assert refused is not None and '"id": 3' in refused and "\\\\udcff" in refused, refused

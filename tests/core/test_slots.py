@@ -79,14 +79,15 @@ def test_grants_as_a_walk_of_every_waiting_one_in_order(seed: int) -> None:
             one = running.pop(rng.randrange(len(running)))
             slots.release(one)
             walk.release(one)
-        elif action < 0.85 and waiting:
-            one = waiting.pop(rng.randrange(len(waiting)))
+        elif action < 0.85 and (waiting or running):
+            # Given up while waiting (cancelled while queued), or after its grant (its slot back).
+            pool = waiting if waiting and (not running or rng.random() < 0.5) else running
+            one = pool.pop(rng.randrange(len(pool)))
             slots.withdraw(one)
             if one in walk.waiting:
                 walk.waiting.remove(one)
             else:
                 walk.release(one)
-                running.remove(one)
         elif action < 0.92:
             key, cap = rng.choice(["principal:a", "principal:b", "batch:x", "batch:y"]), rng.randint(0, 4)
             walk.caps[key] = cap

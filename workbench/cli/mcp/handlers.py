@@ -105,7 +105,7 @@ def outcome(execution: Execution, waited: float | None = None) -> Answer:
     else:
         note = _service_note(execution, waited) if execution.service else _running_note(execution, waited)
         data["note"] = note
-        head = f"{execution.status.value} ({execution.execution_id}). {note}"
+        head = f"{execution.status.value} ({named}). {note}"
     lines = [head]
     for stream in ("stdout", "stderr"):
         if data[stream]:

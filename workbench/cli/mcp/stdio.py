@@ -107,11 +107,13 @@ def _lone_surrogate(line: str) -> str | None:
         json.dumps(message, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         found = exc.object[exc.start : exc.end].encode("utf-8", "backslashreplace").decode()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: the SDK's to answer
         return None
     else:
         return None
-    request_id = message.get("id") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or "method" not in message:
+        return None  # a client's answer to the server: the SDK's to handle
+    request_id = message.get("id")
     if request_id is None:
         return ""  # a notification: nothing to answer
     error = {
