@@ -104,7 +104,12 @@ def test_an_erase_in_the_line_blanks_what_it_erases(daemon: DaemonProcess, chrom
     daemon.wait(record["executionId"])
     page = logged_in(chromium, daemon)
     page.goto(f"{daemon.url}/#/x/{record['executionId']}")
-    wait_js(page, "() => document.querySelectorAll('#log .line').length === 4")
+    # The long line comes in several events: wait for its end (the erase and the `z`) too.
+    wait_js(
+        page,
+        "() => { const l = document.querySelectorAll('#log .line');"
+        " return l.length === 4 && l[3].textContent.startsWith('z'); }",
+    )
     lines = page.eval_on_selector_all("#log .line", "(lines) => lines.map((l) => l.textContent)")
     assert lines[:3] == ["replaced", "xy    ", "   456"], lines[:3]
     assert lines[3] == "z" + " " * 199_999, "an erase of a long line"  # it threw: too many arguments
