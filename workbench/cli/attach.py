@@ -177,16 +177,38 @@ def _follow(
     react: RunReactions | None,
     pending: Interrupted | None,
 ) -> int:
-    last = 0
+    """`_turns`, with a signal that lands between two of its turns (outside its `try`: a second
+    Ctrl-C right after the first one's reaction ended the command with a traceback) taken back
+    into them, where it does what it does anywhere else."""
+    last = [0]
+    while True:
+        try:
+            return _turns(http, execution_id, feeder, signals, react, pending, last)
+        except Interrupted as sig:
+            if react is None:
+                raise  # `attach`: any signal ends the command (`_run`), wherever it lands
+            pending = sig
+
+
+def _turns(
+    http: Http,
+    execution_id: str,
+    feeder: _Feeder,
+    signals: Signals,
+    react: RunReactions | None,
+    pending: Interrupted | None,
+    last: list[int],
+) -> int:
+    """Follow the stream to the end, reacting to signals (`last[0]`: the sequence shown so far)."""
     while True:
         try:
             if pending is not None:
                 sig, pending = pending, None
                 raise sig
-            for kind, event in http.stream(execution_id, last):
+            for kind, event in http.stream(execution_id, last[0]):
                 with signals.deferred():
                     if kind == "event":
-                        last = event["sequence"]
+                        last[0] = event["sequence"]
                         if event["eventType"] == "status" and event["status"] != "queued":
                             feeder.running.set()  # input before it runs would be refused
                     if kind in ("event", "live") and event.get("eventType") == "output":
