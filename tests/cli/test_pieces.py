@@ -172,3 +172,37 @@ def test_a_stream_that_cannot_reconnect_says_once_that_the_daemon_is_unreachable
     assert error.message.count("cannot reach the daemon") == 1, error.message
     assert error.message.count("is it running?") == 1, error.message
     assert "unavailable:" not in error.message, error.message
+
+
+def test_a_signal_between_two_turns_of_the_follow_loop_is_taken_back_into_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`run -i`: a signal that lands outside the loop's `try` (between two turns) is given back to
+    the loop as pending, with the sequence shown so far, not raised out of the command (a second
+    Ctrl-C ended it with a traceback); `attach` (no reactions) still ends on it."""
+    import signal as signals_module
+
+    from workbench.cli import attach
+    from workbench.cli.signals import Interrupted
+
+    calls: list[tuple[Any, list[int]]] = []
+
+    def turns(*args: Any) -> int:
+        pending, last = args[5], args[6]
+        calls.append((pending, list(last)))
+        if len(calls) == 1:
+            last[0] = 7
+            raise Interrupted(signals_module.SIGINT)  # as if at the loop's `while`
+        return 0
+
+    monkeypatch.setattr(attach, "_turns", turns)
+    reactions = cast("Any", object())
+    assert (
+        attach._follow(cast("Any", None), "ex_1", cast("Any", None), cast("Any", None), reactions, None) == 0
+    )
+    assert calls[0] == (None, [0])
+    assert isinstance(calls[1][0], Interrupted) and calls[1][0].signum == signals_module.SIGINT
+    assert calls[1][1] == [7], "the sequence shown so far is kept: nothing is shown twice"
+    calls.clear()
+    with pytest.raises(Interrupted):
+        attach._follow(cast("Any", None), "ex_1", cast("Any", None), cast("Any", None), None, None)
