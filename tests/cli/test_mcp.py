@@ -29,6 +29,49 @@ PYTHON = os.path.realpath(sys.executable)  # a real interpreter, never a PATH sh
 TOOLS = {"bash", "code", "execution", "input", "list", "exits", "read_file", "write_file", "list_files"}
 
 
+#: A raw client's first two messages, for tests that write the wire's bytes themselves.
+HANDSHAKE: list[dict[str, Any]] = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+
+
+def bash_call(request_id: int, command: str, session_id: str) -> dict[str, Any]:
+    """A raw `tools/call` of the bash tool."""
+    arguments = {"command": command, "sessionId": session_id}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "bash", "arguments": arguments},
+    }
+
+
+async def raw_server(url: str, tmp_path: Path, *, stdout: int, stderr: int) -> trio.Process:
+    """A `workbench mcp` subprocess for `url` with its stdin a pipe, for a raw client."""
+    return await trio.lowlevel.open_process(
+        [sys.executable, "-m", "workbench", "mcp", "--url", url, "--token", TOKEN],
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        stderr=stderr,
+        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def lines(messages: list[dict[str, Any]]) -> bytes:
+    """Messages as the wire carries them: a line of JSON each."""
+    return "".join(json.dumps(m) + "\n" for m in messages).encode()
+
+
 @asynccontextmanager
 async def session(url: str, tmp_path: Path) -> AsyncIterator[ClientSession]:
     """A `workbench mcp` subprocess for `url`, initialized."""

@@ -4,6 +4,7 @@ started is cancelled too, its whole tree, and the server serves on."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 import trio
 
 from tests import ceilings
-from tests.cli.test_mcp import PYTHON, call, data, session
+from tests.cli.test_mcp import HANDSHAKE, PYTHON, bash_call, call, data, lines, raw_server, session
 from tests.conftest import DaemonHandle
 from workbench.wire.status import ExecutionStatus
 
@@ -65,41 +66,10 @@ async def test_a_client_that_goes_away_mid_call_leaves_its_run_going(
 ) -> None:
     """Promise 5 (connections are not runs): the client's end of stdin closing while a call runs,
     with no `notifications/cancelled`, ends the server, not the run it started."""
-    import json
-    import subprocess
-    import sys
-
-    from tests.conftest import TOKEN
-
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "bash", "arguments": {"command": "sleep 60", "sessionId": "gone"}},
-        },
-    ]
-    server = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "workbench", "mcp", "--url", wb.url, "--token", TOKEN],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
-    )
+    server = await raw_server(wb.url, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert server.stdin is not None
     try:
-        await server.stdin.send_all("".join(json.dumps(m) + "\n" for m in messages).encode())
+        await server.stdin.send_all(lines([*HANDSHAKE, bash_call(2, "sleep 60", "gone")]))
         with ceilings.within(30, "the tool call's run to start"):
             while True:
                 listed = (await wb.client.get("/v1/executions", params={"sessionId": "gone"})).json()
@@ -126,41 +96,10 @@ async def test_a_client_that_closes_both_pipes_mid_call_ends_the_server_cleanly(
 ) -> None:
     """Its stdout gone too (a client killed), the server's answer has nowhere to go: the server
     ends with status 0 and no traceback (it ended 1 with a BrokenPipeError's)."""
-    import json
-    import subprocess
-    import sys
-
-    from tests.conftest import TOKEN
-
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "bash", "arguments": {"command": "sleep 1", "sessionId": "closed"}},
-        },
-    ]
-    server = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "workbench", "mcp", "--url", wb.url, "--token", TOKEN],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
-    )
+    server = await raw_server(wb.url, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
     try:
-        await server.stdin.send_all("".join(json.dumps(m) + "\n" for m in messages).encode())
+        await server.stdin.send_all(lines([*HANDSHAKE, bash_call(2, "sleep 1", "closed")]))
         with ceilings.within(30, "the answer to initialize"):
             assert b'"id":1' in (await server.stdout.receive_some(65536)).replace(b" ", b"")
         await server.stdout.aclose()  # the client is gone: its answer will have nowhere to go

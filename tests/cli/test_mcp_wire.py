@@ -5,38 +5,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 
 from tests import ceilings
-from tests.conftest import TOKEN, DaemonHandle
+from tests.cli.test_mcp import HANDSHAKE, bash_call, lines, raw_server
+from tests.conftest import DaemonHandle
 
 pytest.importorskip("mcp", reason="the optional dependency of `workbench mcp` (workbench[mcp])")
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-
-
-def bash(request_id: int, command: str) -> dict[str, Any]:
-    arguments = {"command": command, "sessionId": "wire"}
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": "bash", "arguments": arguments},
-    }
 
 
 @pytest.mark.timeout(120)
@@ -47,35 +25,28 @@ async def test_a_lone_surrogate_in_a_request_is_answered_with_an_error(
     error naming it, at once (it got no answer at all), nothing run, and the next call is served;
     in a notification it is dropped, as a notification is never answered."""
     messages = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        bash(2, "echo \ud800 > ran"),
+        *HANDSHAKE,
+        bash_call(2, "echo \ud800 > ran", "wire"),
         {
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
             "params": {"requestId": 9, "reason": "\udcff"},
         },
-        bash(3, "echo whole"),
+        bash_call(3, "echo whole", "wire"),
     ]
-    server = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "workbench", "mcp", "--url", wb.url, "--token", TOKEN],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={"WORKBENCH_DATA_DIR": str(tmp_path / "mcp-home"), "PATH": "/usr/bin:/bin"},
-    )
+    server = await raw_server(wb.url, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert server.stdin is not None and server.stdout is not None
     answers: dict[int, Any] = {}
     try:
-        await server.stdin.send_all("".join(json.dumps(m) + "\n" for m in messages).encode())
+        await server.stdin.send_all(lines(messages))
         received = b""
         with ceilings.within(60, "the answers to the calls"):
             while not {2, 3} <= answers.keys():
                 chunk = await server.stdout.receive_some(65536)
                 assert chunk, "the server ended"
                 received += chunk
-                *lines, received = received.split(b"\n")
-                for line in lines:
+                *whole, received = received.split(b"\n")
+                for line in whole:
                     answer = json.loads(line)
                     answers[answer["id"]] = answer
         await server.stdin.aclose()
