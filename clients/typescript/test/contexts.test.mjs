@@ -11,10 +11,7 @@ const scratch = new Scratch("contexts");
 let daemon;
 let wb;
 
-before(async () => {
-  daemon = await scratch.daemon().start();
-  wb = daemon.client();
-});
+before(async () => ({ daemon, wb } = await scratch.started()));
 after(() => scratch.cleanup());
 
 const text = (bytes) => new TextDecoder().decode(bytes);

@@ -53,6 +53,12 @@ export class Scratch {
     return daemon;
   }
 
+  /** A daemon started on its own data dir, and a client of it: `{ daemon, wb }`. */
+  async started(env = {}) {
+    const daemon = await this.daemon(env).start();
+    return { daemon, wb: daemon.client() };
+  }
+
   /** Stop every daemon (a graceful stop in `kill` mode ends every tree), then look for leftovers. */
   async cleanup() {
     for (const daemon of this.daemons) await daemon.stop();

@@ -20,10 +20,7 @@ const scratch = new Scratch("files");
 let daemon;
 let wb;
 
-before(async () => {
-  daemon = await scratch.daemon().start();
-  wb = daemon.client();
-});
+before(async () => ({ daemon, wb } = await scratch.started()));
 after(() => scratch.cleanup());
 
 const text = (bytes) => new TextDecoder().decode(bytes);
