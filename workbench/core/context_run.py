@@ -26,7 +26,7 @@ from workbench.core.context_state import Context, Holder
 from workbench.core.finish import Ending, finish
 from workbench.core.live import ADOPTED, ENDED_MEANWHILE, Live, Outcome, Stop, journal_adoption
 from workbench.core.output import OutputCapture
-from workbench.core.records import now_ms
+from workbench.core.records import escaped, now_ms
 from workbench.core.waiting import first_of
 from workbench.wire.status import ExecutionStatus as S
 
@@ -299,13 +299,13 @@ class ContextRun:
         if isinstance(raised, dict):
             error = {
                 "code": "exception",
-                "message": _shown(raised.get("message", "")),
-                "traceback": _shown(raised.get("traceback", "")),
+                "message": escaped(raised.get("message", "")),
+                "traceback": escaped(raised.get("traceback", "")),
             }
             await self._end(S.FAILED, error=error, exit_code=1)
             return
         result = reply.get("result")
-        shown = _shown(result) if isinstance(result, str) else None
+        shown = escaped(result) if isinstance(result, str) else None
         fields = {"result_json": json.dumps({"text/plain": shown}) if shown is not None else None}
         await self._end(S.COMPLETED, exit_code=0, fields=fields)
 
@@ -394,10 +394,3 @@ def _real_path(path: str) -> str:
 
 async def _first(*waits: Any) -> None:
     await first_of(*waits)
-
-
-def _shown(text: object) -> str:
-    """An interpreter's text as a record holds it: a lone surrogate (a string cut inside a pair,
-    a name of undecodable bytes) escaped as `\\udcff`, as Python writes one to a stream; JSON
-    carries it, but no record could be encoded with it."""
-    return str(text).encode("utf-8", "backslashreplace").decode("utf-8")

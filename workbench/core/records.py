@@ -254,6 +254,13 @@ def execution_from_row(
     )
 
 
+def escaped(text: object) -> str:
+    """An interpreter's text as a record holds it: a lone surrogate (a string cut inside a pair,
+    a name of undecodable bytes) escaped as `\\udcff`, as Python writes one to a stream; JSON
+    carries it, but no record could be encoded with it."""
+    return str(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _result(text: str | None) -> dict[str, Any] | None:
     """A cell's stored value. A store written before values were escaped may hold a lone surrogate
     as a JSON escape (`\\ud800`): it is read escaped, as a value is kept now (no record could be
@@ -264,7 +271,7 @@ def _result(text: str | None) -> dict[str, Any] | None:
     if "\\ud" in text or "\\uD" in text:
         for key, shown in value.items():
             if isinstance(shown, str):
-                value[key] = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+                value[key] = escaped(shown)
     return value
 
 
